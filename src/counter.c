@@ -1,0 +1,624 @@
+/* The counting core: open an event list on a target (thread, new command,
+ * process, CPUs), start/stop, and read scaled values.  Every value keeps its
+ * raw count and times so multiplexing is never hidden. */
+#include "internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct snap {
+	uint64_t raw, enabled, running;
+};
+
+struct instance {
+	int cpu;   /* -1: follows the task */
+	pid_t tid; /* -1: every task on the CPU */
+};
+
+struct hwc_counters {
+	enum hwc_target_kind kind;
+	unsigned flags;
+	size_t nev, ninst, cap_inst;
+	struct hwc__ev *ev;       /* private copies, attrs as opened */
+	size_t *group_size;       /* for a leader: events in its group; 0 otherwise */
+	int *status;              /* per event: 0 or -errno that skipped it */
+	char (*error)[256];       /* per event: detail for a skipped event */
+	bool *user_only;          /* per event: kernel counting was denied */
+	struct instance *inst;
+	int *fd;                  /* [inst * nev + ev] */
+	struct snap *cur, *base;  /* [inst * nev + ev] */
+	uint64_t *buf;            /* read buffer for the largest group */
+	size_t buf_words;
+	pid_t pid;                /* target or child pid, -1 for none */
+	int go_fd, exec_fd;       /* COMMAND: release pipe, exec status pipe */
+	bool child_started;
+};
+
+#define SLOT(c, i, e) ((i) * (c)->nev + (e))
+
+HWC_EXPORT uint64_t hwc_scale(uint64_t raw, uint64_t enabled, uint64_t running)
+{
+	if (running == 0)
+		return 0;
+	if (running >= enabled)
+		return raw;
+	unsigned __int128 v = (unsigned __int128)raw * enabled / running;
+	return v > UINT64_MAX ? UINT64_MAX : (uint64_t)v;
+}
+
+static int grow_instances(hwc_counters *c, size_t want)
+{
+	if (want <= c->cap_inst)
+		return 0;
+	size_t cap = c->cap_inst ? c->cap_inst * 2 : 4;
+	while (cap < want)
+		cap *= 2;
+	struct instance *inst = realloc(c->inst, cap * sizeof(*inst));
+	if (inst)
+		c->inst = inst;
+	int *fd = realloc(c->fd, cap * c->nev * sizeof(*fd));
+	if (fd)
+		c->fd = fd;
+	struct snap *cur = realloc(c->cur, cap * c->nev * sizeof(*cur));
+	if (cur)
+		c->cur = cur;
+	struct snap *base = realloc(c->base, cap * c->nev * sizeof(*base));
+	if (base)
+		c->base = base;
+	if (!inst || !fd || !cur || !base)
+		return hwc__fail(-ENOMEM, "out of memory");
+	c->cap_inst = cap;
+	return 0;
+}
+
+static int add_instance(hwc_counters *c, int cpu, pid_t tid)
+{
+	int err = grow_instances(c, c->ninst + 1);
+	if (err)
+		return err;
+	size_t i = c->ninst++;
+	c->inst[i] = (struct instance){cpu, tid};
+	for (size_t e = 0; e < c->nev; e++) {
+		c->fd[SLOT(c, i, e)] = -1;
+		c->cur[SLOT(c, i, e)] = (struct snap){0};
+		c->base[SLOT(c, i, e)] = (struct snap){0};
+	}
+	return 0;
+}
+
+static void close_instance(hwc_counters *c, size_t i)
+{
+	for (size_t e = 0; e < c->nev; e++) {
+		int *fd = &c->fd[SLOT(c, i, e)];
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
+	}
+}
+
+static bool fallback_allowed(const hwc_counters *c, const struct hwc__ev *ev, int err)
+{
+	return (err == -EACCES || err == -EPERM) && !(c->flags & HWC_NO_FALLBACK) &&
+	       !ev->pub.explicit_priv && !ev->pub.attr.exclude_kernel;
+}
+
+static bool skippable(const hwc_counters *c, int err)
+{
+	return (c->flags & HWC_SKIP_UNSUPPORTED) &&
+	       (err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV);
+}
+
+/* Open the group starting at LEADER on instance I.  Returns 0, -EAGAIN when
+ * every event was switched to user-only and the caller must retry, or -errno. */
+static int open_group(hwc_counters *c, size_t i, size_t leader)
+{
+	const struct instance *in = &c->inst[i];
+	size_t n = c->group_size[leader];
+	pid_t pid = c->kind == HWC_TARGET_CPUS ? -1 : in->tid;
+	for (size_t e = leader; e < leader + n; e++) {
+		struct perf_event_attr attr = c->ev[e].pub.attr;
+		attr.size = sizeof(attr);
+		attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+		if (n > 1)
+			attr.read_format |= PERF_FORMAT_GROUP;
+		attr.disabled = e == leader;
+		attr.inherit = c->kind != HWC_TARGET_CPUS && !(c->flags & HWC_NO_INHERIT);
+		attr.enable_on_exec = c->kind == HWC_TARGET_COMMAND && e == leader;
+		int group_fd = e == leader ? -1 : c->fd[SLOT(c, i, leader)];
+		int fd = hwc__perf_event_open(&attr, pid, in->cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+		if (fd >= 0) {
+			c->fd[SLOT(c, i, e)] = fd;
+			continue;
+		}
+		if (fallback_allowed(c, &c->ev[e], fd)) {
+			/* Kernel counting is denied to this user: count user space
+			 * only, for every event that did not choose its levels. */
+			for (size_t k = 0; k < c->nev; k++)
+				if (!c->ev[k].pub.explicit_priv && !c->ev[k].pub.attr.exclude_kernel) {
+					c->ev[k].pub.attr.exclude_kernel = 1;
+					c->ev[k].pub.attr.exclude_hv = 1;
+					c->user_only[k] = true;
+				}
+			return -EAGAIN;
+		}
+		for (size_t k = leader; k < e; k++) {
+			close(c->fd[SLOT(c, i, k)]);
+			c->fd[SLOT(c, i, k)] = -1;
+		}
+		hwc__explain_open_error(fd, &c->ev[e].pub, pid, in->cpu);
+		return fd;
+	}
+	return 0;
+}
+
+/* Open every group on instance I.  -ESRCH means the task is gone. */
+static int open_instance(hwc_counters *c, size_t i)
+{
+	for (size_t g = 0; g < c->nev; g += c->group_size[g]) {
+		if (c->status[g])
+			continue;
+		int err = open_group(c, i, g);
+		if (!err)
+			continue;
+		if (skippable(c, err) && i == 0) {
+			for (size_t k = g; k < g + c->group_size[g]; k++) {
+				c->status[k] = err;
+				snprintf(c->error[k], sizeof(c->error[k]), "%s", hwc_errdetail());
+			}
+			continue;
+		}
+		close_instance(c, i);
+		return err;
+	}
+	return 0;
+}
+
+static bool have_tid(const hwc_counters *c, pid_t tid)
+{
+	for (size_t i = 0; i < c->ninst; i++)
+		if (c->inst[i].tid == tid)
+			return true;
+	return false;
+}
+
+/* Open on every thread of c->pid, again until no new thread shows up. */
+static int open_process(hwc_counters *c)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)c->pid);
+	for (int pass = 0; pass < 100; pass++) {
+		DIR *d = opendir(path);
+		if (!d) {
+			if (c->ninst)
+				return 0; /* exited after we attached; keep what we have */
+			return hwc__fail(-ESRCH, "no process with pid %d", (int)c->pid);
+		}
+		bool added = false;
+		struct dirent *de;
+		int err = 0;
+		while (!err && (de = readdir(d))) {
+			pid_t tid = (pid_t)atoi(de->d_name);
+			if (tid <= 0 || have_tid(c, tid))
+				continue;
+			if ((err = add_instance(c, -1, tid)))
+				break;
+			err = open_instance(c, c->ninst - 1);
+			if (err == -ESRCH) { /* the thread exited meanwhile */
+				c->ninst--;
+				err = 0;
+				continue;
+			}
+			added = true;
+		}
+		closedir(d);
+		if (err)
+			return err;
+		if (!added)
+			return c->ninst ? 0 : hwc__fail(-ESRCH, "no process with pid %d", (int)c->pid);
+	}
+	return 0;
+}
+
+static int check_cpus(const int *cpus, size_t n)
+{
+	int online[4096];
+	int nonline = hwc_online_cpus(online, HWC_ARRAY_SIZE(online));
+	if (nonline < 0)
+		return nonline;
+	for (size_t i = 0; i < n; i++) {
+		bool ok = false;
+		for (int k = 0; k < nonline && k < (int)HWC_ARRAY_SIZE(online); k++)
+			ok |= online[k] == cpus[i];
+		if (!ok)
+			return hwc__fail(-EINVAL, "CPU %d is out of range: the online CPUs are %d-%d "
+						  "(%d CPUs; see /sys/devices/system/cpu/online)",
+					 cpus[i], online[0], online[nonline - 1], nonline);
+	}
+	return 0;
+}
+
+static int spawn_child(hwc_counters *c, char *const *argv)
+{
+	int go[2], st[2];
+	if (!argv || !argv[0])
+		return hwc__fail(-EINVAL, "no command to run");
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return hwc__fail(-errno, "pipe: %s", strerror(errno));
+	if (pipe2(st, O_CLOEXEC) < 0) {
+		int err = -errno;
+		close(go[0]);
+		close(go[1]);
+		return hwc__fail(err, "pipe: %s", strerror(-err));
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		int err = -errno;
+		close(go[0]), close(go[1]), close(st[0]), close(st[1]);
+		return hwc__fail(err, "cannot fork: %s", strerror(-err));
+	}
+	if (pid == 0) {
+		/* Wait for the counters, then exec; report exec failure by pipe. */
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		close(go[1]);
+		close(st[0]);
+		char x;
+		ssize_t r;
+		do
+			r = read(go[0], &x, 1);
+		while (r < 0 && errno == EINTR);
+		if (r != 1)
+			_exit(127);
+		execvp(argv[0], argv);
+		int e = errno;
+		if (write(st[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(st[1]);
+	c->pid = pid;
+	c->go_fd = go[1];
+	c->exec_fd = st[0];
+	return 0;
+}
+
+static int reap_child(hwc_counters *c)
+{
+	int status;
+	while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
+		;
+	c->pid = -1;
+	return 0;
+}
+
+static int setup(hwc_counters *c, const hwc_evlist *list)
+{
+	c->nev = hwc_evlist_size(list);
+	if (c->nev == 0)
+		return hwc__fail(-EINVAL, "no events to count");
+	c->ev = calloc(c->nev, sizeof(*c->ev));
+	c->group_size = calloc(c->nev, sizeof(*c->group_size));
+	c->status = calloc(c->nev, sizeof(*c->status));
+	c->error = calloc(c->nev, sizeof(*c->error));
+	c->user_only = calloc(c->nev, sizeof(*c->user_only));
+	if (!c->ev || !c->group_size || !c->status || !c->error || !c->user_only)
+		return hwc__fail(-ENOMEM, "out of memory");
+	size_t largest = 1;
+	for (size_t e = 0; e < c->nev; e++) {
+		const struct hwc_event *pub = hwc_evlist_event(list, e);
+		struct hwc__ev *ev = &c->ev[e];
+		snprintf(ev->name, sizeof(ev->name), "%s", pub->name);
+		snprintf(ev->pmu, sizeof(ev->pmu), "%s", pub->pmu);
+		snprintf(ev->origin, sizeof(ev->origin), "%s", pub->origin);
+		snprintf(ev->unit, sizeof(ev->unit), "%s", pub->unit);
+		ev->pub = *pub;
+		hwc__ev_fix_strings(ev);
+		if (pub->leader || e == 0) {
+			size_t n = 1;
+			while (e + n < c->nev && !hwc_evlist_event(list, e + n)->leader &&
+			       hwc_evlist_event(list, e + n)->group == pub->group)
+				n++;
+			c->group_size[e] = n;
+			if (n > largest)
+				largest = n;
+		}
+	}
+	c->buf_words = 3 + largest;
+	c->buf = calloc(c->buf_words, sizeof(uint64_t));
+	return c->buf ? 0 : hwc__fail(-ENOMEM, "out of memory");
+}
+
+static int open_all(hwc_counters *c, const struct hwc_target *t)
+{
+	switch (t->kind) {
+	case HWC_TARGET_SELF: {
+		int err = add_instance(c, -1, (pid_t)syscall(SYS_gettid));
+		return err ? err : open_instance(c, 0);
+	}
+	case HWC_TARGET_COMMAND:
+	case HWC_TARGET_THREAD: {
+		int err = add_instance(c, -1, c->pid);
+		return err ? err : open_instance(c, 0);
+	}
+	case HWC_TARGET_PROCESS:
+		return open_process(c);
+	case HWC_TARGET_CPUS: {
+		int online[4096];
+		const int *cpus = t->cpus;
+		size_t n = t->ncpus;
+		if (!cpus) {
+			int k = hwc_online_cpus(online, HWC_ARRAY_SIZE(online));
+			if (k < 0)
+				return k;
+			cpus = online;
+			n = (size_t)k < HWC_ARRAY_SIZE(online) ? (size_t)k : HWC_ARRAY_SIZE(online);
+		}
+		if (n == 0)
+			return hwc__fail(-EINVAL, "no CPUs to count on");
+		int err = check_cpus(cpus, n);
+		for (size_t i = 0; i < n && !err; i++) {
+			err = add_instance(c, cpus[i], -1);
+			if (!err)
+				err = open_instance(c, c->ninst - 1);
+		}
+		return err;
+	}
+	}
+	return hwc__fail(-EINVAL, "unknown target kind %d", (int)t->kind);
+}
+
+static void close_all(hwc_counters *c)
+{
+	for (size_t i = 0; i < c->ninst; i++)
+		close_instance(c, i);
+	c->ninst = 0;
+}
+
+HWC_EXPORT int hwc_counters_open(hwc_counters **out, const hwc_evlist *list,
+				 const struct hwc_target *t)
+{
+	hwc__clear_error();
+	*out = NULL;
+	hwc_counters *c = calloc(1, sizeof(*c));
+	if (!c)
+		return hwc__fail(-ENOMEM, "out of memory");
+	c->kind = t->kind;
+	c->flags = t->flags;
+	c->pid = -1;
+	c->go_fd = c->exec_fd = -1;
+	int err = setup(c, list);
+	if (!err && (t->kind == HWC_TARGET_PROCESS || t->kind == HWC_TARGET_THREAD)) {
+		if (t->pid <= 0)
+			err = hwc__fail(-EINVAL, "invalid pid %d", (int)t->pid);
+		c->pid = t->pid;
+	}
+	if (!err && t->kind == HWC_TARGET_COMMAND)
+		err = spawn_child(c, t->argv);
+	if (!err) {
+		err = open_all(c, t);
+		if (err == -EAGAIN) { /* switched to user-only: open again */
+			close_all(c);
+			memset(c->status, 0, c->nev * sizeof(*c->status));
+			err = open_all(c, t);
+			if (err == -EAGAIN)
+				err = hwc__fail(-EACCES, "permission denied even for user-space counting");
+		}
+	}
+	if (!err) {
+		size_t ok = 0;
+		for (size_t e = 0; e < c->nev; e++)
+			ok += c->status[e] == 0;
+		if (ok == 0)
+			err = hwc__fail(c->status[0], "%s", c->error[0]);
+	}
+	if (err) {
+		char keep[1024];
+		snprintf(keep, sizeof(keep), "%s", hwc_errdetail());
+		hwc_counters_close(c);
+		return hwc__fail(err, "%s", keep);
+	}
+	*out = c;
+	return 0;
+}
+
+HWC_EXPORT void hwc_counters_close(hwc_counters *c)
+{
+	if (!c)
+		return;
+	close_all(c);
+	if (c->go_fd >= 0)
+		close(c->go_fd); /* an unreleased child sees EOF and exits */
+	if (c->exec_fd >= 0)
+		close(c->exec_fd);
+	if (c->kind == HWC_TARGET_COMMAND && c->pid > 0 && !c->child_started)
+		reap_child(c);
+	free(c->ev);
+	free(c->group_size);
+	free(c->status);
+	free(c->error);
+	free(c->user_only);
+	free(c->inst);
+	free(c->fd);
+	free(c->cur);
+	free(c->base);
+	free(c->buf);
+	free(c);
+}
+
+static int ioctl_leaders(hwc_counters *c, unsigned long req)
+{
+	for (size_t i = 0; i < c->ninst; i++)
+		for (size_t g = 0; g < c->nev; g += c->group_size[g]) {
+			int fd = c->fd[SLOT(c, i, g)];
+			if (fd >= 0 && ioctl(fd, req, 0) < 0)
+				return hwc__fail(-errno, "ioctl on '%s': %s", c->ev[g].name, strerror(errno));
+		}
+	return 0;
+}
+
+static int release_child(hwc_counters *c)
+{
+	c->child_started = true;
+	ssize_t w;
+	do
+		w = write(c->go_fd, "x", 1);
+	while (w < 0 && errno == EINTR);
+	close(c->go_fd);
+	c->go_fd = -1;
+	int child_errno = 0;
+	ssize_t r;
+	do
+		r = read(c->exec_fd, &child_errno, sizeof(child_errno));
+	while (r < 0 && errno == EINTR);
+	close(c->exec_fd);
+	c->exec_fd = -1;
+	if (r != (ssize_t)sizeof(child_errno))
+		return 0; /* EOF: exec succeeded and closed the pipe */
+	reap_child(c);
+	return hwc__fail(-child_errno, "cannot execute the command: %s%s", strerror(child_errno),
+			 child_errno == ENOENT ? " (not found in PATH)" : "");
+}
+
+HWC_EXPORT int hwc_counters_start(hwc_counters *c)
+{
+	hwc__clear_error();
+	if (c->kind == HWC_TARGET_COMMAND) {
+		if (!c->child_started)
+			return release_child(c); /* enable_on_exec starts the counters */
+	}
+	return ioctl_leaders(c, PERF_EVENT_IOC_ENABLE);
+}
+
+HWC_EXPORT int hwc_counters_stop(hwc_counters *c)
+{
+	hwc__clear_error();
+	return ioctl_leaders(c, PERF_EVENT_IOC_DISABLE);
+}
+
+HWC_EXPORT int hwc_counters_read(hwc_counters *c)
+{
+	for (size_t i = 0; i < c->ninst; i++) {
+		for (size_t g = 0; g < c->nev; g += c->group_size[g]) {
+			int fd = c->fd[SLOT(c, i, g)];
+			if (fd < 0)
+				continue;
+			size_t n = c->group_size[g];
+			size_t words = n > 1 ? 3 + n : 3;
+			ssize_t r = read(fd, c->buf, words * sizeof(uint64_t));
+			if (r != (ssize_t)(words * sizeof(uint64_t)))
+				return hwc__fail(r < 0 ? -errno : -EIO, "reading '%s' failed: %s",
+						 c->ev[g].name, r < 0 ? strerror(errno) : "short read");
+			struct snap *s = &c->cur[SLOT(c, i, g)];
+			if (n == 1) {
+				s->raw = c->buf[0];
+				s->enabled = c->buf[1];
+				s->running = c->buf[2];
+				continue;
+			}
+			for (size_t k = 0; k < n; k++) {
+				s[k].raw = c->buf[3 + k];
+				s[k].enabled = c->buf[1];
+				s[k].running = c->buf[2];
+			}
+		}
+	}
+	return 0;
+}
+
+static void delta(const hwc_counters *c, size_t i, size_t e, struct hwc_value *v)
+{
+	const struct snap *now = &c->cur[SLOT(c, i, e)], *was = &c->base[SLOT(c, i, e)];
+	/* Counters only grow; a smaller value means the task's counters were
+	 * reset under us, so report from zero rather than wrap. */
+	v->raw = now->raw >= was->raw ? now->raw - was->raw : now->raw;
+	v->enabled = now->enabled >= was->enabled ? now->enabled - was->enabled : now->enabled;
+	v->running = now->running >= was->running ? now->running - was->running : now->running;
+	v->scaled = hwc_scale(v->raw, v->enabled, v->running);
+}
+
+HWC_EXPORT int hwc_counters_value(const hwc_counters *c, size_t inst, size_t ev,
+				  struct hwc_value *out)
+{
+	if (ev >= c->nev || (inst != HWC_ALL && inst >= c->ninst))
+		return hwc__fail(-EINVAL, "no event %zu / instance %zu", ev, inst);
+	memset(out, 0, sizeof(*out));
+	if (c->status[ev])
+		return c->status[ev];
+	if (inst != HWC_ALL) {
+		delta(c, inst, ev, out);
+		return 0;
+	}
+	for (size_t i = 0; i < c->ninst; i++) {
+		struct hwc_value v;
+		delta(c, i, ev, &v);
+		out->raw += v.raw;
+		out->enabled += v.enabled;
+		out->running += v.running;
+		out->scaled = out->scaled + v.scaled < out->scaled ? UINT64_MAX : out->scaled + v.scaled;
+	}
+	return 0;
+}
+
+HWC_EXPORT void hwc_counters_rebase(hwc_counters *c)
+{
+	memcpy(c->base, c->cur, c->ninst * c->nev * sizeof(*c->base));
+}
+
+HWC_EXPORT int hwc_counters_reset(hwc_counters *c)
+{
+	int err = hwc_counters_read(c);
+	if (!err)
+		hwc_counters_rebase(c);
+	return err;
+}
+
+HWC_EXPORT pid_t hwc_counters_pid(const hwc_counters *c)
+{
+	return c->pid;
+}
+
+HWC_EXPORT size_t hwc_counters_ninstances(const hwc_counters *c)
+{
+	return c->ninst;
+}
+
+HWC_EXPORT int hwc_counters_instance_cpu(const hwc_counters *c, size_t inst)
+{
+	return inst < c->ninst ? c->inst[inst].cpu : -1;
+}
+
+HWC_EXPORT pid_t hwc_counters_instance_tid(const hwc_counters *c, size_t inst)
+{
+	return inst < c->ninst ? c->inst[inst].tid : -1;
+}
+
+HWC_EXPORT int hwc_counters_event_status(const hwc_counters *c, size_t ev)
+{
+	return ev < c->nev ? c->status[ev] : -EINVAL;
+}
+
+HWC_EXPORT const char *hwc_counters_event_error(const hwc_counters *c, size_t ev)
+{
+	return ev < c->nev ? c->error[ev] : "";
+}
+
+HWC_EXPORT bool hwc_counters_user_only(const hwc_counters *c, size_t ev)
+{
+	return ev < c->nev && c->user_only[ev];
+}
+
+HWC_EXPORT int hwc_counters_fd(const hwc_counters *c, size_t inst, size_t ev)
+{
+	return inst < c->ninst && ev < c->nev ? c->fd[SLOT(c, inst, ev)] : -1;
+}

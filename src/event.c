@@ -1,0 +1,562 @@
+/* The event resolver: one spec syntax for every front end.  A spec is a
+ * comma-separated list of events and {groups}; each event becomes one
+ * struct hwc_event.  Nothing is opened here. */
+#include "internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+struct hwc_evlist {
+	struct hwc__ev **ev;
+	size_t n, cap;
+	int ngroups;
+};
+
+HWC_EXPORT int hwc_evlist_new(hwc_evlist **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : hwc__fail(-ENOMEM, "out of memory");
+}
+
+HWC_EXPORT void hwc_evlist_free(hwc_evlist *list)
+{
+	if (!list)
+		return;
+	for (size_t i = 0; i < list->n; i++)
+		free(list->ev[i]);
+	free(list->ev);
+	free(list);
+}
+
+HWC_EXPORT size_t hwc_evlist_size(const hwc_evlist *list)
+{
+	return list->n;
+}
+
+HWC_EXPORT const struct hwc_event *hwc_evlist_event(const hwc_evlist *list, size_t idx)
+{
+	return idx < list->n ? &list->ev[idx]->pub : NULL;
+}
+
+HWC_EXPORT struct perf_event_attr *hwc_evlist_attr(hwc_evlist *list, size_t idx)
+{
+	return idx < list->n ? &list->ev[idx]->pub.attr : NULL;
+}
+
+HWC_EXPORT const char *hwc_source_name(enum hwc_source src)
+{
+	static const char *const names[] = {"generic", "cache", "software", "preset",
+					    "libpfm4", "raw",   "pmu",      "tracepoint"};
+	return (unsigned)src < HWC_ARRAY_SIZE(names) ? names[src] : "unknown";
+}
+
+void hwc__ev_fix_strings(struct hwc__ev *ev)
+{
+	ev->pub.name = ev->name;
+	ev->pub.pmu = ev->pmu;
+	ev->pub.origin = ev->origin;
+	ev->pub.unit = ev->unit;
+}
+
+/* ------------------------------------------------------------- modifiers */
+
+int hwc__parse_mods(const char *mods, const char *whole, struct hwc__mods *m)
+{
+	if (!*mods)
+		return hwc__fail(-EINVAL, "empty modifier after ':' in '%s'", whole);
+	for (const char *p = mods; *p; p++) {
+		switch (*p) {
+		case 'u': m->u = true; break;
+		case 'k': m->k = true; break;
+		case 'h': m->h = true; break;
+		case 'p':
+			if (++m->precise > 3)
+				return hwc__fail(-EINVAL, "too many 'p' modifiers in '%s' (at most 3)", whole);
+			break;
+		case 'G': m->guest_only = true; break;
+		case 'H': m->host_only = true; break;
+		case 'D': m->pinned = true; break;
+		case 'I': m->exclude_idle = true; break;
+		default:
+			return hwc__fail(-EINVAL,
+					 "malformed event '%s': unknown modifier '%c' (modifiers: u user, "
+					 "k kernel, h hypervisor, p precise, G guest, H host, D pinned, "
+					 "I exclude idle)",
+					 whole, *p);
+		}
+	}
+	m->explicit_priv = m->u || m->k || m->h;
+	return 0;
+}
+
+/* perf's rule: the first of u/k/h given excludes all levels, then each
+ * letter given includes its level again. */
+static void apply_mods(struct hwc__ev *ev, const struct hwc__mods *m)
+{
+	struct perf_event_attr *a = &ev->pub.attr;
+	if (m->explicit_priv) {
+		if (!ev->pub.explicit_priv)
+			a->exclude_user = a->exclude_kernel = a->exclude_hv = 1;
+		if (m->u)
+			a->exclude_user = 0;
+		if (m->k)
+			a->exclude_kernel = 0;
+		if (m->h)
+			a->exclude_hv = 0;
+		ev->pub.explicit_priv = true;
+	}
+	if (m->precise)
+		a->precise_ip = (unsigned)m->precise;
+	if (m->guest_only)
+		a->exclude_host = 1;
+	if (m->host_only)
+		a->exclude_guest = 1;
+	if (m->pinned)
+		a->pinned = 1;
+	if (m->exclude_idle)
+		a->exclude_idle = 1;
+}
+
+/* ------------------------------------------------------------- did you mean */
+
+struct suggest {
+	const char *word;
+	size_t limit;
+	struct {
+		char name[96];
+		size_t dist;
+	} best[3];
+};
+
+static void suggest_one(const char *name, void *arg)
+{
+	struct suggest *s = arg;
+	size_t d = hwc__edit_distance(s->word, name, s->limit);
+	if (d > s->limit)
+		return;
+	for (size_t i = 0; i < 3; i++) {
+		if (s->best[i].name[0] && strcasecmp(s->best[i].name, name) == 0)
+			return;
+	}
+	for (size_t i = 0; i < 3; i++) {
+		if (!s->best[i].name[0] || d < s->best[i].dist) {
+			memmove(&s->best[i + 1], &s->best[i], sizeof(s->best[0]) * (2 - i));
+			snprintf(s->best[i].name, sizeof(s->best[i].name), "%s", name);
+			s->best[i].dist = d;
+			return;
+		}
+	}
+}
+
+static int unknown_event(const char *token, const char *spec)
+{
+	struct suggest s = {.word = token};
+	size_t len = strlen(token);
+	s.limit = len < 6 ? 2 : len / 3;
+	hwc__table_names(suggest_one, &s);
+	hwc__pfm_names(suggest_one, &s);
+	hwc__pmu_alias_names(suggest_one, &s);
+	const char *model = hwc__pfm_host_model(NULL, NULL);
+	hwc__fail(-ENOENT, "unknown event '%s'", token);
+	if (strcmp(token, spec) != 0)
+		hwc__fail_append(" in '%s'", spec);
+	if (model)
+		hwc__fail_append(" on this CPU (%s)", model);
+	hwc__pfm_models_with_event(token);
+	if (s.best[0].name[0]) {
+		hwc__fail_append("; did you mean");
+		for (size_t i = 0; i < 3 && s.best[i].name[0]; i++)
+			hwc__fail_append("%s '%s'", i ? "," : "", s.best[i].name);
+		hwc__fail_append("?");
+	} else {
+		hwc__fail_append("; `hwc list` shows the events of this machine");
+	}
+	return -ENOENT;
+}
+
+/* ------------------------------------------------------------- one event */
+
+static bool is_raw(const char *s)
+{
+	if (s[0] != 'r' || !s[1])
+		return false;
+	for (s++; *s; s++)
+		if (!isxdigit((unsigned char)*s))
+			return false;
+	return true;
+}
+
+static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, int depth);
+
+static bool is_table_name(const char *name)
+{
+	struct hwc__ev probe = {.pub.scale = 1.0};
+	return hwc__resolve_table(name, &probe) == 0;
+}
+
+/* A PAPI / illumos preset: the first candidate that resolves here wins. */
+static int resolve_preset(const char *base, const char *model, const char *spec,
+			  struct hwc__ev *ev, int depth)
+{
+	const char *label;
+	size_t n;
+	const char *const *cand = hwc__preset_candidates(base, &label, &n);
+	if (!cand)
+		return -ENOENT;
+	if (n == 0)
+		return hwc__fail(-ENOENT, "'%s' is a known preset but has no mapping on this CPU; use "
+					  "a native event (see `hwc list`)",
+				 base);
+	for (size_t i = 0; i < n; i++) {
+		bool native = !is_table_name(cand[i]);
+		if (native && !model && !hwc__pfm_host_model(NULL, NULL))
+			continue;
+		struct hwc__ev tmp = {.pub.scale = 1.0};
+		if (native && model)
+			snprintf(tmp.name, sizeof(tmp.name), "%s::%s", model, cand[i]);
+		else
+			snprintf(tmp.name, sizeof(tmp.name), "%s", cand[i]);
+		char cspec[sizeof(tmp.name)];
+		memcpy(cspec, tmp.name, sizeof(cspec));
+		if (resolve_one(cspec, spec, &tmp, depth + 1) == 0) {
+			snprintf(tmp.name, sizeof(tmp.name), "%s", ev->name);
+			snprintf(ev->origin, sizeof(ev->origin), "%s = %s (%s)", label, cspec, tmp.origin);
+			memcpy(tmp.origin, ev->origin, sizeof(tmp.origin));
+			*ev = tmp;
+			ev->pub.source = HWC_SRC_PRESET;
+			hwc__clear_error();
+			return 0;
+		}
+	}
+	const char *host = model ? model : hwc__pfm_host_model(NULL, NULL);
+	hwc__fail(-ENOENT, "'%s' has no mapping on this CPU (%s); tried:", base,
+		  host ? host : "no libpfm4 model detected");
+	for (size_t i = 0; i < n; i++)
+		hwc__fail_append(" %s", cand[i]);
+	return -ENOENT;
+}
+
+static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, int depth)
+{
+	char buf[512];
+	int err;
+	if (depth > 2)
+		return hwc__fail(-ELOOP, "preset recursion in '%s'", spec);
+	if (strlen(token) >= sizeof(buf))
+		return hwc__fail(-ENAMETOOLONG, "event name too long in '%s'", spec);
+	snprintf(buf, sizeof(buf), "%s", token);
+
+	/* pmu/terms/[modifiers] */
+	char *slash = strchr(buf, '/');
+	if (slash) {
+		char *end = strchr(slash + 1, '/');
+		if (!end)
+			return hwc__fail(-EINVAL, "malformed event '%s': missing closing '/'", token);
+		if (slash == buf)
+			return hwc__fail(-EINVAL, "malformed event '%s': no PMU name before '/'", token);
+		*slash = *end = '\0';
+		err = hwc__resolve_pmu(buf, slash + 1, ev);
+		if (err)
+			return err;
+		const char *mods = end + 1;
+		if (*mods == ':')
+			mods++;
+		if (*mods) {
+			struct hwc__mods m = {0};
+			if ((err = hwc__parse_mods(mods, token, &m)))
+				return err;
+			apply_mods(ev, &m);
+		}
+		return 0;
+	}
+
+	/* model::EVENT (libpfm4) or model::PRESET */
+	char *dcolon = strstr(buf, "::");
+	if (dcolon) {
+		*dcolon = '\0';
+		if (!hwc__pfm_model_known(buf))
+			return hwc__fail(-ENOENT, "unknown libpfm4 model '%s' in '%s'; "
+						  "`hwc list --pmu help` lists the models",
+					 buf, token);
+		char *rest = dcolon + 2, *colon = strchr(rest, ':');
+		if (colon)
+			*colon = '\0';
+		err = resolve_preset(rest, buf, spec, ev, depth);
+		if (colon)
+			*colon = ':';
+		if (err != -ENOENT || hwc_errdetail()[0]) {
+			if (err == 0 && colon) {
+				struct hwc__mods m = {0};
+				if ((err = hwc__parse_mods(colon + 1, token, &m)))
+					return err;
+				apply_mods(ev, &m);
+			}
+			return err;
+		}
+		err = hwc__resolve_pfm(token, ev);
+		return err == -ENOENT ? unknown_event(token, spec) : err;
+	}
+
+	char *colon = strchr(buf, ':');
+	const char *mods = NULL;
+	if (colon) {
+		*colon = '\0';
+		mods = colon + 1;
+	}
+	err = hwc__resolve_table(buf, ev);
+	if (err == -ENOENT && is_raw(buf)) {
+		ev->pub.attr.type = PERF_TYPE_RAW;
+		ev->pub.attr.config = strtoull(buf + 1, NULL, 16);
+		ev->pub.source = HWC_SRC_RAW;
+		snprintf(ev->pmu, sizeof(ev->pmu), "cpu");
+		snprintf(ev->origin, sizeof(ev->origin), "raw config %#llx",
+			 (unsigned long long)ev->pub.attr.config);
+		err = 0;
+	}
+	if (err == -ENOENT && !hwc_errdetail()[0])
+		err = resolve_preset(buf, NULL, spec, ev, depth);
+	if (err == 0) {
+		if (!ev->origin[0])
+			snprintf(ev->origin, sizeof(ev->origin), "%s event %s",
+				 hwc_source_name(ev->pub.source), buf);
+		if (mods) {
+			struct hwc__mods m = {0};
+			if ((err = hwc__parse_mods(mods, token, &m)))
+				return err;
+			apply_mods(ev, &m);
+		}
+		return 0;
+	}
+	if (err != -ENOENT || hwc_errdetail()[0])
+		return err;
+	if (colon)
+		*colon = ':';
+
+	err = hwc__resolve_tracepoint(buf, ev);
+	if (err != -ENOENT || hwc_errdetail()[0])
+		return err;
+	err = hwc__resolve_pfm(buf, ev);
+	if (err != -ENOENT || hwc_errdetail()[0])
+		return err;
+	if (colon) {
+		/* A generic-looking base with bad modifiers reads better than "unknown". */
+		*colon = '\0';
+		struct hwc__ev probe = {.pub.scale = 1.0};
+		if (hwc__resolve_table(buf, &probe) == 0) {
+			struct hwc__mods m = {0};
+			return hwc__parse_mods(colon + 1, token, &m);
+		}
+		*colon = ':';
+	}
+	return unknown_event(token, spec);
+}
+
+/* ------------------------------------------------------------- lists */
+
+static int reserve(hwc_evlist *l, size_t more);
+
+static int push(hwc_evlist *l, struct hwc__ev *ev)
+{
+	int err = reserve(l, 1);
+	if (!err)
+		l->ev[l->n++] = ev;
+	return err;
+}
+
+/* Split S at top-level commas: outside {} and outside pmu/.../ terms.
+ * Calls FN for each piece; stops at the first error. */
+static int split(const char *s, const char *spec, int (*fn)(const char *, size_t, void *), void *arg)
+{
+	int depth = 0;
+	bool in_terms = false;
+	size_t start = 0, i;
+	for (i = 0;; i++) {
+		char c = s[i];
+		if (c == '/')
+			in_terms = !in_terms;
+		else if (c == '{' && !in_terms) {
+			if (depth++)
+				return hwc__fail(-EINVAL, "malformed '%s': groups cannot be nested", spec);
+		} else if (c == '}' && !in_terms) {
+			if (!depth--)
+				return hwc__fail(-EINVAL, "malformed '%s': '}' without '{'", spec);
+		}
+		if ((c == ',' && depth == 0 && !in_terms) || c == '\0') {
+			if (c == '\0' && depth)
+				return hwc__fail(-EINVAL, "malformed '%s': group not closed, missing '}'", spec);
+			if (c == '\0' && in_terms)
+				return hwc__fail(-EINVAL, "malformed '%s': missing closing '/'", spec);
+			if (i == start)
+				return hwc__fail(-EINVAL, "malformed '%s': empty event in the list", spec);
+			int err = fn(s + start, i - start, arg);
+			if (err)
+				return err;
+			start = i + 1;
+		}
+		if (c == '\0')
+			return 0;
+	}
+}
+
+struct add_ctx {
+	hwc_evlist *tmp;
+	const char *spec;
+	int group;
+	const char *group_mods;
+	size_t group_first;
+};
+
+static int add_event(const char *s, size_t len, void *arg)
+{
+	struct add_ctx *ctx = arg;
+	struct hwc__ev *ev = calloc(1, sizeof(*ev));
+	if (!ev)
+		return hwc__fail(-ENOMEM, "out of memory");
+	ev->pub.scale = 1.0;
+	if (len >= sizeof(ev->name)) {
+		free(ev);
+		return hwc__fail(-ENAMETOOLONG, "event name too long in '%s'", ctx->spec);
+	}
+	memcpy(ev->name, s, len);
+	ev->name[len] = '\0';
+	char token[sizeof(ev->name)];
+	memcpy(token, ev->name, len + 1);
+	hwc__clear_error();
+	int err = resolve_one(token, ctx->spec, ev, 0);
+	if (!err && ctx->group_mods) {
+		struct hwc__mods m = {0};
+		err = hwc__parse_mods(ctx->group_mods, ctx->spec, &m);
+		if (!err)
+			apply_mods(ev, &m);
+	}
+	if (!err)
+		err = push(ctx->tmp, ev);
+	if (err) {
+		free(ev);
+		return err;
+	}
+	ev->pub.group = ctx->group;
+	ev->pub.leader = ctx->tmp->n - 1 == ctx->group_first;
+	hwc__ev_fix_strings(ev);
+	return 0;
+}
+
+static int add_item(const char *s, size_t len, void *arg)
+{
+	struct add_ctx *ctx = arg;
+	ctx->group_first = ctx->tmp->n;
+	if (s[0] != '{') {
+		int err = add_event(s, len, ctx);
+		ctx->group++;
+		return err;
+	}
+	const char *close = memchr(s, '}', len);
+	if (!close)
+		return hwc__fail(-EINVAL, "malformed '%s': group not closed, missing '}'", ctx->spec);
+	char *inner = strndup(s + 1, (size_t)(close - s - 1));
+	char *mods = NULL;
+	size_t after = len - (size_t)(close - s) - 1;
+	if (after) {
+		if (close[1] != ':') {
+			free(inner);
+			return hwc__fail(-EINVAL, "malformed '%s': unexpected '%.*s' after '}'", ctx->spec,
+					 (int)after, close + 1);
+		}
+		mods = strndup(close + 2, after - 1);
+	}
+	int err = !inner || (after && !mods) ? hwc__fail(-ENOMEM, "out of memory") : 0;
+	if (!err && !*inner)
+		err = hwc__fail(-EINVAL, "malformed '%s': empty group", ctx->spec);
+	if (!err) {
+		ctx->group_mods = mods;
+		err = split(inner, ctx->spec, add_event, ctx);
+		ctx->group_mods = NULL;
+	}
+	free(inner);
+	free(mods);
+	ctx->group++;
+	return err;
+}
+
+/* A group of core hardware events must fit the PMU's counters. */
+static int check_group_sizes(const hwc_evlist *l)
+{
+	const char *model = NULL;
+	int counters = hwc__core_counters(&model);
+	if (counters <= 0)
+		return 0;
+	for (size_t i = 0; i < l->n;) {
+		size_t j = i, hw = 0;
+		for (; j < l->n && l->ev[j]->pub.group == l->ev[i]->pub.group; j++)
+			hw += hwc__is_core_hw(&l->ev[j]->pub.attr);
+		if (j - i > 1 && hw > (size_t)counters)
+			return hwc__fail(-EINVAL,
+					 "group starting at '%s' has %zu hardware events but %s has "
+					 "only %d counters (NMI watchdog included); split the group",
+					 l->ev[i]->name, hw, model, counters);
+		i = j;
+	}
+	return 0;
+}
+
+static int syntax_only(const char *s, size_t len, void *arg)
+{
+	const char *spec = arg;
+	if (s[0] != '{')
+		return 0;
+	const char *close = memchr(s, '}', len);
+	if (!close || close == s + 1)
+		return 0; /* add_item reports these with context */
+	char *inner = strndup(s + 1, (size_t)(close - s - 1));
+	if (!inner)
+		return hwc__fail(-ENOMEM, "out of memory");
+	int err = split(inner, spec, syntax_only, arg);
+	free(inner);
+	return err;
+}
+
+static int reserve(hwc_evlist *l, size_t more)
+{
+	if (l->n + more <= l->cap)
+		return 0;
+	size_t cap = l->cap ? l->cap : 8;
+	while (cap < l->n + more)
+		cap *= 2;
+	struct hwc__ev **p = realloc(l->ev, cap * sizeof(*p));
+	if (!p)
+		return hwc__fail(-ENOMEM, "out of memory");
+	l->ev = p;
+	l->cap = cap;
+	return 0;
+}
+
+HWC_EXPORT int hwc_evlist_add(hwc_evlist *list, const char *spec)
+{
+	hwc__clear_error();
+	if (!spec || !*spec)
+		return hwc__fail(-EINVAL, "empty event specification");
+	hwc_evlist tmp = {0};
+	struct add_ctx ctx = {.tmp = &tmp, .spec = spec, .group = list->ngroups};
+	/* Syntax first, so "a,,b" is reported as malformed rather than "a" unknown. */
+	int err = split(spec, spec, syntax_only, (void *)spec);
+	if (!err)
+		err = split(spec, spec, add_item, &ctx);
+	if (!err)
+		err = check_group_sizes(&tmp);
+	if (!err)
+		err = reserve(list, tmp.n);
+	if (!err) {
+		memcpy(list->ev + list->n, tmp.ev, tmp.n * sizeof(*tmp.ev));
+		list->n += tmp.n;
+		list->ngroups = ctx.group;
+	} else {
+		for (size_t i = 0; i < tmp.n; i++)
+			free(tmp.ev[i]);
+	}
+	free(tmp.ev);
+	return err;
+}

@@ -1,0 +1,268 @@
+/* perf's built-in event names (generic hardware, cache, software) and the
+ * PAPI / illumos generic_events(3CPC) presets mapped onto them. */
+#include "internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+struct named {
+	const char *name;
+	uint64_t config;
+	const char *desc;
+};
+
+static const struct named hardware[] = {
+	{"cpu-cycles", PERF_COUNT_HW_CPU_CYCLES, "CPU cycles"},
+	{"cycles", PERF_COUNT_HW_CPU_CYCLES, "CPU cycles"},
+	{"instructions", PERF_COUNT_HW_INSTRUCTIONS, "retired instructions"},
+	{"cache-references", PERF_COUNT_HW_CACHE_REFERENCES, "last-level cache accesses"},
+	{"cache-misses", PERF_COUNT_HW_CACHE_MISSES, "last-level cache misses"},
+	{"branch-instructions", PERF_COUNT_HW_BRANCH_INSTRUCTIONS, "retired branch instructions"},
+	{"branches", PERF_COUNT_HW_BRANCH_INSTRUCTIONS, "retired branch instructions"},
+	{"branch-misses", PERF_COUNT_HW_BRANCH_MISSES, "mispredicted branches"},
+	{"bus-cycles", PERF_COUNT_HW_BUS_CYCLES, "bus cycles"},
+	{"stalled-cycles-frontend", PERF_COUNT_HW_STALLED_CYCLES_FRONTEND, "cycles stalled in the front end"},
+	{"idle-cycles-frontend", PERF_COUNT_HW_STALLED_CYCLES_FRONTEND, "cycles stalled in the front end"},
+	{"stalled-cycles-backend", PERF_COUNT_HW_STALLED_CYCLES_BACKEND, "cycles stalled in the back end"},
+	{"idle-cycles-backend", PERF_COUNT_HW_STALLED_CYCLES_BACKEND, "cycles stalled in the back end"},
+	{"ref-cycles", PERF_COUNT_HW_REF_CPU_CYCLES, "reference cycles, unaffected by frequency scaling"},
+};
+
+static const struct named software[] = {
+	{"cpu-clock", PERF_COUNT_SW_CPU_CLOCK, "CPU clock, a high-resolution per-CPU timer (ns)"},
+	{"task-clock", PERF_COUNT_SW_TASK_CLOCK, "time the task ran on a CPU (ns)"},
+	{"page-faults", PERF_COUNT_SW_PAGE_FAULTS, "page faults"},
+	{"faults", PERF_COUNT_SW_PAGE_FAULTS, "page faults"},
+	{"context-switches", PERF_COUNT_SW_CONTEXT_SWITCHES, "context switches"},
+	{"cs", PERF_COUNT_SW_CONTEXT_SWITCHES, "context switches"},
+	{"cpu-migrations", PERF_COUNT_SW_CPU_MIGRATIONS, "migrations to another CPU"},
+	{"migrations", PERF_COUNT_SW_CPU_MIGRATIONS, "migrations to another CPU"},
+	{"minor-faults", PERF_COUNT_SW_PAGE_FAULTS_MIN, "page faults served without I/O"},
+	{"major-faults", PERF_COUNT_SW_PAGE_FAULTS_MAJ, "page faults that needed I/O"},
+	{"alignment-faults", PERF_COUNT_SW_ALIGNMENT_FAULTS, "alignment faults fixed up by the kernel"},
+	{"emulation-faults", PERF_COUNT_SW_EMULATION_FAULTS, "instructions emulated by the kernel"},
+	{"dummy", PERF_COUNT_SW_DUMMY, "counts nothing; carries side-band records"},
+	{"bpf-output", PERF_COUNT_SW_BPF_OUTPUT, "output of BPF programs"},
+	{"cgroup-switches", 11 /* PERF_COUNT_SW_CGROUP_SWITCHES */, "switches between cgroups"},
+};
+
+/* Cache events: <cache>-<op>s and <cache>-<op>-misses, with perf's aliases. */
+static const struct {
+	const char *names[4];
+	const char *canonical;
+} caches[] = {
+	{{"L1-dcache", "l1-d", "l1d", "L1-data"}, "L1-dcache"},
+	{{"L1-icache", "l1-i", "l1i", "L1-instruction"}, "L1-icache"},
+	{{"LLC", "L2", NULL, NULL}, "LLC"},
+	{{"dTLB", "d-tlb", "Data-TLB", NULL}, "dTLB"},
+	{{"iTLB", "i-tlb", "Instruction-TLB", NULL}, "iTLB"},
+	{{"branch", "branches", "bpu", "btb"}, "branch"},
+	{{"node", NULL, NULL, NULL}, "node"},
+};
+static const struct {
+	const char *names[3];
+	const char *canonical;
+} cache_ops[] = {
+	{{"load", "read", NULL}, "load"},
+	{{"store", "write", NULL}, "store"},
+	{{"prefetch", "speculative-read", "speculative-load"}, "prefetch"},
+};
+/* Which (cache, op) pairs exist: perf's validity table. */
+static bool cache_op_valid(int cache, int op)
+{
+	switch (cache) {
+	case PERF_COUNT_HW_CACHE_L1I:
+		return op != PERF_COUNT_HW_CACHE_OP_WRITE;
+	case PERF_COUNT_HW_CACHE_ITLB:
+	case PERF_COUNT_HW_CACHE_BPU:
+		return op == PERF_COUNT_HW_CACHE_OP_READ;
+	default:
+		return true;
+	}
+}
+
+/* Match PREFIX against NAME case-insensitively; return the rest or NULL. */
+static const char *skip_word(const char *s, const char *word)
+{
+	size_t n = strlen(word);
+	return strncasecmp(s, word, n) == 0 ? s + n : NULL;
+}
+
+static int resolve_cache(const char *base, struct hwc__ev *ev)
+{
+	for (size_t c = 0; c < HWC_ARRAY_SIZE(caches); c++) {
+		for (size_t ci = 0; ci < 4 && caches[c].names[ci]; ci++) {
+			const char *p = skip_word(base, caches[c].names[ci]);
+			if (!p || *p != '-')
+				continue;
+			p++;
+			for (size_t o = 0; o < HWC_ARRAY_SIZE(cache_ops); o++) {
+				for (size_t oi = 0; oi < 3 && cache_ops[o].names[oi]; oi++) {
+					const char *q = skip_word(p, cache_ops[o].names[oi]);
+					if (!q)
+						continue;
+					int result;
+					if (strcasecmp(q, "s") == 0 || strcasecmp(q, "es") == 0 ||
+					    strcasecmp(q, "-refs") == 0 || strcasecmp(q, "-access") == 0 ||
+					    strcasecmp(q, "-accesses") == 0)
+						result = PERF_COUNT_HW_CACHE_RESULT_ACCESS;
+					else if (strcasecmp(q, "-misses") == 0 || strcasecmp(q, "-miss") == 0)
+						result = PERF_COUNT_HW_CACHE_RESULT_MISS;
+					else
+						continue;
+					if (!cache_op_valid((int)c, (int)o))
+						return hwc__fail(-EINVAL,
+								 "'%s' does not exist: %s caches have no %s "
+								 "operation",
+								 base, caches[c].canonical, cache_ops[o].canonical);
+					ev->pub.source = HWC_SRC_CACHE;
+					snprintf(ev->pmu, sizeof(ev->pmu), "cpu");
+					ev->pub.attr.type = PERF_TYPE_HW_CACHE;
+					ev->pub.attr.config = c | (o << 8) | ((uint64_t)result << 16);
+					return 0;
+				}
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+int hwc__resolve_table(const char *base, struct hwc__ev *ev)
+{
+	for (size_t i = 0; i < HWC_ARRAY_SIZE(hardware); i++)
+		if (strcmp(base, hardware[i].name) == 0) {
+			ev->pub.source = HWC_SRC_GENERIC;
+			snprintf(ev->pmu, sizeof(ev->pmu), "cpu");
+			ev->pub.attr.type = PERF_TYPE_HARDWARE;
+			ev->pub.attr.config = hardware[i].config;
+			return 0;
+		}
+	for (size_t i = 0; i < HWC_ARRAY_SIZE(software); i++)
+		if (strcmp(base, software[i].name) == 0) {
+			ev->pub.source = HWC_SRC_SOFTWARE;
+			snprintf(ev->pmu, sizeof(ev->pmu), "software");
+			ev->pub.attr.type = PERF_TYPE_SOFTWARE;
+			ev->pub.attr.config = software[i].config;
+			if (ev->pub.attr.config == PERF_COUNT_SW_CPU_CLOCK ||
+			    ev->pub.attr.config == PERF_COUNT_SW_TASK_CLOCK) {
+				snprintf(ev->unit, sizeof(ev->unit), "msec");
+				ev->pub.scale = 1e-6;
+			}
+			return 0;
+		}
+	return resolve_cache(base, ev);
+}
+
+/* PAPI presets (which include illumos generic_events(3CPC)) and what they
+ * become here.  Candidates are tried in order; the first one the resolver
+ * accepts wins.  Intel core and AMD Zen libpfm4 names cover what perf has
+ * no generic event for.  Presets without candidates are known names that
+ * hwc cannot map on any platform yet. */
+static const struct preset {
+	const char *name;
+	const char *desc;
+	const char *candidates[4];
+} presets[] = {
+	{"PAPI_TOT_CYC", "total cycles", {"cycles"}},
+	{"PAPI_TOT_INS", "instructions completed", {"instructions"}},
+	{"PAPI_REF_CYC", "reference clock cycles", {"ref-cycles"}},
+	{"PAPI_BR_INS", "branch instructions", {"branches"}},
+	{"PAPI_BR_MSP", "conditional branches mispredicted", {"branch-misses"}},
+	{"PAPI_BR_CN", "conditional branch instructions",
+	 {"BR_INST_RETIRED:CONDITIONAL", "BR_INST_RETIRED:COND",
+	  "RETIRED_CONDITIONAL_BRANCH_INSTRUCTIONS"}},
+	{"PAPI_BR_TKN", "conditional branches taken",
+	 {"BR_INST_RETIRED:NEAR_TAKEN", "RETIRED_TAKEN_BRANCH_INSTRUCTIONS"}},
+	{"PAPI_BR_NTK", "conditional branches not taken",
+	 {"BR_INST_RETIRED:NOT_TAKEN", "BR_INST_RETIRED:COND_NTAKEN"}},
+	{"PAPI_L1_DCM", "level 1 data cache misses", {"L1-dcache-load-misses"}},
+	{"PAPI_L1_DCA", "level 1 data cache accesses", {"L1-dcache-loads"}},
+	{"PAPI_L1_LDM", "level 1 load misses", {"L1-dcache-load-misses"}},
+	{"PAPI_L1_STM", "level 1 store misses", {"L1-dcache-store-misses"}},
+	{"PAPI_L1_ICM", "level 1 instruction cache misses", {"L1-icache-load-misses"}},
+	{"PAPI_L1_ICA", "level 1 instruction cache accesses", {"L1-icache-loads"}},
+	{"PAPI_L2_TCM", "level 2 cache misses", {"L2_RQSTS:MISS"}},
+	{"PAPI_L2_TCA", "level 2 cache accesses", {"L2_RQSTS:REFERENCES"}},
+	{"PAPI_L3_TCM", "level 3 (last level) cache misses", {"cache-misses"}},
+	{"PAPI_L3_TCA", "level 3 (last level) cache accesses", {"cache-references"}},
+	{"PAPI_L3_LDM", "level 3 load misses", {"LLC-load-misses"}},
+	{"PAPI_TLB_DM", "data TLB misses", {"dTLB-load-misses"}},
+	{"PAPI_TLB_IM", "instruction TLB misses", {"iTLB-load-misses"}},
+	{"PAPI_LD_INS", "load instructions",
+	 {"MEM_INST_RETIRED:ALL_LOADS", "MEM_UOPS_RETIRED:ALL_LOADS", "LS_DISPATCH:LD_DISPATCH"}},
+	{"PAPI_SR_INS", "store instructions",
+	 {"MEM_INST_RETIRED:ALL_STORES", "MEM_UOPS_RETIRED:ALL_STORES",
+	  "LS_DISPATCH:STORE_DISPATCH"}},
+	{"PAPI_STL_ICY", "cycles with no instruction issue", {"stalled-cycles-frontend"}},
+	{"PAPI_RES_STL", "cycles stalled on any resource", {"stalled-cycles-backend"}},
+	{"PAPI_HW_INT", "hardware interrupts", {"HW_INTERRUPTS:RECEIVED", "INTERRUPT_TAKEN"}},
+	{"PAPI_FP_INS", "floating point instructions",
+	 {"FP_ARITH_INST_RETIRED:SCALAR_DOUBLE", "RETIRED_SSE_AVX_FLOPS"}},
+	{"PAPI_FP_OPS", "floating point operations", {"RETIRED_SSE_AVX_FLOPS"}},
+	{"PAPI_TOT_IIS", "instructions issued", {"UOPS_ISSUED:ANY"}},
+#define UNMAPPED(n) {n, NULL, {NULL}}
+	UNMAPPED("PAPI_L1_TCM"), UNMAPPED("PAPI_L2_DCM"), UNMAPPED("PAPI_L2_ICM"),
+	UNMAPPED("PAPI_L3_DCM"), UNMAPPED("PAPI_L3_ICM"), UNMAPPED("PAPI_CA_SNP"),
+	UNMAPPED("PAPI_CA_SHR"), UNMAPPED("PAPI_CA_CLN"), UNMAPPED("PAPI_CA_INV"),
+	UNMAPPED("PAPI_CA_ITV"), UNMAPPED("PAPI_L3_STM"), UNMAPPED("PAPI_BRU_IDL"),
+	UNMAPPED("PAPI_FXU_IDL"), UNMAPPED("PAPI_FPU_IDL"), UNMAPPED("PAPI_LSU_IDL"),
+	UNMAPPED("PAPI_TLB_TL"), UNMAPPED("PAPI_L2_LDM"), UNMAPPED("PAPI_L2_STM"),
+	UNMAPPED("PAPI_BTAC_M"), UNMAPPED("PAPI_PRF_DM"), UNMAPPED("PAPI_L3_DCH"),
+	UNMAPPED("PAPI_TLB_SD"), UNMAPPED("PAPI_CSR_FAL"), UNMAPPED("PAPI_CSR_SUC"),
+	UNMAPPED("PAPI_CSR_TOT"), UNMAPPED("PAPI_MEM_SCY"), UNMAPPED("PAPI_MEM_RCY"),
+	UNMAPPED("PAPI_MEM_WCY"), UNMAPPED("PAPI_STL_CCY"), UNMAPPED("PAPI_FUL_ICY"),
+	UNMAPPED("PAPI_FUL_CCY"), UNMAPPED("PAPI_BR_UCN"), UNMAPPED("PAPI_BR_PRC"),
+	UNMAPPED("PAPI_FMA_INS"), UNMAPPED("PAPI_INT_INS"), UNMAPPED("PAPI_LST_INS"),
+	UNMAPPED("PAPI_SYC_INS"), UNMAPPED("PAPI_L1_DCH"), UNMAPPED("PAPI_L2_DCH"),
+	UNMAPPED("PAPI_L2_DCA"), UNMAPPED("PAPI_L3_DCA"), UNMAPPED("PAPI_L1_DCR"),
+	UNMAPPED("PAPI_L2_DCR"), UNMAPPED("PAPI_L3_DCR"), UNMAPPED("PAPI_L1_DCW"),
+	UNMAPPED("PAPI_L2_DCW"), UNMAPPED("PAPI_L3_DCW"), UNMAPPED("PAPI_L1_ICH"),
+	UNMAPPED("PAPI_L2_ICH"), UNMAPPED("PAPI_L3_ICH"), UNMAPPED("PAPI_L2_ICA"),
+	UNMAPPED("PAPI_L3_ICA"), UNMAPPED("PAPI_L1_ICR"), UNMAPPED("PAPI_L2_ICR"),
+	UNMAPPED("PAPI_L3_ICR"), UNMAPPED("PAPI_L1_TCH"), UNMAPPED("PAPI_L2_TCH"),
+	UNMAPPED("PAPI_L1_TCA"), UNMAPPED("PAPI_L1_TCR"), UNMAPPED("PAPI_L2_TCR"),
+	UNMAPPED("PAPI_L3_TCR"), UNMAPPED("PAPI_L1_TCW"), UNMAPPED("PAPI_L2_TCW"),
+	UNMAPPED("PAPI_L3_TCW"), UNMAPPED("PAPI_FML_INS"), UNMAPPED("PAPI_FAD_INS"),
+	UNMAPPED("PAPI_FDV_INS"), UNMAPPED("PAPI_FSQ_INS"), UNMAPPED("PAPI_FNV_INS"),
+	UNMAPPED("PAPI_VEC_INS"), UNMAPPED("PAPI_SP_OPS"), UNMAPPED("PAPI_DP_OPS"),
+	UNMAPPED("PAPI_VEC_SP"), UNMAPPED("PAPI_VEC_DP"), UNMAPPED("PAPI_STL_SCY"),
+#undef UNMAPPED
+};
+
+const char *const *hwc__preset_candidates(const char *base, const char **label, size_t *n)
+{
+	for (size_t i = 0; i < HWC_ARRAY_SIZE(presets); i++) {
+		if (strcasecmp(base, presets[i].name) != 0)
+			continue;
+		*label = presets[i].name;
+		*n = 0;
+		while (*n < HWC_ARRAY_SIZE(presets[i].candidates) && presets[i].candidates[*n])
+			(*n)++;
+		return presets[i].candidates;
+	}
+	return NULL;
+}
+
+void hwc__table_names(hwc__name_fn fn, void *arg)
+{
+	for (size_t i = 0; i < HWC_ARRAY_SIZE(hardware); i++)
+		fn(hardware[i].name, arg);
+	for (size_t i = 0; i < HWC_ARRAY_SIZE(software); i++)
+		fn(software[i].name, arg);
+	char name[64];
+	for (size_t c = 0; c < HWC_ARRAY_SIZE(caches); c++)
+		for (size_t o = 0; o < HWC_ARRAY_SIZE(cache_ops); o++) {
+			if (!cache_op_valid((int)c, (int)o))
+				continue;
+			snprintf(name, sizeof(name), "%s-%ss", caches[c].canonical, cache_ops[o].canonical);
+			fn(name, arg);
+			snprintf(name, sizeof(name), "%s-%s-misses", caches[c].canonical,
+				 cache_ops[o].canonical);
+			fn(name, arg);
+		}
+	for (size_t i = 0; i < HWC_ARRAY_SIZE(presets); i++)
+		fn(presets[i].name, arg);
+}

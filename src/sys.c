@@ -1,0 +1,240 @@
+/* Thin wrappers around the kernel: the system call, sysfs and procfs, and
+ * turning perf_event_open's errno into a message that says what to do. */
+#include "internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int hwc__perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
+			 unsigned long flags)
+{
+	long fd = syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
+	return fd < 0 ? -errno : (int)fd;
+}
+
+const char *hwc__sysfs_root(void)
+{
+	const char *root = getenv("HWC_SYSFS_ROOT");
+	return root && *root ? root : "/sys";
+}
+
+int hwc__read_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, size - 1);
+	int err = n < 0 ? -errno : 0;
+	close(fd);
+	if (err)
+		return err;
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		n--;
+	buf[n] = '\0';
+	return 0;
+}
+
+int hwc__read_int_file(const char *path, long long *out)
+{
+	char buf[64], *end;
+	int err = hwc__read_file(path, buf, sizeof(buf));
+	if (err)
+		return err;
+	errno = 0;
+	long long v = strtoll(buf, &end, 0);
+	if (errno || end == buf)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+HWC_EXPORT int hwc_paranoid(int *level)
+{
+	long long v;
+	int err = hwc__read_int_file("/proc/sys/kernel/perf_event_paranoid", &v);
+	if (err)
+		return hwc__fail(err, "cannot read /proc/sys/kernel/perf_event_paranoid: %s",
+				 strerror(-err));
+	*level = (int)v;
+	return 0;
+}
+
+bool hwc__privileged(void)
+{
+	/* CAP_PERFMON (38) or CAP_SYS_ADMIN (21) in the effective set. */
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "re");
+	if (!f)
+		return geteuid() == 0;
+	unsigned long long caps = 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &caps) == 1)
+			break;
+	fclose(f);
+	return (caps & (1ULL << 38)) || (caps & (1ULL << 21));
+}
+
+HWC_EXPORT int hwc_online_cpus(int *cpus, size_t max)
+{
+	char buf[4096];
+	int err = hwc__read_file("/sys/devices/system/cpu/online", buf, sizeof(buf));
+	if (err)
+		return hwc__fail(err, "cannot read /sys/devices/system/cpu/online: %s",
+				 strerror(-err));
+	int n = 0;
+	for (char *p = buf; *p;) {
+		char *end;
+		long a = strtol(p, &end, 10), b = a;
+		if (end == p)
+			return hwc__fail(-EINVAL, "cannot parse the online CPU list '%s'", buf);
+		p = end;
+		if (*p == '-') {
+			b = strtol(p + 1, &end, 10);
+			p = end;
+		}
+		for (long c = a; c <= b; c++, n++)
+			if ((size_t)n < max)
+				cpus[n] = (int)c;
+		if (*p == ',')
+			p++;
+	}
+	return n;
+}
+
+bool hwc__have_cpu_pmu(void)
+{
+	char path[512];
+	struct stat st;
+	snprintf(path, sizeof(path), "%s/bus/event_source/devices/cpu", hwc__sysfs_root());
+	if (stat(path, &st) == 0)
+		return true;
+	snprintf(path, sizeof(path), "%s/bus/event_source/devices/cpu_core", hwc__sysfs_root());
+	return stat(path, &st) == 0;
+}
+
+bool hwc__is_core_hw(const struct perf_event_attr *attr)
+{
+	return attr->type == PERF_TYPE_HARDWARE || attr->type == PERF_TYPE_HW_CACHE ||
+	       attr->type == PERF_TYPE_RAW;
+}
+
+int hwc__core_counters(const char **model)
+{
+	int ngen = 0, nfix = 0;
+	const char *m = hwc__pfm_host_model(&ngen, &nfix);
+	if (model)
+		*model = m;
+	if (!m || ngen <= 0)
+		return 0;
+	long long watchdog = 0;
+	/* The NMI watchdog holds one general counter while it runs. */
+	if (hwc__read_int_file("/proc/sys/kernel/nmi_watchdog", &watchdog) == 0 && watchdog &&
+	    hwc__have_cpu_pmu())
+		ngen--;
+	return ngen + nfix;
+}
+
+static uid_t owner_of(pid_t pid)
+{
+	char path[64];
+	struct stat st;
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	return stat(path, &st) == 0 ? st.st_uid : (uid_t)-1;
+}
+
+int hwc__explain_open_error(int err, const struct hwc_event *ev, pid_t pid, int cpu)
+{
+	const struct perf_event_attr *a = &ev->attr;
+	int paranoid = 2;
+	hwc_paranoid(&paranoid);
+	bool priv = hwc__privileged();
+	const char *n = ev->name;
+
+	switch (-err) {
+	case EACCES:
+	case EPERM:
+		if (paranoid > 2 && !priv)
+			return hwc__fail(err,
+					 "cannot open '%s': permission denied: perf_event_paranoid is %d, "
+					 "which forbids all use by unprivileged users; run as root or "
+					 "`sysctl kernel.perf_event_paranoid=2`",
+					 n, paranoid);
+		if (pid > 0 && owner_of(pid) != (uid_t)-1 && owner_of(pid) != geteuid() && !priv)
+			return hwc__fail(err,
+					 "cannot open '%s' on pid %d: permission denied: the process "
+					 "belongs to uid %u and you are uid %u; run as that user or as "
+					 "root (CAP_PERFMON and ptrace access are needed)",
+					 n, (int)pid, (unsigned)owner_of(pid), (unsigned)geteuid());
+		if (cpu >= 0 && paranoid > 0 && !priv)
+			return hwc__fail(err,
+					 "cannot open '%s' on CPU %d: permission denied: system-wide "
+					 "counting needs root or CAP_PERFMON while perf_event_paranoid is "
+					 "%d; run as root or `sysctl kernel.perf_event_paranoid=0`",
+					 n, cpu, paranoid);
+		if (!a->exclude_kernel && paranoid > 1 && !priv)
+			return hwc__fail(err,
+					 "cannot open '%s': permission denied: perf_event_paranoid is %d, "
+					 "so this user may count user space only; add ':u' to the event, "
+					 "run as root, or `sysctl kernel.perf_event_paranoid=1`",
+					 n, paranoid);
+		if (pid > 0)
+			return hwc__fail(err,
+					 "cannot open '%s' on pid %d: permission denied (ptrace access "
+					 "to the process is needed; see /proc/sys/kernel/yama/ptrace_scope)",
+					 n, (int)pid);
+		return hwc__fail(err, "cannot open '%s': permission denied (perf_event_paranoid is %d)",
+				 n, paranoid);
+	case ENOENT:
+	case EOPNOTSUPP:
+	case ENODEV:
+		if (hwc__is_core_hw(a) && !hwc__have_cpu_pmu())
+			return hwc__fail(err,
+					 "'%s' is not supported on this machine: the kernel exposes no "
+					 "hardware PMU (no %s/bus/event_source/devices/cpu), as on virtual "
+					 "machines without PMU pass-through; software events still work",
+					 n, hwc__sysfs_root());
+		if (-err == EOPNOTSUPP)
+			return hwc__fail(err,
+					 "'%s' is not supported on this machine: the PMU cannot do what "
+					 "the event asks (exclude bits, precise, or sampling)",
+					 n);
+		return hwc__fail(err, "'%s' is not supported on this machine: the kernel does not "
+				      "know this event (type %u, config %#llx)",
+				 n, a->type, (unsigned long long)a->config);
+	case ESRCH:
+		return hwc__fail(err, "cannot open '%s': no process or thread with id %d", n, (int)pid);
+	case EINVAL:
+		if (cpu >= 0) {
+			int cpus[1];
+			int ncpu = hwc_online_cpus(cpus, 0);
+			long conf = sysconf(_SC_NPROCESSORS_CONF);
+			if (cpu >= conf || ncpu <= 0)
+				return hwc__fail(err, "cannot open '%s': CPU %d does not exist "
+						      "(this machine has %ld CPUs)",
+						 n, cpu, conf);
+		}
+		return hwc__fail(err,
+				 "cannot open '%s': the kernel rejected its attributes (type %u, "
+				 "config %#llx%s)",
+				 n, a->type, (unsigned long long)a->config,
+				 ev->leader ? "" : "; a group may not fit the PMU's counters");
+	case EMFILE:
+	case ENFILE:
+		return hwc__fail(err, "cannot open '%s': too many open files; raise the limit "
+				      "with `ulimit -n`",
+				 n);
+	case EBUSY:
+		return hwc__fail(err, "cannot open '%s': the counter is in exclusive use by "
+				      "another user (another tool, or the NMI watchdog)",
+				 n);
+	default:
+		return hwc__fail(err, "cannot open '%s': %s", n, strerror(-err));
+	}
+}

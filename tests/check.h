@@ -1,0 +1,73 @@
+/* Minimal test helpers: checks print both operands, skips print a reason.
+ * Each test program exits 0 (pass), 1 (fail) or 77 (skip, reason printed). */
+#ifndef HWC_TEST_CHECK_H
+#define HWC_TEST_CHECK_H
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int check_failures;
+
+#define CHECK(cond)                                                                      \
+	do {                                                                             \
+		if (!(cond)) {                                                           \
+			fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
+			check_failures++;                                                \
+		}                                                                        \
+	} while (0)
+
+#define CHECK_INT(a, op, b)                                                              \
+	do {                                                                             \
+		long long a_ = (long long)(a), b_ = (long long)(b);                      \
+		if (!(a_ op b_)) {                                                       \
+			fprintf(stderr, "%s:%d: %s %s %s failed: %lld vs %lld\n", __FILE__, \
+				__LINE__, #a, #op, #b, a_, b_);                          \
+			check_failures++;                                                \
+		}                                                                        \
+	} while (0)
+
+#define CHECK_U64(a, op, b)                                                              \
+	do {                                                                             \
+		uint64_t a_ = (uint64_t)(a), b_ = (uint64_t)(b);                         \
+		if (!(a_ op b_)) {                                                       \
+			fprintf(stderr, "%s:%d: %s %s %s failed: %#" PRIx64 " vs %#" PRIx64 "\n", \
+				__FILE__, __LINE__, #a, #op, #b, a_, b_);                \
+			check_failures++;                                                \
+		}                                                                        \
+	} while (0)
+
+#define CHECK_STR_CONTAINS(hay, needle)                                                  \
+	do {                                                                             \
+		const char *h_ = (hay), *n_ = (needle);                                  \
+		if (!h_ || !strstr(h_, n_)) {                                            \
+			fprintf(stderr, "%s:%d: \"%s\" does not contain \"%s\"\n", __FILE__, \
+				__LINE__, h_ ? h_ : "(null)", n_);                       \
+			check_failures++;                                                \
+		}                                                                        \
+	} while (0)
+
+/* Call FN as a sub-test; prints its name on failure. */
+#define RUN(fn)                                                                          \
+	do {                                                                             \
+		int before_ = check_failures;                                            \
+		fn();                                                                    \
+		fprintf(stderr, "%s %s\n", check_failures == before_ ? "ok  " : "FAIL", #fn); \
+	} while (0)
+
+#define SKIP(...)                                                                        \
+	do {                                                                             \
+		fprintf(stderr, "SKIP: " __VA_ARGS__);                                   \
+		fprintf(stderr, "\n");                                                   \
+		exit(77);                                                                \
+	} while (0)
+
+static inline int check_exit(void)
+{
+	if (check_failures)
+		fprintf(stderr, "%d check(s) failed\n", check_failures);
+	return check_failures ? 1 : 0;
+}
+
+#endif

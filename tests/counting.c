@@ -1,0 +1,462 @@
+/* Live tests of the counting core with software events: self, group read,
+ * start/stop/reset, a new command, attach to a pid (and a thread created
+ * after attaching), inherit on/off, per-CPU, and the error paths. */
+#include "check.h"
+
+#include <errno.h>
+#include <hwc/hwc.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static long page_size;
+
+static void touch_pages(long n)
+{
+	volatile char *p = mmap(NULL, (size_t)(n * page_size), PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		abort();
+	for (long i = 0; i < n; i++)
+		p[i * page_size] = 1;
+	munmap((void *)p, (size_t)(n * page_size));
+}
+
+static hwc_evlist *events(const char *spec)
+{
+	hwc_evlist *l;
+	if (hwc_evlist_new(&l) || hwc_evlist_add(l, spec)) {
+		fprintf(stderr, "cannot resolve '%s': %s\n", spec, hwc_errdetail());
+		exit(1);
+	}
+	return l;
+}
+
+static hwc_counters *open_or_die(hwc_evlist *l, const struct hwc_target *t)
+{
+	hwc_counters *c;
+	int err = hwc_counters_open(&c, l, t);
+	if (err) {
+		fprintf(stderr, "open failed: %s\n", hwc_errdetail());
+		exit(1);
+	}
+	return c;
+}
+
+static uint64_t value(hwc_counters *c, size_t ev)
+{
+	struct hwc_value v;
+	CHECK_INT(hwc_counters_value(c, HWC_ALL, ev, &v), ==, 0);
+	return v.raw;
+}
+
+static void test_self(void)
+{
+	hwc_evlist *l = events("{task-clock,page-faults}");
+	struct hwc_target t = {.kind = HWC_TARGET_SELF};
+	hwc_counters *c = open_or_die(l, &t);
+	CHECK_INT(hwc_counters_ninstances(c), ==, 1);
+	CHECK_INT(hwc_counters_start(c), ==, 0);
+	touch_pages(500);
+	CHECK_INT(hwc_counters_stop(c), ==, 0);
+	CHECK_INT(hwc_counters_read(c), ==, 0);
+	struct hwc_value clock, faults;
+	CHECK_INT(hwc_counters_value(c, HWC_ALL, 0, &clock), ==, 0);
+	CHECK_INT(hwc_counters_value(c, HWC_ALL, 1, &faults), ==, 0);
+	CHECK_U64(faults.raw, >=, 500);
+	CHECK_U64(faults.raw, <, 600);
+	CHECK_U64(clock.raw, >, 0);
+	/* One read(2) of the group: both members carry the same times. */
+	CHECK_U64(clock.enabled, ==, faults.enabled);
+	CHECK_U64(clock.running, ==, faults.running);
+	CHECK_U64(faults.scaled, ==, faults.raw);
+	CHECK(!hwc_value_multiplexed(&faults));
+	hwc_counters_close(c);
+	hwc_evlist_free(l);
+}
+
+static void test_start_stop_reset(void)
+{
+	hwc_evlist *l = events("page-faults");
+	struct hwc_target t = {.kind = HWC_TARGET_SELF};
+	hwc_counters *c = open_or_die(l, &t);
+	hwc_counters_read(c);
+	CHECK_U64(value(c, 0), ==, 0); /* opened disabled */
+	hwc_counters_start(c);
+	touch_pages(100);
+	hwc_counters_stop(c);
+	hwc_counters_read(c);
+	uint64_t stopped = value(c, 0);
+	CHECK_U64(stopped, >=, 100);
+	touch_pages(100); /* not counted: stopped */
+	hwc_counters_read(c);
+	CHECK_U64(value(c, 0), ==, stopped);
+	hwc_counters_start(c);
+	touch_pages(100);
+	hwc_counters_read(c);
+	CHECK_U64(value(c, 0), >=, stopped + 100);
+	CHECK_INT(hwc_counters_reset(c), ==, 0);
+	CHECK_U64(value(c, 0), ==, 0);
+	touch_pages(50);
+	hwc_counters_read(c);
+	struct hwc_value v;
+	hwc_counters_value(c, HWC_ALL, 0, &v);
+	CHECK_U64(v.raw, >=, 50);
+	CHECK_U64(v.raw, <, 100);
+	/* Times restart at the reset too, so scaling stays honest. */
+	CHECK_U64(v.enabled, <, 1000000000ULL);
+	hwc_counters_close(c);
+	hwc_evlist_free(l);
+}
+
+static char *workload(const char *name)
+{
+	static char path[4][512];
+	static int k;
+	const char *build = getenv("HWC_BUILD");
+	snprintf(path[k & 3], sizeof(path[0]), "%s/workloads/%s", build ? build : "build", name);
+	return path[k++ & 3];
+}
+
+static void test_command(void)
+{
+	hwc_evlist *l = events("page-faults,task-clock");
+	char *argv[] = {workload("pagetouch"), "2000", NULL};
+	struct hwc_target t = {.kind = HWC_TARGET_COMMAND, .argv = argv};
+	hwc_counters *c = open_or_die(l, &t);
+	pid_t pid = hwc_counters_pid(c);
+	CHECK(pid > 0);
+	hwc_counters_read(c);
+	CHECK_U64(value(c, 0), ==, 0); /* nothing before exec */
+	CHECK_INT(hwc_counters_start(c), ==, 0);
+	int status;
+	CHECK_INT(waitpid(pid, &status, 0), ==, pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	hwc_counters_read(c);
+	CHECK_U64(value(c, 0), >=, 2000);
+	CHECK_U64(value(c, 0), <, 2200);
+	hwc_counters_close(c);
+	hwc_evlist_free(l);
+}
+
+static void test_command_not_found(void)
+{
+	hwc_evlist *l = events("task-clock");
+	char *argv[] = {"/nonexistent/hwc-no-such-command", NULL};
+	struct hwc_target t = {.kind = HWC_TARGET_COMMAND, .argv = argv};
+	hwc_counters *c = open_or_die(l, &t);
+	CHECK_INT(hwc_counters_start(c), ==, -ENOENT);
+	CHECK_STR_CONTAINS(hwc_errdetail(), "cannot execute");
+	CHECK_INT(hwc_counters_pid(c), ==, -1); /* reaped */
+	hwc_counters_close(c);
+	/* A child never started is reaped by close, not left behind. */
+	char *argv2[] = {"true", NULL};
+	t.argv = argv2;
+	c = open_or_die(l, &t);
+	pid_t pid = hwc_counters_pid(c);
+	hwc_counters_close(c);
+	CHECK_INT(waitpid(pid, NULL, WNOHANG), ==, -1);
+	CHECK_INT(errno, ==, ECHILD);
+	hwc_evlist_free(l);
+}
+
+/* A child that, on each byte from the parent, starts a new thread that
+ * touches pages; then reports back.  Lets us attach first and create the
+ * thread afterwards. */
+static void *thread_touch(void *arg)
+{
+	touch_pages((long)(intptr_t)arg);
+	return NULL;
+}
+
+static pid_t start_helper(int *cmd, int *ack)
+{
+	int a[2], b[2];
+	if (pipe(a) || pipe(b))
+		abort();
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(a[1]);
+		close(b[0]);
+		char x;
+		while (read(a[0], &x, 1) == 1) {
+			pthread_t th;
+			pthread_create(&th, NULL, thread_touch, (void *)(intptr_t)300);
+			pthread_join(th, NULL);
+			if (write(b[1], "k", 1) != 1)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	close(a[0]);
+	close(b[1]);
+	*cmd = a[1];
+	*ack = b[0];
+	return pid;
+}
+
+static void test_attach_pid_new_thread(void)
+{
+	int cmd, ack;
+	pid_t pid = start_helper(&cmd, &ack);
+	hwc_evlist *l = events("page-faults");
+	struct hwc_target t = {.kind = HWC_TARGET_PROCESS, .pid = pid};
+	hwc_counters *c = open_or_die(l, &t);
+	CHECK_INT(hwc_counters_pid(c), ==, pid);
+	CHECK_INT(hwc_counters_ninstances(c), ==, 1);
+	CHECK_INT(hwc_counters_instance_tid(c, 0), ==, pid);
+	hwc_counters_start(c);
+	char x;
+	CHECK_INT(write(cmd, "g", 1), ==, 1); /* the thread is created now */
+	CHECK_INT(read(ack, &x, 1), ==, 1);
+	hwc_counters_read(c);
+	CHECK_U64(value(c, 0), >=, 300);
+	close(cmd);
+	waitpid(pid, NULL, 0);
+	/* Reading after the target died still works and keeps the counts. */
+	CHECK_INT(hwc_counters_read(c), ==, 0);
+	CHECK_U64(value(c, 0), >=, 300);
+	hwc_counters_close(c);
+	close(ack);
+
+	/* Without inherit the new thread is not counted. */
+	pid = start_helper(&cmd, &ack);
+	t.pid = pid;
+	t.flags = HWC_NO_INHERIT;
+	c = open_or_die(l, &t);
+	hwc_counters_start(c);
+	CHECK_INT(write(cmd, "g", 1), ==, 1);
+	CHECK_INT(read(ack, &x, 1), ==, 1);
+	hwc_counters_read(c);
+	CHECK_U64(value(c, 0), <, 300);
+	close(cmd);
+	waitpid(pid, NULL, 0);
+	close(ack);
+	hwc_counters_close(c);
+	hwc_evlist_free(l);
+}
+
+static void *idle_thread(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	char x;
+	if (read(fd, &x, 1) < 0)
+		return NULL;
+	return NULL;
+}
+
+static void test_attach_existing_threads(void)
+{
+	/* A process with 3 threads: one instance per thread. */
+	int p[2];
+	if (pipe(p))
+		abort();
+	pthread_t th[2];
+	for (int i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, idle_thread, (void *)(intptr_t)p[0]);
+	hwc_evlist *l = events("task-clock");
+	struct hwc_target t = {.kind = HWC_TARGET_PROCESS, .pid = getpid()};
+	hwc_counters *c = open_or_die(l, &t);
+	CHECK_INT(hwc_counters_ninstances(c), ==, 3);
+	hwc_counters_close(c);
+	CHECK_INT(write(p[1], "xx", 2), ==, 2);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	close(p[0]);
+	close(p[1]);
+	hwc_evlist_free(l);
+}
+
+static void test_inherit(void)
+{
+	hwc_evlist *l = events("page-faults");
+	for (int inherit = 0; inherit < 2; inherit++) {
+		struct hwc_target t = {.kind = HWC_TARGET_SELF, .flags = inherit ? 0 : HWC_NO_INHERIT};
+		hwc_counters *c = open_or_die(l, &t);
+		hwc_counters_start(c);
+		pid_t pid = fork();
+		if (pid == 0) {
+			touch_pages(1000);
+			_exit(0);
+		}
+		waitpid(pid, NULL, 0);
+		hwc_counters_stop(c);
+		hwc_counters_read(c);
+		if (inherit)
+			CHECK_U64(value(c, 0), >=, 1000);
+		else
+			CHECK_U64(value(c, 0), <, 1000);
+		hwc_counters_close(c);
+	}
+	hwc_evlist_free(l);
+}
+
+static void test_per_cpu(void)
+{
+	int cpus[256];
+	int n = hwc_online_cpus(cpus, 256);
+	CHECK(n >= 1);
+	hwc_evlist *l = events("cpu-clock");
+	struct hwc_target t = {.kind = HWC_TARGET_CPUS};
+	hwc_counters *c;
+	int err = hwc_counters_open(&c, l, &t);
+	if (err == -EACCES || err == -EPERM) {
+		fprintf(stderr, "test_per_cpu: skipped, system-wide counting not permitted: %s\n",
+			hwc_errdetail());
+		hwc_evlist_free(l);
+		return;
+	}
+	CHECK_INT(err, ==, 0);
+	CHECK_INT(hwc_counters_ninstances(c), ==, n);
+	for (int i = 0; i < n; i++)
+		CHECK_INT(hwc_counters_instance_cpu(c, (size_t)i), ==, cpus[i]);
+	hwc_counters_start(c);
+	usleep(20000);
+	hwc_counters_stop(c);
+	hwc_counters_read(c);
+	uint64_t sum = 0;
+	for (int i = 0; i < n; i++) {
+		struct hwc_value v;
+		hwc_counters_value(c, (size_t)i, 0, &v);
+		CHECK_U64(v.enabled, >=, 15000000);
+		CHECK_U64(v.raw, >, 0);
+		sum += v.raw;
+	}
+	CHECK_U64(value(c, 0), ==, sum);
+	hwc_counters_close(c);
+
+	/* Only CPU 0. */
+	int one = cpus[0];
+	t.cpus = &one;
+	t.ncpus = 1;
+	c = open_or_die(l, &t);
+	CHECK_INT(hwc_counters_ninstances(c), ==, 1);
+	hwc_counters_close(c);
+	hwc_evlist_free(l);
+}
+
+static void test_errors(void)
+{
+	hwc_evlist *l = events("task-clock");
+	hwc_counters *c = NULL;
+
+	int bad_cpu = 4096 + 7;
+	struct hwc_target t = {.kind = HWC_TARGET_CPUS, .cpus = &bad_cpu, .ncpus = 1};
+	CHECK_INT(hwc_counters_open(&c, l, &t), ==, -EINVAL);
+	CHECK_STR_CONTAINS(hwc_errdetail(), "CPU 4103 is out of range");
+	CHECK(c == NULL);
+
+	/* A pid that does not exist: fork a child and reap it first. */
+	pid_t dead = fork();
+	if (dead == 0)
+		_exit(0);
+	waitpid(dead, NULL, 0);
+	struct hwc_target p = {.kind = HWC_TARGET_PROCESS, .pid = dead};
+	CHECK_INT(hwc_counters_open(&c, l, &p), ==, -ESRCH);
+	CHECK_STR_CONTAINS(hwc_errdetail(), "no process with pid");
+	p.kind = HWC_TARGET_THREAD;
+	CHECK_INT(hwc_counters_open(&c, l, &p), ==, -ESRCH);
+	hwc_evlist_free(l);
+}
+
+static void test_unsupported_hardware(void)
+{
+	hwc_evlist *l = events("cycles,task-clock");
+	struct hwc_target t = {.kind = HWC_TARGET_SELF};
+	hwc_counters *c = NULL;
+	int err = hwc_counters_open(&c, l, &t);
+	if (err == 0) {
+		fprintf(stderr, "test_unsupported_hardware: skipped, this machine has a hardware PMU\n");
+		hwc_counters_close(c);
+		hwc_evlist_free(l);
+		return;
+	}
+	CHECK_INT(err, ==, -ENOENT);
+	CHECK_STR_CONTAINS(hwc_errdetail(), "'cycles' is not supported on this machine");
+	CHECK_STR_CONTAINS(hwc_errdetail(), "no hardware PMU");
+	/* With SKIP_UNSUPPORTED the rest is counted and the skip is visible. */
+	t.flags = HWC_SKIP_UNSUPPORTED;
+	CHECK_INT(hwc_counters_open(&c, l, &t), ==, 0);
+	CHECK_INT(hwc_counters_event_status(c, 0), ==, -ENOENT);
+	CHECK_STR_CONTAINS(hwc_counters_event_error(c, 0), "no hardware PMU");
+	CHECK_INT(hwc_counters_event_status(c, 1), ==, 0);
+	CHECK_INT(hwc_counters_fd(c, 0, 0), ==, -1);
+	CHECK(hwc_counters_fd(c, 0, 1) >= 0);
+	hwc_counters_start(c);
+	hwc_counters_read(c);
+	struct hwc_value v;
+	CHECK_INT(hwc_counters_value(c, HWC_ALL, 0, &v), ==, -ENOENT);
+	CHECK_INT(hwc_counters_value(c, HWC_ALL, 1, &v), ==, 0);
+	hwc_counters_close(c);
+	hwc_evlist_free(l);
+}
+
+static void test_scale(void)
+{
+	CHECK_U64(hwc_scale(100, 1000, 1000), ==, 100);
+	CHECK_U64(hwc_scale(100, 1000, 500), ==, 200);
+	CHECK_U64(hwc_scale(100, 1000, 0), ==, 0);
+	CHECK_U64(hwc_scale(100, 1000, 2000), ==, 100); /* never scaled down */
+	CHECK_U64(hwc_scale(UINT64_MAX / 2, UINT64_MAX, 3), ==, UINT64_MAX);
+	CHECK_U64(hwc_scale(1ULL << 62, 4, 2), ==, 1ULL << 63);
+}
+
+/* As an unprivileged user with perf_event_paranoid >= 2, kernel counting is
+ * refused; the library counts user space only and says so. */
+static void test_user_only_fallback(void)
+{
+	int paranoid;
+	if (geteuid() != 0 || hwc_paranoid(&paranoid) || paranoid < 2) {
+		fprintf(stderr, "test_user_only_fallback: skipped, needs root (to drop to an "
+				"unprivileged uid) and perf_event_paranoid >= 2\n");
+		return;
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (setgid(65534) || setuid(65534))
+			_exit(3);
+		hwc_evlist *l = events("task-clock,page-faults:k");
+		hwc_evlist *u = events("task-clock,page-faults");
+		struct hwc_target t = {.kind = HWC_TARGET_SELF};
+		hwc_counters *c;
+		/* page-faults:k asks for the kernel explicitly: refused, with the fix. */
+		if (hwc_counters_open(&c, l, &t) != -EACCES)
+			_exit(4);
+		if (!strstr(hwc_errdetail(), "perf_event_paranoid is") ||
+		    !strstr(hwc_errdetail(), "sysctl kernel.perf_event_paranoid=1"))
+			_exit(5);
+		if (hwc_counters_open(&c, u, &t) != 0)
+			_exit(6);
+		if (!hwc_counters_user_only(c, 0) || !hwc_counters_user_only(c, 1))
+			_exit(7);
+		t.flags = HWC_NO_FALLBACK;
+		hwc_counters *c2;
+		if (hwc_counters_open(&c2, u, &t) != -EACCES)
+			_exit(8);
+		_exit(0);
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status));
+	CHECK_INT(WEXITSTATUS(status), ==, 0);
+}
+
+int main(void)
+{
+	page_size = sysconf(_SC_PAGESIZE);
+	RUN(test_self);
+	RUN(test_start_stop_reset);
+	RUN(test_command);
+	RUN(test_command_not_found);
+	RUN(test_attach_pid_new_thread);
+	RUN(test_attach_existing_threads);
+	RUN(test_inherit);
+	RUN(test_per_cpu);
+	RUN(test_errors);
+	RUN(test_unsupported_hardware);
+	RUN(test_scale);
+	RUN(test_user_only_fallback);
+	return check_exit();
+}

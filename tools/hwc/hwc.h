@@ -1,0 +1,11 @@
+/* Shared by the hwc subcommands. */
+#ifndef HWC_TOOL_H
+#define HWC_TOOL_H
+
+#include <hwc/hwc.h>
+
+int cmd_stat(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+
+#endif

@@ -1,0 +1,46 @@
+/* hwc: the command-line front end.  Each subcommand lives in its own file
+ * and uses only the public libhwc API. */
+#include "hwc.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+} commands[] = {
+	{"stat", cmd_stat, "count events for a command, process, thread or the whole system"},
+	{"list", cmd_list, "list the events this machine (or any libpfm4 model) knows"},
+	{"info", cmd_info, "describe this machine's counters, PMUs and permissions"},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: hwc <command> [options]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-6s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\n`hwc <command> --help` describes a command; see hwc(1).\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("hwc %s\n", HWC_VERSION_STRING);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "hwc: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}
