@@ -1,0 +1,211 @@
+/* Decoding PERF_RECORD_SAMPLE and the sample_id trailer, field by field in
+ * the order perf_event_open(2) documents, bounds-checked against the
+ * record's size: the same code serves live ring buffers and perf.data. */
+#include "internal.h"
+#include "hwc/sample.h"
+
+#include <errno.h>
+#include <string.h>
+
+struct cursor {
+	const uint8_t *p, *end;
+	const char *field; /* first field that did not fit */
+};
+
+static bool take(struct cursor *c, void *dst, size_t n, const char *field)
+{
+	if ((size_t)(c->end - c->p) < n) {
+		if (!c->field)
+			c->field = field;
+		return false;
+	}
+	if (dst)
+		memcpy(dst, c->p, n);
+	c->p += n;
+	return true;
+}
+
+static bool u64(struct cursor *c, uint64_t *v, const char *field)
+{
+	return take(c, v, sizeof(*v), field);
+}
+
+/* Point *ARR at N u64 words of the record, advancing past them. */
+static bool words(struct cursor *c, const uint64_t **arr, uint64_t n, const char *field)
+{
+	if (n > (uint64_t)(c->end - c->p) / 8) {
+		if (!c->field)
+			c->field = field;
+		return false;
+	}
+	*arr = (const uint64_t *)(const void *)c->p;
+	c->p += n * 8;
+	return true;
+}
+
+static bool read_values(struct cursor *c, uint64_t fmt, struct hwc_sample *s)
+{
+	uint64_t nr = 1;
+	if (fmt & PERF_FORMAT_GROUP && !u64(c, &nr, "read.nr"))
+		return false;
+	uint32_t stride = 1 + !!(fmt & PERF_FORMAT_ID) + !!(fmt & PERF_FORMAT_LOST);
+	if (!(fmt & PERF_FORMAT_GROUP)) {
+		/* value, [enabled], [running], [id], [lost] */
+		if (!words(c, &s->values, 1, "read.value"))
+			return false;
+		if (fmt & PERF_FORMAT_TOTAL_TIME_ENABLED && !u64(c, &s->read_enabled, "read.enabled"))
+			return false;
+		if (fmt & PERF_FORMAT_TOTAL_TIME_RUNNING && !u64(c, &s->read_running, "read.running"))
+			return false;
+		const uint64_t *rest;
+		if (!words(c, &rest, stride - 1, "read.id"))
+			return false;
+		/* Single format splits value and id; present them as one entry. */
+		s->nr_values = 1;
+		s->value_stride = 1;
+		return true;
+	}
+	if (fmt & PERF_FORMAT_TOTAL_TIME_ENABLED && !u64(c, &s->read_enabled, "read.enabled"))
+		return false;
+	if (fmt & PERF_FORMAT_TOTAL_TIME_RUNNING && !u64(c, &s->read_running, "read.running"))
+		return false;
+	if (nr > UINT32_MAX || !words(c, &s->values, nr * stride, "read.values"))
+		return false;
+	s->nr_values = (uint32_t)nr;
+	s->value_stride = stride;
+	return true;
+}
+
+static bool regs(struct cursor *c, uint64_t mask, uint64_t *abi, uint32_t *nr,
+		 const uint64_t **arr, const char *field)
+{
+	if (!u64(c, abi, field))
+		return false;
+	if (*abi == PERF_SAMPLE_REGS_ABI_NONE) {
+		*nr = 0;
+		return true;
+	}
+	*nr = (uint32_t)__builtin_popcountll(mask);
+	return words(c, arr, *nr, field);
+}
+
+HWC_EXPORT int hwc_sample_parse(const struct perf_event_header *hdr,
+				const struct perf_event_attr *attr, struct hwc_sample *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (hdr->size < sizeof(*hdr))
+		return hwc__fail(-EINVAL, "sample record of %u bytes is shorter than its header",
+				 hdr->size);
+	uint64_t t = attr->sample_type;
+	struct cursor c = {(const uint8_t *)(hdr + 1), (const uint8_t *)hdr + hdr->size, NULL};
+	s->sample_type = t;
+	s->misc = hdr->misc;
+	bool ok = true;
+	uint32_t pair[2];
+	if (t & PERF_SAMPLE_IDENTIFIER)
+		ok = ok && u64(&c, &s->id, "identifier");
+	if (t & PERF_SAMPLE_IP)
+		ok = ok && u64(&c, &s->ip, "ip");
+	if (ok && t & PERF_SAMPLE_TID && (ok = take(&c, pair, 8, "pid/tid")))
+		s->pid = pair[0], s->tid = pair[1];
+	if (t & PERF_SAMPLE_TIME)
+		ok = ok && u64(&c, &s->time, "time");
+	if (t & PERF_SAMPLE_ADDR)
+		ok = ok && u64(&c, &s->addr, "addr");
+	if (t & PERF_SAMPLE_ID)
+		ok = ok && u64(&c, &s->id, "id");
+	if (t & PERF_SAMPLE_STREAM_ID)
+		ok = ok && u64(&c, &s->stream_id, "stream_id");
+	if (ok && t & PERF_SAMPLE_CPU && (ok = take(&c, pair, 8, "cpu")))
+		s->cpu = pair[0];
+	if (t & PERF_SAMPLE_PERIOD)
+		ok = ok && u64(&c, &s->period, "period");
+	if (t & PERF_SAMPLE_READ)
+		ok = ok && read_values(&c, attr->read_format, s);
+	if (t & PERF_SAMPLE_CALLCHAIN)
+		ok = ok && u64(&c, &s->nr_callchain, "callchain.nr") &&
+		     words(&c, &s->callchain, s->nr_callchain, "callchain");
+	if (t & PERF_SAMPLE_RAW && ok && (ok = take(&c, &s->raw_size, 4, "raw.size"))) {
+		s->raw = c.p;
+		ok = take(&c, NULL, s->raw_size, "raw");
+	}
+	if (t & PERF_SAMPLE_BRANCH_STACK && ok && (ok = u64(&c, &s->nr_branches, "branch.nr"))) {
+		if (attr->branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX)
+			ok = u64(&c, NULL, "branch.hw_idx");
+		ok = ok && s->nr_branches <= UINT64_MAX / 3 &&
+		     words(&c, &s->branches, s->nr_branches * 3, "branch stack");
+	}
+	if (t & PERF_SAMPLE_REGS_USER)
+		ok = ok && regs(&c, attr->sample_regs_user, &s->user_regs_abi, &s->nr_user_regs,
+				&s->user_regs, "user regs");
+	if (t & PERF_SAMPLE_STACK_USER && ok && (ok = u64(&c, &s->user_stack_size, "stack.size"))) {
+		s->user_stack = c.p;
+		ok = take(&c, NULL, s->user_stack_size, "stack.data");
+		if (ok && s->user_stack_size)
+			ok = u64(&c, &s->user_stack_dyn_size, "stack.dyn_size");
+		if (ok && s->user_stack_dyn_size > s->user_stack_size)
+			ok = false, c.field = "stack.dyn_size";
+	}
+	if (t & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT))
+		ok = ok && u64(&c, &s->weight, "weight");
+	if (t & PERF_SAMPLE_DATA_SRC)
+		ok = ok && u64(&c, &s->data_src, "data_src");
+	if (t & PERF_SAMPLE_TRANSACTION)
+		ok = ok && u64(&c, NULL, "transaction");
+	if (t & PERF_SAMPLE_REGS_INTR) {
+		uint64_t abi;
+		uint32_t nr;
+		const uint64_t *arr;
+		ok = ok && regs(&c, attr->sample_regs_intr, &abi, &nr, &arr, "intr regs");
+	}
+	if (t & PERF_SAMPLE_PHYS_ADDR)
+		ok = ok && u64(&c, &s->phys_addr, "phys_addr");
+	if (t & PERF_SAMPLE_CGROUP)
+		ok = ok && u64(&c, &s->cgroup, "cgroup");
+	if (t & PERF_SAMPLE_DATA_PAGE_SIZE)
+		ok = ok && u64(&c, NULL, "data_page_size");
+	if (t & PERF_SAMPLE_CODE_PAGE_SIZE)
+		ok = ok && u64(&c, NULL, "code_page_size");
+	if (!ok)
+		return hwc__fail(-EINVAL, "sample record of %u bytes is too short for its %s field",
+				 hdr->size, c.field ? c.field : "?");
+	return 0;
+}
+
+HWC_EXPORT size_t hwc_sample_id_size(const struct perf_event_attr *attr)
+{
+	if (!attr->sample_id_all)
+		return 0;
+	uint64_t t = attr->sample_type;
+	return 8 * (!!(t & PERF_SAMPLE_TID) + !!(t & PERF_SAMPLE_TIME) + !!(t & PERF_SAMPLE_ID) +
+		    !!(t & PERF_SAMPLE_STREAM_ID) + !!(t & PERF_SAMPLE_CPU) +
+		    !!(t & PERF_SAMPLE_IDENTIFIER));
+}
+
+HWC_EXPORT int hwc_sample_id_parse(const struct perf_event_header *hdr,
+				   const struct perf_event_attr *attr, struct hwc_sample_id *out)
+{
+	memset(out, 0, sizeof(*out));
+	size_t n = hwc_sample_id_size(attr);
+	if (hdr->size < sizeof(*hdr) + n)
+		return hwc__fail(-EINVAL, "record of type %u and %u bytes is too short for its "
+					  "%zu-byte sample_id",
+				 hdr->type, hdr->size, n);
+	uint64_t t = attr->sample_type;
+	const uint8_t *end = (const uint8_t *)hdr + hdr->size;
+	struct cursor c = {end - n, end, NULL};
+	uint32_t pair[2];
+	if (t & PERF_SAMPLE_TID && take(&c, pair, 8, "pid/tid"))
+		out->pid = pair[0], out->tid = pair[1];
+	if (t & PERF_SAMPLE_TIME)
+		u64(&c, &out->time, "time");
+	if (t & PERF_SAMPLE_ID)
+		u64(&c, &out->id, "id");
+	if (t & PERF_SAMPLE_STREAM_ID)
+		u64(&c, &out->stream_id, "stream_id");
+	if (t & PERF_SAMPLE_CPU && take(&c, pair, 8, "cpu"))
+		out->cpu = pair[0];
+	if (t & PERF_SAMPLE_IDENTIFIER)
+		u64(&c, &out->id, "identifier");
+	return 0;
+}
