@@ -44,6 +44,38 @@ struct hwc__ev {
 };
 /* Point pub's strings at the storage; call after filling the arrays. */
 void hwc__ev_fix_strings(struct hwc__ev *ev);
+/* A private copy of PUB with its own string storage. */
+void hwc__ev_copy(struct hwc__ev *dst, const struct hwc_event *pub);
+/* Events in the group led by event E of LIST, 0 when E leads none. */
+size_t hwc__group_size(const hwc_evlist *list, size_t e);
+
+/* target.c: what counting and sampling share about their targets. */
+struct hwc__child {          /* a COMMAND target's process */
+	pid_t pid;           /* -1: none */
+	int go_fd, exec_fd;  /* release pipe, exec status pipe */
+	bool started;        /* released to exec */
+};
+void hwc__child_init(struct hwc__child *ch);
+/* Fork a child that waits for hwc__child_release() before it execs ARGV. */
+int hwc__child_spawn(struct hwc__child *ch, char *const *argv);
+/* Let the child exec: 0, or the exec's -errno (the child is then reaped). */
+int hwc__child_release(struct hwc__child *ch);
+/* Wait for the child; STATUS (may be NULL) gets its wait status. */
+int hwc__child_reap(struct hwc__child *ch, int *status);
+/* Close the pipes; a child never released is reaped. */
+void hwc__child_discard(struct hwc__child *ch);
+/* The CPUs of target T (all online ones when T lists none), validated;
+ * *CPUS is malloc'ed. */
+int hwc__target_cpus(const struct hwc_target *t, int **cpus, size_t *n);
+/* Call OPEN_TID for every thread of PID, rescanning /proc/PID/task until no
+ * new thread shows up.  OPEN_TID returns 0, -ESRCH (thread gone: skipped) or
+ * an -errno that stops the scan.  -ESRCH when no thread could be opened. */
+int hwc__each_thread(pid_t pid, int (*open_tid)(void *arg, pid_t tid), void *arg);
+/* May an open that failed with ERR be retried counting user space only? */
+bool hwc__fallback_allowed(const struct hwc_event *ev, unsigned flags, int err);
+/* Switch every event of EV[N] that did not choose its privilege levels to
+ * user space only, marking it in USER_ONLY[N]. */
+void hwc__make_user_only(struct hwc__ev *ev, size_t n, bool *user_only);
 
 /* Resolver pieces.  Each fills EV (zeroed, name set, scale 1) and returns 0,
  * -ENOENT without detail when the name is not theirs, or another -errno
