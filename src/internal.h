@@ -114,6 +114,44 @@ const char *hwc__pfm_host_model(int *ncounters, int *nfixed);
 int hwc__format_apply(const char *format, uint64_t value, struct perf_event_attr *attr,
 		      const char *term);
 
+/* A byte buffer, for file sections (features.c). */
+struct hwc__bytes {
+	uint8_t *p;
+	size_t len, cap;
+};
+/* Append N bytes of DATA (NULL: zeros). */
+int hwc__bytes_put(struct hwc__bytes *b, const void *data, size_t n);
+int hwc__bytes_u32(struct hwc__bytes *b, uint32_t v);
+int hwc__bytes_u64(struct hwc__bytes *b, uint64_t v);
+/* A perf.data string: u32 length, then S NUL-padded to that length. */
+int hwc__bytes_string(struct hwc__bytes *b, const char *s);
+/* Append the perf.data header feature FEAT describing this machine (hostname,
+ * CPUs, topology, ...); -ENOENT when the machine cannot describe it. */
+int hwc__machine_feature(int feat, struct hwc__bytes *b);
+
+/* buildid.c: the GNU build-id of an ELF file, or of the running kernel, into
+ * ID (MAX bytes); returns its length or -errno. */
+int hwc__build_id(const char *path, uint8_t *id, size_t max);
+int hwc__kernel_build_id(uint8_t *id, size_t max);
+
+/* recording.c: the perf.data writer's side the sampler uses. */
+struct hwc_recording;
+/* Add an event; LEADER is the index of its group's leader (its own index
+ * for a leader, -1 outside groups).  Returns the new event's index. */
+int hwc__recording_add_event(struct hwc_recording *rec, const struct perf_event_attr *attr,
+			     const char *name, int leader);
+int hwc__recording_add_ids(struct hwc_recording *rec, int event, const uint64_t *ids, size_t n);
+size_t hwc__recording_nevents(const struct hwc_recording *rec);
+/* The first event's attr: its sample_id layout is the synthesized records'. */
+const struct perf_event_attr *hwc__recording_first_attr(const struct hwc_recording *rec);
+
+/* synth.c: records describing what existed before sampling started. */
+int hwc__synth_kernel_map(struct hwc_recording *rec);
+/* COMM, MMAP2 and FORK records of process PID and its threads. */
+int hwc__synth_process(struct hwc_recording *rec, pid_t pid);
+/* The same for every process in /proc. */
+int hwc__synth_all(struct hwc_recording *rec);
+
 /* A string builder, for names and details. */
 struct hwc__buf {
 	char *s;
