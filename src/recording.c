@@ -211,7 +211,7 @@ HWC_EXPORT int hwc_recording_create(hwc_recording **out, const char *path)
 		return hwc__fail(-ENOMEM, "out of memory");
 	snprintf(rec->path, sizeof(rec->path), "%s", path);
 	rec->own_fd = true;
-	rec->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	rec->fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (rec->fd < 0) {
 		int err = -errno;
 		free(rec);
@@ -714,6 +714,34 @@ static bool out_of_space(int err)
 	return err == -ENOSPC || err == -EDQUOT || err == -EFBIG;
 }
 
+/* Drop records from the end so that the data ends at or before WANT, on a
+ * record boundary: found from the last flush before WANT, reading the
+ * records written since (at most a buffer's worth). */
+static void give_back(hwc_recording *rec, uint64_t want)
+{
+	while (rec->nmarks > 1 && rec->marks[rec->nmarks - 1].end > want)
+		rec->nmarks--;
+	struct mark m = rec->marks[rec->nmarks - 1];
+	uint64_t end = rec->disk < m.end + BUF_SIZE ? rec->disk : m.end + BUF_SIZE;
+	ssize_t n = pread(rec->fd, rec->buf, (size_t)(end - m.end), (off_t)(DATA_OFF + m.end));
+	if (n < 0)
+		n = 0; /* a write-only descriptor: keep only what the flush left */
+	rec->disk = m.end;
+	rec->disk_records = m.records;
+	rec->disk_samples = m.samples;
+	for (size_t k = 0;;) {
+		const struct perf_event_header *h = (const void *)(rec->buf + k);
+		if (k + sizeof(*h) > (size_t)n || h->size < sizeof(*h) || k + h->size > (size_t)n ||
+		    m.end + k + h->size > want)
+			break;
+		k += h->size;
+		rec->disk = m.end + k;
+		rec->disk_records++;
+		rec->disk_samples += h->type == PERF_RECORD_SAMPLE;
+	}
+	rec->marks[rec->nmarks - 1] = (struct mark){rec->disk, rec->disk_records, rec->disk_samples};
+}
+
 /* Make the file valid: data, tail, header.  When the tail does not fit,
  * give up records from the end, a flush at a time, until it does. */
 static int finish(hwc_recording *rec)
@@ -738,14 +766,7 @@ static int finish(hwc_recording *rec)
 			break;
 		if (!rec->error)
 			write_failed(rec, err);
-		/* Fall back to the last flush that leaves room for the tail. */
-		uint64_t want = rec->disk > tail.len ? rec->disk - tail.len : 0;
-		while (rec->nmarks > 1 && rec->marks[rec->nmarks - 1].end > want)
-			rec->nmarks--;
-		struct mark m = rec->marks[rec->nmarks - 1];
-		rec->disk = m.end;
-		rec->disk_records = m.records;
-		rec->disk_samples = m.samples;
+		give_back(rec, rec->disk > tail.len ? rec->disk - tail.len : 0);
 	}
 	if (!err) {
 		size_t done;

@@ -44,9 +44,9 @@
 #define BASE_SAMPLE_TYPE                                                                    \
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |     \
 	 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
-#define GROUP_READ_FORMAT                                                                   \
-	(PERF_FORMAT_GROUP | PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED |              \
-	 PERF_FORMAT_TOTAL_TIME_RUNNING)
+#define SINGLE_READ_FORMAT                                                                  \
+	(PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING)
+#define GROUP_READ_FORMAT (PERF_FORMAT_GROUP | SINGLE_READ_FORMAT)
 
 struct meta {
 	int leader;         /* index of its group's leader, -1 when alone */
@@ -91,6 +91,7 @@ struct hwc_sampler {
 	long page_size;
 	struct idmap *ids;
 	size_t nids, cap_ids;
+	int csw_leader;       /* index of context-switches for HWC_LOG_PROCCSW, or -1 */
 	struct hwc__child child;
 	pid_t pid;
 	int pidfd;
@@ -161,11 +162,11 @@ static void sampling_attr(const hwc_sampler *s, struct perf_event_attr *a)
 	}
 }
 
-static void counting_attr(struct perf_event_attr *a)
+static void counting_attr(struct perf_event_attr *a, uint64_t read_format)
 {
 	a->size = sizeof(*a);
 	a->sample_type = BASE_SAMPLE_TYPE;
-	a->read_format = GROUP_READ_FORMAT;
+	a->read_format = read_format;
 	a->sample_id_all = 1;
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC;
@@ -202,7 +203,13 @@ static int add_sampled(hwc_sampler *s, const hwc_evlist *list)
 	return 0;
 }
 
-static int add_log_group(hwc_sampler *s)
+/* HWC_LOG_PROCCSW: a group led by context-switches, sampling every switch
+ * with the group's values.  HWC_LOG_PROCEXIT: the counted events get
+ * inherit_stat, so the kernel writes a PERF_RECORD_READ of each when an
+ * inherited task exits (one per CPU buffer the task had it on).  Those read
+ * a single value: a group's READ would miss the members the exit detached
+ * first, and perf reads READ records as single values. */
+static int add_log_events(hwc_sampler *s)
 {
 	unsigned f = s->opts.flags;
 	if (!(f & (HWC_LOG_PROCEXIT | HWC_LOG_PROCCSW)))
@@ -216,19 +223,19 @@ static int add_log_group(hwc_sampler *s)
 			err = hwc_evlist_add(defaults, "task-clock");
 		counted = defaults;
 	}
-	int leader = (int)s->nev;
+	int leader = -1;
 	if (!err && (f & HWC_LOG_PROCCSW)) {
+		leader = s->csw_leader = (int)s->nev;
 		err = hwc_evlist_new(&csw);
 		if (!err)
 			err = hwc_evlist_add(csw, "context-switches");
 		if (!err)
 			err = add_event(s, hwc_evlist_event(csw, 0), leader, true);
 		if (!err) {
-			/* A sample at every switch, carrying the group's counts.  Switches
-			 * happen in the kernel: user-only would count none, so never
-			 * fall back for this one. */
+			/* Switches happen in the kernel: user-only would count none, so
+			 * never fall back for this one. */
 			struct perf_event_attr *a = &s->ev[leader].pub.attr;
-			counting_attr(a);
+			counting_attr(a, GROUP_READ_FORMAT);
 			a->sample_period = 1;
 			a->sample_type |= PERF_SAMPLE_READ;
 			a->exclude_kernel = 0;
@@ -237,17 +244,15 @@ static int add_log_group(hwc_sampler *s)
 	}
 	for (size_t e = 0; !err && e < hwc_evlist_size(counted); e++) {
 		err = add_event(s, hwc_evlist_event(counted, e), leader, true);
-		if (!err)
-			counting_attr(&s->ev[s->nev - 1].pub.attr);
+		if (err)
+			break;
+		struct perf_event_attr *a = &s->ev[s->nev - 1].pub.attr;
+		counting_attr(a, SINGLE_READ_FORMAT);
+		a->inherit_stat = !!(f & HWC_LOG_PROCEXIT);
+		s->meta[s->nev - 1].group_size = leader < 0; /* alone, or a member */
 	}
-	if (!err) {
+	if (!err && leader >= 0)
 		s->meta[leader].group_size = s->nev - (size_t)leader;
-		if (s->meta[leader].group_size == 1)
-			s->meta[leader].leader = -1;
-		/* The kernel writes a PERF_RECORD_READ with the group's counts when
-		 * an inherited task exits: one per CPU buffer the task had events on. */
-		s->ev[leader].pub.attr.inherit_stat = !!(f & HWC_LOG_PROCEXIT);
-	}
 	hwc_evlist_free(defaults);
 	hwc_evlist_free(csw);
 	return err;
@@ -263,11 +268,8 @@ static void tracking(hwc_sampler *s)
 	a->comm_exec = 1;
 	a->task = 1;
 	a->context_switch = !!(s->opts.flags & HWC_LOG_PROCCSW);
-}
-
-static bool log_leader(const hwc_sampler *s, size_t e)
-{
-	return s->meta[e].log && (s->meta[e].leader == (int)e || s->meta[e].leader < 0);
+	/* A DWARF unwinder reads .eh_frame from read-only segments: map them too. */
+	a->mmap_data = s->opts.callgraph == HWC_CALLGRAPH_DWARF;
 }
 
 /* ---------------------------------------------------------------- opening */
@@ -336,8 +338,7 @@ static int map_ring(hwc_sampler *s, size_t c, int fd)
 static int explain(hwc_sampler *s, int err, size_t e, pid_t pid, int cpu)
 {
 	const struct perf_event_attr *a = &s->ev[e].pub.attr;
-	if ((err == -EACCES || err == -EPERM) && log_leader(s, e) &&
-	    (s->opts.flags & HWC_LOG_PROCCSW))
+	if ((err == -EACCES || err == -EPERM) && (int)e == s->csw_leader)
 		return hwc__fail(err, "cannot log context switches: counting them needs kernel "
 				      "events, which this user may not open (perf_event_paranoid "
 				      "is above 1 and no CAP_PERFMON); run as root or `sysctl "
@@ -491,9 +492,9 @@ static int open_tasks(hwc_sampler *s, const struct hwc_target *t)
 	return hwc__fail(-EINVAL, "unknown target kind %d", (int)t->kind);
 }
 
-/* HWC_LOG_PROCEXIT: the log group once more on each initial thread alone,
- * not inherited, so its own counts are known when it ends: the kernel
- * reports the exit of inherited tasks only. */
+/* HWC_LOG_PROCEXIT: the counted events once more on each initial thread
+ * alone, not inherited, so their own counts are known when they end: the
+ * kernel reports the exit of inherited tasks only. */
 static int open_own(hwc_sampler *s)
 {
 	s->own_fd = malloc(s->ntids * s->nev * sizeof(int));
@@ -503,23 +504,15 @@ static int open_own(hwc_sampler *s)
 		s->own_fd[i] = -1;
 	for (size_t t = 0; t < s->ntids; t++) {
 		for (size_t e = 0; e < s->nev; e++) {
-			const struct meta *m = &s->meta[e];
-			if (!m->log)
+			if (!s->ev[e].pub.attr.inherit_stat)
 				continue;
-			bool leads = m->group_size > 0;
 			struct perf_event_attr attr = s->ev[e].pub.attr;
-			attr.disabled = leads;
-			attr.enable_on_exec = leads && s->kind == HWC_TARGET_COMMAND;
+			attr.disabled = 1;
+			attr.enable_on_exec = s->kind == HWC_TARGET_COMMAND;
 			attr.inherit = attr.inherit_stat = 0;
-			attr.sample_period = 0;
-			attr.freq = 0;
-			attr.mmap = attr.mmap2 = attr.comm = attr.comm_exec = attr.task = 0;
-			attr.context_switch = 0;
-			int group_fd = leads ? -1 : s->own_fd[t * s->nev + (size_t)m->leader];
-			int fd = hwc__perf_event_open(&attr, s->tids[t], -1, group_fd,
-						      PERF_FLAG_FD_CLOEXEC);
+			int fd = hwc__perf_event_open(&attr, s->tids[t], -1, -1, PERF_FLAG_FD_CLOEXEC);
 			if (fd == -ESRCH)
-				break; /* exited already: the kernel's records cover it */
+				break; /* exited already: nothing of it to report */
 			if (fd < 0)
 				return explain(s, fd, e, s->tids[t], -1);
 			s->own_fd[t * s->nev + e] = fd;
@@ -571,7 +564,7 @@ static int setup(hwc_sampler *s, const hwc_evlist *list, const struct hwc_target
 {
 	int err = add_sampled(s, list);
 	if (!err)
-		err = add_log_group(s);
+		err = add_log_events(s);
 	if (err)
 		return err;
 	if (s->nev == 0)
@@ -665,6 +658,7 @@ HWC_EXPORT int hwc_sampler_open(hwc_sampler **out, const hwc_evlist *list,
 	s->pages = o.mmap_pages;
 	s->page_size = sysconf(_SC_PAGESIZE);
 	s->pid = -1;
+	s->csw_leader = -1;
 	s->pidfd = -1;
 	s->status = -1;
 	hwc__child_init(&s->child);
@@ -730,8 +724,7 @@ static int ioctl_leaders(hwc_sampler *s, unsigned long req)
 							 strerror(errno));
 			}
 	for (size_t i = 0; s->own_fd && i < s->ntids * s->nev; i++)
-		if (s->meta[i % s->nev].group_size && s->own_fd[i] >= 0 &&
-		    ioctl(s->own_fd[i], req, 0) < 0)
+		if (s->own_fd[i] >= 0 && ioctl(s->own_fd[i], req, 0) < 0)
 			return hwc__fail(-errno, "ioctl on '%s': %s", s->ev[i % s->nev].name,
 					 strerror(errno));
 	return 0;
@@ -764,43 +757,36 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* A PERF_RECORD_READ for thread T's own log-group counts, as the kernel
- * writes for inherited tasks: pid, tid, the group read, the sample_id. */
-static int queue_exit(hwc_sampler *s, size_t t, size_t leader)
+/* A PERF_RECORD_READ of thread T's own count of event E, as the kernel
+ * writes for inherited tasks: pid, tid, value, times, id, the sample_id. */
+static int queue_exit(hwc_sampler *s, size_t t, size_t e)
 {
-	int fd = s->own_fd[t * s->nev + leader];
-	if (fd < 0)
-		return 0;
-	uint64_t vals[3 + 2 * 64];
-	ssize_t n = read(fd, vals, sizeof(vals));
-	if (n <= 0)
-		return 0; /* nothing counted (the event failed): nothing to report */
-	uint64_t id;
-	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
-		return hwc__fail(-errno, "cannot get an event id: %s", strerror(errno));
-	const struct perf_event_attr *a = &s->ev[leader].pub.attr;
+	int fd = s->own_fd[t * s->nev + e];
+	uint64_t vals[4]; /* value, enabled, running, id */
+	if (fd < 0 || read(fd, vals, sizeof(vals)) != (ssize_t)sizeof(vals))
+		return 0; /* never opened, or failed: nothing counted to report */
+	const struct perf_event_attr *a = &s->ev[e].pub.attr;
 	uint32_t pidtid[2] = {(uint32_t)s->tgid, (uint32_t)s->tids[t]};
 	int cpu = sched_getcpu();
 	uint32_t cpures[2] = {(uint32_t)(cpu < 0 ? 0 : cpu), 0};
-	uint64_t time = now_ns();
-	size_t size = sizeof(struct perf_event_header) + 8 + (size_t)n + hwc_sample_id_size(a);
+	size_t size = sizeof(struct perf_event_header) + 8 + sizeof(vals) + hwc_sample_id_size(a);
 	struct perf_event_header h = {PERF_RECORD_READ, 0, (uint16_t)size};
 	struct hwc__bytes *b = &s->synth;
 	int err = hwc__bytes_put(b, &h, sizeof(h)) ?: hwc__bytes_put(b, pidtid, 8) ?:
-		  hwc__bytes_put(b, vals, (size_t)n);
+		  hwc__bytes_put(b, vals, sizeof(vals));
 	/* sample_id, in the kernel's order: tid, time, id, stream id, cpu, identifier */
-	uint64_t t_ = a->sample_type;
-	if (!err && (t_ & PERF_SAMPLE_TID))
+	uint64_t type = a->sample_type, id = vals[3];
+	if (!err && (type & PERF_SAMPLE_TID))
 		err = hwc__bytes_put(b, pidtid, 8);
-	if (!err && (t_ & PERF_SAMPLE_TIME))
-		err = hwc__bytes_u64(b, time);
-	if (!err && (t_ & PERF_SAMPLE_ID))
+	if (!err && (type & PERF_SAMPLE_TIME))
+		err = hwc__bytes_u64(b, now_ns());
+	if (!err && (type & PERF_SAMPLE_ID))
 		err = hwc__bytes_u64(b, id);
-	if (!err && (t_ & PERF_SAMPLE_STREAM_ID))
+	if (!err && (type & PERF_SAMPLE_STREAM_ID))
 		err = hwc__bytes_u64(b, id);
-	if (!err && (t_ & PERF_SAMPLE_CPU))
+	if (!err && (type & PERF_SAMPLE_CPU))
 		err = hwc__bytes_put(b, cpures, 8);
-	if (!err && (t_ & PERF_SAMPLE_IDENTIFIER))
+	if (!err && (type & PERF_SAMPLE_IDENTIFIER))
 		err = hwc__bytes_u64(b, id);
 	return err;
 }
@@ -814,8 +800,7 @@ HWC_EXPORT int hwc_sampler_stop(hwc_sampler *s)
 	s->stopped = true;
 	for (size_t t = 0; t < s->ntids && !err; t++)
 		for (size_t e = 0; e < s->nev && !err; e++)
-			if (s->meta[e].log && s->meta[e].group_size)
-				err = queue_exit(s, t, e);
+			err = queue_exit(s, t, e);
 	return err;
 }
 

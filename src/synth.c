@@ -108,6 +108,9 @@ static int maps(hwc_recording *rec, pid_t pid)
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return 0;
+	/* Code only, unless the events track data mappings (DWARF unwinding). */
+	const struct perf_event_attr *first = hwc__recording_first_attr(rec);
+	bool data = first && first->mmap_data;
 	int err = 0;
 	while (!err && fgets(line, sizeof(line), f)) {
 		unsigned long long start, end, pgoff, ino;
@@ -117,14 +120,13 @@ static int maps(hwc_recording *rec, pid_t pid)
 		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff, &maj,
 			   &min, &ino, &n) < 7)
 			continue;
-		if (strlen(perms) < 4 || perms[2] != 'x')
-			continue; /* only code: that is what samples land in */
 		char *name = line + n;
 		name[strcspn(name, "\n")] = '\0';
-		if (strcmp(name, "[vsyscall]") == 0)
+		bool exec = strlen(perms) >= 4 && perms[2] == 'x';
+		if ((!exec && (!data || name[0] != '/')) || strcmp(name, "[vsyscall]") == 0)
 			continue;
 		uint32_t prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
-				PROT_EXEC;
+				(exec ? PROT_EXEC : 0);
 		uint32_t flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
 		struct rbuf r = {.len = 8};
 		put_u32(&r, (uint32_t)pid, (uint32_t)pid);
@@ -136,7 +138,8 @@ static int maps(hwc_recording *rec, pid_t pid)
 		put_u64(&r, 0); /* inode generation: unknown */
 		put_u32(&r, prot, flags);
 		put_name(&r, *name ? name : "//anon");
-		err = emit(rec, &r, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
+		err = emit(rec, &r, PERF_RECORD_MMAP2,
+			   PERF_RECORD_MISC_USER | (exec ? 0 : PERF_RECORD_MISC_MMAP_DATA));
 	}
 	fclose(f);
 	return err;

@@ -13,6 +13,7 @@ static const struct {
 	{"stat", cmd_stat, "count events for a command, process, thread or the whole system"},
 	{"list", cmd_list, "list the events this machine (or any libpfm4 model) knows"},
 	{"info", cmd_info, "describe this machine's counters, PMUs and permissions"},
+	{"record", cmd_record, "sample a command, process or the whole system into a perf.data file"},
 };
 
 static void usage(FILE *f)
