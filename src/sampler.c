@@ -44,8 +44,11 @@
 #define BASE_SAMPLE_TYPE                                                                    \
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |     \
 	 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
+/* PERF_FORMAT_LOST everywhere: what the kernel dropped and never got to
+ * report in a PERF_RECORD_LOST (a buffer full to the end) is read at stop. */
 #define SINGLE_READ_FORMAT                                                                  \
-	(PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING)
+	(PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING |  \
+	 PERF_FORMAT_LOST)
 #define GROUP_READ_FORMAT (PERF_FORMAT_GROUP | SINGLE_READ_FORMAT)
 
 struct meta {
@@ -96,6 +99,8 @@ struct hwc_sampler {
 	pid_t pid;
 	int pidfd;
 	bool ended, stopped;
+	bool lost_done;       /* the unreported losses were queued */
+	uint64_t lost_total;  /* dropped records, read from the events at stop */
 	int status;
 	/* iterator */
 	size_t cur;
@@ -141,7 +146,7 @@ static void sampling_attr(const hwc_sampler *s, struct perf_event_attr *a)
 	const struct hwc_sampler_opts *o = &s->opts;
 	a->size = sizeof(*a);
 	a->sample_type = BASE_SAMPLE_TYPE;
-	a->read_format = PERF_FORMAT_ID;
+	a->read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST;
 	a->sample_id_all = 1;
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC; /* so user records can be timestamped alike */
@@ -757,25 +762,14 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* A PERF_RECORD_READ of thread T's own count of event E, as the kernel
- * writes for inherited tasks: pid, tid, value, times, id, the sample_id. */
-static int queue_exit(hwc_sampler *s, size_t t, size_t e)
+/* The sample_id trailer of a record of event A, in the kernel's order:
+ * tid, time, id, stream id, cpu, identifier. */
+static int put_sample_id(struct hwc__bytes *b, const struct perf_event_attr *a,
+			 const uint32_t pidtid[2], uint64_t id, int cpu)
 {
-	int fd = s->own_fd[t * s->nev + e];
-	uint64_t vals[4]; /* value, enabled, running, id */
-	if (fd < 0 || read(fd, vals, sizeof(vals)) != (ssize_t)sizeof(vals))
-		return 0; /* never opened, or failed: nothing counted to report */
-	const struct perf_event_attr *a = &s->ev[e].pub.attr;
-	uint32_t pidtid[2] = {(uint32_t)s->tgid, (uint32_t)s->tids[t]};
-	int cpu = sched_getcpu();
+	uint64_t type = a->sample_type;
 	uint32_t cpures[2] = {(uint32_t)(cpu < 0 ? 0 : cpu), 0};
-	size_t size = sizeof(struct perf_event_header) + 8 + sizeof(vals) + hwc_sample_id_size(a);
-	struct perf_event_header h = {PERF_RECORD_READ, 0, (uint16_t)size};
-	struct hwc__bytes *b = &s->synth;
-	int err = hwc__bytes_put(b, &h, sizeof(h)) ?: hwc__bytes_put(b, pidtid, 8) ?:
-		  hwc__bytes_put(b, vals, sizeof(vals));
-	/* sample_id, in the kernel's order: tid, time, id, stream id, cpu, identifier */
-	uint64_t type = a->sample_type, id = vals[3];
+	int err = 0;
 	if (!err && (type & PERF_SAMPLE_TID))
 		err = hwc__bytes_put(b, pidtid, 8);
 	if (!err && (type & PERF_SAMPLE_TIME))
@@ -791,13 +785,79 @@ static int queue_exit(hwc_sampler *s, size_t t, size_t e)
 	return err;
 }
 
+/* A PERF_RECORD_READ of thread T's own count of event E, as the kernel
+ * writes for inherited tasks: pid, tid, value, times, id, lost, sample_id. */
+static int queue_exit(hwc_sampler *s, size_t t, size_t e)
+{
+	int fd = s->own_fd[t * s->nev + e];
+	uint64_t vals[5]; /* value, enabled, running, id, lost */
+	if (fd < 0 || read(fd, vals, sizeof(vals)) != (ssize_t)sizeof(vals))
+		return 0; /* never opened, or failed: nothing counted to report */
+	const struct perf_event_attr *a = &s->ev[e].pub.attr;
+	uint32_t pidtid[2] = {(uint32_t)s->tgid, (uint32_t)s->tids[t]};
+	size_t size = sizeof(struct perf_event_header) + 8 + sizeof(vals) + hwc_sample_id_size(a);
+	struct perf_event_header h = {PERF_RECORD_READ, 0, (uint16_t)size};
+	struct hwc__bytes *b = &s->synth;
+	return hwc__bytes_put(b, &h, sizeof(h)) ?: hwc__bytes_put(b, pidtid, 8) ?:
+	       hwc__bytes_put(b, vals, sizeof(vals)) ?: put_sample_id(b, a, pidtid, vals[3],
+								       sched_getcpu());
+}
+
+/* A PERF_RECORD_LOST_SAMPLES for drops the kernel never reported: the
+ * buffer was still full when the events stopped. */
+static int queue_lost(hwc_sampler *s, uint64_t lost)
+{
+	const struct perf_event_attr *a = &s->ev[0].pub.attr;
+	uint64_t id = s->meta[0].nids ? s->meta[0].ids[0] : 0;
+	size_t size = sizeof(struct perf_event_header) + 8 + hwc_sample_id_size(a);
+	struct perf_event_header h = {PERF_RECORD_LOST_SAMPLES, 0, (uint16_t)size};
+	uint32_t none[2] = {0, 0};
+	struct hwc__bytes *b = &s->synth;
+	return hwc__bytes_put(b, &h, sizeof(h)) ?: hwc__bytes_u64(b, lost) ?:
+	       put_sample_id(b, a, none, id, 0);
+}
+
+/* Records event E dropped on full buffers (PERF_FORMAT_LOST), over every
+ * thread and CPU.  A member whose leader reads the group is counted there. */
+static uint64_t lost_of(hwc_sampler *s, size_t e)
+{
+	const struct meta *m = &s->meta[e];
+	const struct perf_event_attr *a = &s->ev[e].pub.attr;
+	if (!m->group_size && s->ev[m->leader].pub.attr.read_format & PERF_FORMAT_GROUP)
+		return 0;
+	uint64_t total = 0, buf[3 + 3 * 64];
+	for (size_t t = 0; t < s->ntids; t++)
+		for (size_t c = 0; c < s->ncpus; c++) {
+			int fd = s->fd[SLOT(s, t, c, e)];
+			ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+			if (n <= 0)
+				continue;
+			size_t words = (size_t)n / 8;
+			if (!(a->read_format & PERF_FORMAT_GROUP)) {
+				total += buf[words - 1]; /* lost comes last */
+				continue;
+			}
+			/* nr, enabled, running, then {value, id, lost} per member */
+			size_t first = 1 + !!(a->read_format & PERF_FORMAT_TOTAL_TIME_ENABLED) +
+				       !!(a->read_format & PERF_FORMAT_TOTAL_TIME_RUNNING);
+			for (size_t k = first + 2; k < words; k += 3)
+				total += buf[k];
+		}
+	return total;
+}
+
 HWC_EXPORT int hwc_sampler_stop(hwc_sampler *s)
 {
 	hwc__clear_error();
 	int err = ioctl_leaders(s, PERF_EVENT_IOC_DISABLE);
-	if (s->stopped || !s->own_fd)
+	if (s->stopped)
 		return err;
 	s->stopped = true;
+	s->lost_total = 0;
+	for (size_t e = 0; e < s->nev; e++)
+		s->lost_total += lost_of(s, e);
+	if (!s->own_fd)
+		return err;
 	for (size_t t = 0; t < s->ntids && !err; t++)
 		for (size_t e = 0; e < s->nev && !err; e++)
 			err = queue_exit(s, t, e);
@@ -967,6 +1027,11 @@ HWC_EXPORT int hwc_sampler_next(hwc_sampler *s, struct hwc_record *rec)
 		return 1;
 	}
 	/* Every buffer is empty: the records made here at the end, then a new pass. */
+	if (s->stopped && !s->lost_done) {
+		s->lost_done = true;
+		if (s->lost_total > s->stats.lost && queue_lost(s, s->lost_total - s->stats.lost))
+			return hwc__fail(-ENOMEM, "out of memory");
+	}
 	if (s->synth_pos < s->synth.len) {
 		const struct perf_event_header *h = (const void *)(s->synth.p + s->synth_pos);
 		s->synth_pos += h->size;

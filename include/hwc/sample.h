@@ -148,8 +148,10 @@ void hwc_sampler_close(hwc_sampler *s);
 int hwc_sampler_start(hwc_sampler *s);
 
 /* Stop sampling.  What the buffers still hold stays readable, followed by
- * the exit counts (HWC_LOG_PROCEXIT) of the threads that were being sampled
- * when the sampler was opened and never reported an exit themselves. */
+ * a PERF_RECORD_LOST_SAMPLES for records the kernel dropped and had not
+ * reported yet (read from the events), and by the exit counts
+ * (HWC_LOG_PROCEXIT) of the threads sampled from the start, whose own exit
+ * the kernel does not report. */
 int hwc_sampler_stop(hwc_sampler *s);
 
 /* The pid of the COMMAND child or of the target process, or -1. */

@@ -434,15 +434,14 @@ static int record(const struct options *o, int argc, char **argv)
 	raise_fd_limit();
 	setup_signals();
 
+	/* The events first: a bad event must not clobber an earlier recording. */
+	hwc_sampler *s;
+	if (open_sampler(o, &t, &so, &s))
+		return EXIT_ERROR;
 	hwc_recording *rec;
 	if (hwc_recording_create(&rec, path)) {
 		fprintf(stderr, "hwc record: %s\n", hwc_errdetail());
-		return EXIT_ERROR;
-	}
-	hwc_sampler *s;
-	if (open_sampler(o, &t, &so, &s)) {
-		hwc_recording_close(rec, NULL);
-		remove(path); /* nothing was recorded */
+		hwc_sampler_close(s);
 		return EXIT_ERROR;
 	}
 	if (hwc_sampler_user_only(s)) {
