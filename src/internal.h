@@ -152,6 +152,11 @@ int hwc__synth_process(struct hwc_recording *rec, pid_t pid);
 /* The same for every process in /proc. */
 int hwc__synth_all(struct hwc_recording *rec);
 
+/* Make room for N elements of SIZE bytes in the array *PP of capacity *CAP,
+ * doubling it: 0 or -ENOMEM (with detail).  PP is the address of the
+ * array's pointer. */
+int hwc__reserve(void *pp, size_t *cap, size_t n, size_t size);
+
 /* A string builder, for names and details. */
 struct hwc__buf {
 	char *s;

@@ -104,14 +104,9 @@ static int write_at(int fd, const void *p, size_t n, uint64_t off, size_t *done)
 
 static int add_mark(hwc_recording *rec)
 {
-	if (rec->nmarks == rec->cap_marks) {
-		size_t cap = rec->cap_marks ? rec->cap_marks * 2 : 64;
-		struct mark *m = realloc(rec->marks, cap * sizeof(*m));
-		if (!m)
-			return hwc__fail(-ENOMEM, "out of memory");
-		rec->marks = m;
-		rec->cap_marks = cap;
-	}
+	int err = hwc__reserve(&rec->marks, &rec->cap_marks, rec->nmarks + 1, sizeof(*rec->marks));
+	if (err)
+		return err;
 	rec->marks[rec->nmarks++] = (struct mark){rec->disk, rec->disk_records, rec->disk_samples};
 	return 0;
 }
@@ -287,22 +282,11 @@ static int add_id(hwc_recording *rec, size_t a, uint64_t id)
 	if (find_id(rec, id, &where) == 0)
 		return hwc__fail(-EEXIST, "sample id %llu is already in the recording",
 				 (unsigned long long)id);
-	if (ra->nids == ra->cap) {
-		size_t cap = ra->cap ? ra->cap * 2 : 8;
-		uint64_t *p = realloc(ra->ids, cap * sizeof(*p));
-		if (!p)
-			return hwc__fail(-ENOMEM, "out of memory");
-		ra->ids = p;
-		ra->cap = cap;
-	}
-	if (rec->nids == rec->cap_ids) {
-		size_t cap = rec->cap_ids ? rec->cap_ids * 2 : 64;
-		struct idmap *p = realloc(rec->ids, cap * sizeof(*p));
-		if (!p)
-			return hwc__fail(-ENOMEM, "out of memory");
-		rec->ids = p;
-		rec->cap_ids = cap;
-	}
+	int err = hwc__reserve(&ra->ids, &ra->cap, ra->nids + 1, sizeof(*ra->ids));
+	if (!err)
+		err = hwc__reserve(&rec->ids, &rec->cap_ids, rec->nids + 1, sizeof(*rec->ids));
+	if (err)
+		return err;
 	ra->ids[ra->nids++] = id;
 	size_t i = rec->nids++;
 	while (i > 0 && rec->ids[i - 1].id > id) {
@@ -375,14 +359,9 @@ static int add_dso(hwc_recording *rec, const char *path, bool kernel)
 	for (size_t i = 0; i < rec->ndsos; i++)
 		if (rec->dsos[i].kernel == kernel && strcmp(rec->dsos[i].path, path) == 0)
 			return 0;
-	if (rec->ndsos == rec->cap_dsos) {
-		size_t cap = rec->cap_dsos ? rec->cap_dsos * 2 : 32;
-		struct dso *d = realloc(rec->dsos, cap * sizeof(*d));
-		if (!d)
-			return hwc__fail(-ENOMEM, "out of memory");
-		rec->dsos = d;
-		rec->cap_dsos = cap;
-	}
+	int err = hwc__reserve(&rec->dsos, &rec->cap_dsos, rec->ndsos + 1, sizeof(*rec->dsos));
+	if (err)
+		return err;
 	char *copy = strdup(path);
 	if (!copy)
 		return hwc__fail(-ENOMEM, "out of memory");

@@ -87,6 +87,7 @@ struct hwc_sampler {
 	size_t ntids, cap_tids;
 	pid_t tgid;           /* the process of the threads, for exit records */
 	int *fd;              /* [(tid * ncpus + cpu) * nev + ev] */
+	size_t cap_fd;
 	int *own_fd;          /* LOG_PROCEXIT: [tid * nev + ev], the thread alone */
 	struct ring *ring;    /* [ncpus] */
 	struct pollfd *pfd;   /* [ncpus + 1] */
@@ -286,22 +287,11 @@ static int add_id(hwc_sampler *s, size_t e, int fd)
 		return hwc__fail(-errno, "cannot get the id of '%s': %s", s->ev[e].name,
 				 strerror(errno));
 	struct meta *m = &s->meta[e];
-	if (m->nids == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 8;
-		uint64_t *p = realloc(m->ids, cap * sizeof(*p));
-		if (!p)
-			return hwc__fail(-ENOMEM, "out of memory");
-		m->ids = p;
-		m->cap = cap;
-	}
-	if (s->nids == s->cap_ids) {
-		size_t cap = s->cap_ids ? s->cap_ids * 2 : 64;
-		struct idmap *p = realloc(s->ids, cap * sizeof(*p));
-		if (!p)
-			return hwc__fail(-ENOMEM, "out of memory");
-		s->ids = p;
-		s->cap_ids = cap;
-	}
+	int err = hwc__reserve(&m->ids, &m->cap, m->nids + 1, sizeof(*m->ids));
+	if (!err)
+		err = hwc__reserve(&s->ids, &s->cap_ids, s->nids + 1, sizeof(*s->ids));
+	if (err)
+		return err;
 	m->ids[m->nids++] = id;
 	s->ids[s->nids++] = (struct idmap){id, e};
 	return 0;
@@ -423,22 +413,16 @@ static int open_task(hwc_sampler *s, size_t t)
 
 static int add_tid(hwc_sampler *s, pid_t tid)
 {
-	if (s->ntids == s->cap_tids) {
-		size_t cap = s->cap_tids ? s->cap_tids * 2 : 4;
-		pid_t *t = realloc(s->tids, cap * sizeof(*t));
-		if (t)
-			s->tids = t;
-		int *fd = realloc(s->fd, cap * s->ncpus * s->nev * sizeof(*fd));
-		if (fd)
-			s->fd = fd;
-		if (!t || !fd)
-			return hwc__fail(-ENOMEM, "out of memory");
-		s->cap_tids = cap;
-	}
+	size_t per = s->ncpus * s->nev; /* descriptors per thread */
+	int err = hwc__reserve(&s->tids, &s->cap_tids, s->ntids + 1, sizeof(*s->tids));
+	if (!err)
+		err = hwc__reserve(&s->fd, &s->cap_fd, (s->ntids + 1) * per, sizeof(*s->fd));
+	if (err)
+		return err;
 	size_t t = s->ntids++;
 	s->tids[t] = tid;
-	for (size_t i = 0; i < s->ncpus * s->nev; i++)
-		s->fd[t * s->ncpus * s->nev + i] = -1;
+	for (size_t i = 0; i < per; i++)
+		s->fd[t * per + i] = -1;
 	return 0;
 }
 

@@ -174,16 +174,10 @@ static bool seen_has(const struct seen *s, pid_t tid)
 
 static int seen_add(struct seen *s, pid_t tid)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-		pid_t *t = realloc(s->tid, cap * sizeof(*t));
-		if (!t)
-			return hwc__fail(-ENOMEM, "out of memory");
-		s->tid = t;
-		s->cap = cap;
-	}
-	s->tid[s->n++] = tid;
-	return 0;
+	int err = hwc__reserve(&s->tid, &s->cap, s->n + 1, sizeof(*s->tid));
+	if (!err)
+		s->tid[s->n++] = tid;
+	return err;
 }
 
 int hwc__each_thread(pid_t pid, int (*open_tid)(void *arg, pid_t tid), void *arg)

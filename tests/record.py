@@ -318,6 +318,21 @@ class Record(unittest.TestCase):
         cpus = set(perf("script", "-F", "cpu", "-i", data).stdout.split())
         self.assertEqual(cpus, {"[000]"})
 
+    @needs_perf
+    @needs_root
+    def test_no_loss_at_4khz_per_cpu(self):
+        # Both CPUs busy, every CPU sampled at 4 kHz with call chains: the
+        # default buffers are drained in time, nothing is lost.
+        data = self.path("busy.data")
+        hot = os.path.join(WORK, "hotspots")
+        r = hwc("-a", "-F", "4000", "-g", "-o", data, "--", "sh", "-c",
+                f"{hot} 20 & {hot} 20 & wait")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        s = summary(r.stderr)
+        self.assertEqual((s["lost"], s["throttled"]), (0, 0), r.stderr)
+        self.assertGreater(s["samples"], 4000)
+        self.assertPerfReads(data)
+
     # ------------------------------------------------------- hwpmc logs
 
     def assertSwitchesMatch(self, counted, own):
