@@ -1,0 +1,600 @@
+/* hwc stat's output: the human table, CSV and JSON (schema hwc-stat/1,
+ * documented in hwc-stat(1)), and the derived figures.  CSV and JSON never
+ * depend on the locale: only the human table asks for digit grouping, and
+ * stat.c sets LC_NUMERIC for that format alone. */
+#include "stat.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SLOT(r, row, e) ((row) * (r)->nev + (e))
+
+int stat_report_init(struct stat_report *r)
+{
+	r->cells = calloc(r->nrows * r->nev + 1, sizeof(*r->cells));
+	return r->cells ? 0 : -ENOMEM;
+}
+
+void stat_report_free(struct stat_report *r)
+{
+	free(r->cells);
+	free(r->per_run);
+	r->cells = NULL;
+	r->per_run = NULL;
+}
+
+static double percent_running(const struct hwc_value *v)
+{
+	/* An event that was never enabled lost nothing to multiplexing. */
+	return v->enabled ? 100.0 * (double)v->running / (double)v->enabled : 100.0;
+}
+
+/* ------------------------------------------------------------ derived figures */
+
+enum metric { M_NONE, M_CPUS, M_GHZ, M_IPC, M_BRANCH_MISS, M_CACHE_MISS };
+
+static const struct {
+	const char *id;    /* JSON key, CSV metric name */
+	const char *human; /* after the value in the table */
+	bool percent;
+} metrics[] = {
+	[M_NONE] = {"", "", false},
+	[M_CPUS] = {"cpus_utilized", "CPUs utilized", false},
+	[M_GHZ] = {"ghz", "GHz", false},
+	[M_IPC] = {"ipc", "insn per cycle", false},
+	[M_BRANCH_MISS] = {"branch_miss_pct", "of all branches", true},
+	[M_CACHE_MISS] = {"cache_miss_pct", "of all cache refs", true},
+};
+
+/* The event of type TYPE / CONFIG to divide EV by: one counting the same
+ * privilege levels when SAME_LEVELS, preferring EV's own group. */
+static int find_input(const struct stat_report *r, size_t ev, uint32_t type, uint64_t config,
+		      bool same_levels)
+{
+	const struct perf_event_attr *b = &r->ev[ev].attr;
+	int found = -1;
+	for (size_t k = 0; k < r->nev; k++) {
+		const struct perf_event_attr *a = &r->ev[k].attr;
+		if (a->type != type || a->config != config)
+			continue;
+		if (same_levels && (a->exclude_user != b->exclude_user ||
+				    a->exclude_kernel != b->exclude_kernel || a->exclude_hv != b->exclude_hv))
+			continue;
+		if (r->ev[k].group == r->ev[ev].group)
+			return (int)k;
+		if (found < 0)
+			found = (int)k;
+	}
+	return found;
+}
+
+/* The derived figure shown next to event EV, from the row's scaled counts
+ * COUNT[] over SECONDS of wall time; M_NONE when an input was not counted. */
+static enum metric metric_of(const struct stat_report *r, size_t ev, const double *count,
+			     double seconds, double *out)
+{
+	const struct perf_event_attr *a = &r->ev[ev].attr;
+	if (a->type == PERF_TYPE_SOFTWARE &&
+	    (a->config == PERF_COUNT_SW_TASK_CLOCK || a->config == PERF_COUNT_SW_CPU_CLOCK)) {
+		if (seconds <= 0)
+			return M_NONE;
+		*out = count[ev] / 1e9 / seconds;
+		return M_CPUS;
+	}
+	if (a->type != PERF_TYPE_HARDWARE)
+		return M_NONE;
+	enum metric m;
+	int k;
+	double factor = 1;
+	switch (a->config) {
+	case PERF_COUNT_HW_CPU_CYCLES: /* cycles per nanosecond on a CPU */
+		k = find_input(r, ev, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, false);
+		m = M_GHZ;
+		break;
+	case PERF_COUNT_HW_INSTRUCTIONS:
+		k = find_input(r, ev, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, true);
+		m = M_IPC;
+		break;
+	case PERF_COUNT_HW_BRANCH_MISSES:
+		k = find_input(r, ev, PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS, true);
+		m = M_BRANCH_MISS;
+		factor = 100;
+		break;
+	case PERF_COUNT_HW_CACHE_MISSES:
+		k = find_input(r, ev, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES, true);
+		m = M_CACHE_MISS;
+		factor = 100;
+		break;
+	default:
+		return M_NONE;
+	}
+	if (k < 0 || count[k] <= 0)
+		return M_NONE;
+	*out = factor * count[ev] / count[k];
+	return m;
+}
+
+/* ------------------------------------------------------------ one line */
+
+/* Everything printed for one (row, event). */
+struct line {
+	size_t row, ev;
+	const struct hwc_value *sum; /* summed over runs (or the interval) */
+	double count;                /* mean scaled count per run */
+	bool exact;                  /* one sample: print sum->scaled as an integer */
+	double rel_stddev;           /* percent, -r only */
+	double stddev;               /* in the event's unit, -r only */
+	enum metric metric;
+	double metric_value;
+	const struct hwc_value *runs; /* -r: this cell's value in each run */
+	size_t nruns, run_stride;
+};
+
+static void human_prefix(const struct stat_report *r, size_t row, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	if (r->aggr == STAT_PER_CPU)
+		snprintf(buf, size, "CPU%-6d", r->rows[row].cpu);
+	else if (r->aggr == STAT_PER_THREAD) {
+		char id[64];
+		snprintf(id, sizeof(id), "%s-%d", r->rows[row].comm, (int)r->rows[row].tid);
+		snprintf(buf, size, "%24s ", id);
+	}
+}
+
+static void human_line(const struct stat_report *r, const char *time, const struct line *l)
+{
+	const struct stat_event *ev = &r->ev[l->ev];
+	char prefix[64], buf[1024];
+	size_t len = 0;
+#define ADD(...) (len += (size_t)snprintf(buf + len, len < sizeof(buf) ? sizeof(buf) - len : 0, __VA_ARGS__))
+	human_prefix(r, l->row, prefix, sizeof(prefix));
+	ADD("%s%s", time, prefix);
+	if (ev->unit[0])
+		ADD("%'18.2f %-4s ", l->count * ev->scale, ev->unit);
+	else if (l->exact)
+		ADD("%'18" PRIu64 "      ", l->sum->scaled);
+	else
+		ADD("%'18.0f      ", l->count);
+	ADD("%-26s", ev->name);
+	if (l->metric != M_NONE)
+		ADD(" # %8.*f%s %-18s", metrics[l->metric].percent ? 2 : 3, l->metric_value,
+		    metrics[l->metric].percent ? "%" : "", metrics[l->metric].human);
+	if (hwc_value_multiplexed(l->sum))
+		ADD("  (%.2f%%)", percent_running(l->sum));
+	if (r->repeat)
+		ADD("  ( +- %5.2f%% )", l->rel_stddev);
+#undef ADD
+	if (len >= sizeof(buf))
+		len = sizeof(buf) - 1;
+	while (len && buf[len - 1] == ' ')
+		len--;
+	buf[len] = '\0';
+	fprintf(r->out, "%s\n", buf);
+}
+
+/* A CSV field, quoted when it holds the separator, a quote or a newline. */
+static void csv_field(const struct stat_report *r, const char *s, bool last)
+{
+	if (strstr(s, r->sep) || strpbrk(s, "\"\n\r")) {
+		fputc('"', r->out);
+		for (; *s; s++) {
+			if (*s == '"')
+				fputc('"', r->out);
+			fputc(*s, r->out);
+		}
+		fputc('"', r->out);
+	} else {
+		fputs(s, r->out);
+	}
+	fputs(last ? "\n" : r->sep, r->out);
+}
+
+static void format_value(const struct stat_report *r, const struct line *l, char *buf, size_t size)
+{
+	const struct stat_event *ev = &r->ev[l->ev];
+	if (ev->unit[0])
+		snprintf(buf, size, "%.6f", l->count * ev->scale);
+	else if (l->exact)
+		snprintf(buf, size, "%" PRIu64, l->sum->scaled);
+	else
+		snprintf(buf, size, "%.2f", l->count);
+}
+
+static void csv_line(const struct stat_report *r, const char *time, const struct line *l)
+{
+	char buf[64];
+	if (time[0])
+		csv_field(r, time, false);
+	if (r->aggr == STAT_PER_CPU) {
+		snprintf(buf, sizeof(buf), "%d", r->rows[l->row].cpu);
+		csv_field(r, buf, false);
+	} else if (r->aggr == STAT_PER_THREAD) {
+		snprintf(buf, sizeof(buf), "%d", (int)r->rows[l->row].tid);
+		csv_field(r, buf, false);
+		csv_field(r, r->rows[l->row].comm, false);
+	}
+	format_value(r, l, buf, sizeof(buf));
+	csv_field(r, buf, false);
+	csv_field(r, r->ev[l->ev].unit, false);
+	csv_field(r, r->ev[l->ev].name, false);
+	const uint64_t fields[] = {l->sum->raw, l->sum->enabled, l->sum->running};
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(buf, sizeof(buf), "%" PRIu64, fields[i]);
+		csv_field(r, buf, false);
+	}
+	snprintf(buf, sizeof(buf), "%.2f", percent_running(l->sum));
+	csv_field(r, buf, false);
+	if (r->repeat) {
+		snprintf(buf, sizeof(buf), "%.2f", l->rel_stddev);
+		csv_field(r, buf, false);
+	}
+	buf[0] = '\0';
+	if (l->metric != M_NONE)
+		snprintf(buf, sizeof(buf), "%.6f", l->metric_value);
+	csv_field(r, buf, false);
+	csv_field(r, metrics[l->metric].id, true);
+}
+
+/* ------------------------------------------------------------ JSON */
+
+/* A JSON string: escapes, and U+FFFD for bytes that are not UTF-8 (argv
+ * and thread names are arbitrary bytes; the document must stay valid). */
+static void json_string(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	fputc('"', f);
+	while (*p) {
+		unsigned char c = *p;
+		if (c == '"' || c == '\\') {
+			fputc('\\', f);
+			fputc(c, f);
+			p++;
+		} else if (c < 0x20) {
+			fprintf(f, "\\u%04x", c);
+			p++;
+		} else if (c < 0x80) {
+			fputc(c, f);
+			p++;
+		} else {
+			size_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+			size_t k = 1;
+			while (n && k < n && (p[k] & 0xc0) == 0x80)
+				k++;
+			if (n && k == n) {
+				fwrite(p, 1, n, f);
+				p += n;
+			} else {
+				fputs("\\ufffd", f);
+				p += k;
+			}
+		}
+	}
+	fputc('"', f);
+}
+
+static void json_number(FILE *f, double v)
+{
+	if (isfinite(v))
+		fprintf(f, "%.15g", v);
+	else
+		fputs("null", f);
+}
+
+static void json_value_fields(FILE *f, const struct hwc_value *v)
+{
+	fprintf(f, "\"raw\":%" PRIu64 ",\"enabled_ns\":%" PRIu64 ",\"running_ns\":%" PRIu64
+		   ",\"scaled\":%" PRIu64 ",\"percent_running\":",
+		v->raw, v->enabled, v->running, v->scaled);
+	json_number(f, percent_running(v));
+}
+
+static void json_counter(const struct stat_report *r, const struct line *l, bool first)
+{
+	FILE *f = r->out;
+	const struct stat_event *ev = &r->ev[l->ev];
+	fputs(first ? "\n{" : ",\n{", f);
+	fputs("\"event\":", f);
+	json_string(f, ev->name);
+	fprintf(f, ",\"group\":%d", ev->group);
+	if (r->aggr == STAT_PER_CPU)
+		fprintf(f, ",\"cpu\":%d", r->rows[l->row].cpu);
+	if (r->aggr == STAT_PER_THREAD) {
+		fprintf(f, ",\"tid\":%d,\"comm\":", (int)r->rows[l->row].tid);
+		json_string(f, r->rows[l->row].comm);
+	}
+	fputs(",\"value\":", f);
+	if (!ev->unit[0] && l->exact)
+		fprintf(f, "%" PRIu64, l->sum->scaled);
+	else
+		json_number(f, l->count * ev->scale);
+	fputs(",\"unit\":", f);
+	json_string(f, ev->unit);
+	fputc(',', f);
+	json_value_fields(f, l->sum);
+	fprintf(f, ",\"multiplexed\":%s,\"user_only\":%s", hwc_value_multiplexed(l->sum) ? "true" : "false",
+		ev->user_only ? "true" : "false");
+	fputs(",\"metrics\":{", f);
+	if (l->metric != M_NONE) {
+		fprintf(f, "\"%s\":", metrics[l->metric].id);
+		json_number(f, l->metric_value);
+	}
+	fputc('}', f);
+	if (r->repeat) {
+		fputs(",\"stddev\":", f);
+		json_number(f, l->stddev);
+		fputs(",\"rel_stddev_pct\":", f);
+		json_number(f, l->rel_stddev);
+		fputs(",\"runs\":[", f);
+		for (size_t i = 0; i < l->nruns; i++) {
+			fputs(i ? ",{" : "{", f);
+			json_value_fields(f, &l->runs[i * l->run_stride]);
+			fputc('}', f);
+		}
+		fputc(']', f);
+	}
+	fputc('}', f);
+}
+
+static void json_strings(FILE *f, const char *const *s, size_t n)
+{
+	fputc('[', f);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			fputc(',', f);
+		json_string(f, s[i]);
+	}
+	fputc(']', f);
+}
+
+static void json_begin(const struct stat_report *r)
+{
+	FILE *f = r->out;
+	static const char *const aggr[] = {"total", "per-cpu", "per-thread"};
+	fprintf(f, "{\"schema\":\"hwc-stat/1\",\"hwc_version\":\"%s\",\"target\":{\"kind\":",
+		HWC_VERSION_STRING);
+	json_string(f, r->target_kind);
+	if (r->argv) {
+		size_t n = 0;
+		while (r->argv[n])
+			n++;
+		fputs(",\"argv\":", f);
+		json_strings(f, (const char *const *)r->argv, n);
+	}
+	if (r->pid > 0)
+		fprintf(f, ",\"%s\":%d", strcmp(r->target_kind, "thread") == 0 ? "tid" : "pid", (int)r->pid);
+	if (r->cpus) {
+		fputs(",\"cpus\":[", f);
+		for (size_t i = 0; i < r->ncpus; i++)
+			fprintf(f, "%s%d", i ? "," : "", r->cpus[i]);
+		fputc(']', f);
+	}
+	fprintf(f, "},\"aggregation\":\"%s\",\"notes\":", aggr[r->aggr]);
+	json_strings(f, r->notes, r->nnotes);
+	fputs(",\"skipped\":[", f);
+	for (size_t i = 0; i < r->nskipped; i++) {
+		fputs(i ? ",{\"event\":" : "{\"event\":", f);
+		json_string(f, r->skipped[i]);
+		fputs(",\"reason\":", f);
+		json_string(f, r->skip_reason[i]);
+		fputc('}', f);
+	}
+	fputc(']', f);
+	if (r->interval)
+		fputs(",\"intervals\":[", f);
+	fputc('\n', f); /* the header is out: counting is about to start */
+}
+
+/* ------------------------------------------------------------ rows */
+
+static void print_line(const struct stat_report *r, const char *time, const struct line *l, bool first)
+{
+	switch (r->format) {
+	case STAT_HUMAN:
+		human_line(r, time, l);
+		break;
+	case STAT_CSV:
+		csv_line(r, time, l);
+		break;
+	case STAT_JSON:
+		json_counter(r, l, first);
+		break;
+	}
+}
+
+/* Print every (row, event) of values V (one sample, SECONDS long). */
+static void print_sample(const struct stat_report *r, const char *time, const struct hwc_value *v,
+			 double seconds)
+{
+	double *count = calloc(r->nev ? r->nev : 1, sizeof(*count));
+	if (!count)
+		return;
+	bool first = true;
+	for (size_t row = 0; row < r->nrows; row++) {
+		for (size_t e = 0; e < r->nev; e++)
+			count[e] = (double)v[SLOT(r, row, e)].scaled;
+		for (size_t e = 0; e < r->nev; e++) {
+			struct line l = {.row = row, .ev = e, .sum = &v[SLOT(r, row, e)],
+					 .count = count[e], .exact = true};
+			l.metric = metric_of(r, e, count, seconds, &l.metric_value);
+			print_line(r, time, &l, first);
+			first = false;
+		}
+	}
+	free(count);
+}
+
+void stat_report_begin(struct stat_report *r)
+{
+	if (r->format == STAT_JSON)
+		json_begin(r);
+	else if (r->format == STAT_HUMAN && r->interval)
+		fprintf(r->out, "#%14s %s%18s %-5s %s\n", "time",
+			r->aggr == STAT_PER_CPU ? "CPU      " : r->aggr == STAT_PER_THREAD ? "              comm-tid " : "",
+			"counts", "unit", "events");
+	fflush(r->out);
+}
+
+void stat_report_interval(struct stat_report *r, double time, double duration,
+			  const struct hwc_value *v)
+{
+	char t[32] = "";
+	if (r->format == STAT_HUMAN)
+		snprintf(t, sizeof(t), "%15.9f ", time);
+	else if (r->format == STAT_CSV)
+		snprintf(t, sizeof(t), "%.9f", time);
+	if (r->format == STAT_JSON) {
+		fprintf(r->out, "%s{\"time_s\":", r->nintervals ? ",\n" : "");
+		json_number(r->out, time);
+		fputs(",\"duration_s\":", r->out);
+		json_number(r->out, duration);
+		fputs(",\"counters\":[", r->out);
+	}
+	print_sample(r, t, v, duration);
+	if (r->format == STAT_JSON)
+		fputs("]}", r->out);
+	r->nintervals++;
+	fflush(r->out);
+}
+
+int stat_report_add_run(struct stat_report *r, const struct hwc_value *v, double elapsed)
+{
+	size_t n = r->nrows * r->nev;
+	if (r->repeat) {
+		struct hwc_value *p = realloc(r->per_run, (r->runs + 1) * n * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		r->per_run = p;
+		memcpy(p + r->runs * n, v, n * sizeof(*p));
+	}
+	r->runs++;
+	double k = (double)r->runs;
+	for (size_t i = 0; i < n; i++) {
+		struct stat_cell *c = &r->cells[i];
+		c->sum.raw += v[i].raw;
+		c->sum.enabled += v[i].enabled;
+		c->sum.running += v[i].running;
+		c->sum.scaled += v[i].scaled;
+		double x = (double)v[i].scaled, d = x - c->mean;
+		c->mean += d / k;
+		c->m2 += d * (x - c->mean);
+	}
+	double d = elapsed - r->elapsed_mean;
+	r->elapsed_mean += d / k;
+	r->elapsed_m2 += d * (elapsed - r->elapsed_mean);
+	return 0;
+}
+
+static double stddev(double m2, size_t n)
+{
+	return n > 1 ? sqrt(m2 / (double)(n - 1)) : 0;
+}
+
+static void print_totals(const struct stat_report *r)
+{
+	double *count = calloc(r->nev ? r->nev : 1, sizeof(*count));
+	if (!count)
+		return;
+	bool first = true;
+	for (size_t row = 0; row < r->nrows; row++) {
+		for (size_t e = 0; e < r->nev; e++)
+			count[e] = r->cells[SLOT(r, row, e)].mean;
+		for (size_t e = 0; e < r->nev; e++) {
+			const struct stat_cell *c = &r->cells[SLOT(r, row, e)];
+			struct line l = {.row = row, .ev = e, .sum = &c->sum, .count = c->mean,
+					 .exact = r->runs == 1};
+			double sd = stddev(c->m2, r->runs);
+			l.stddev = sd * r->ev[e].scale;
+			l.rel_stddev = c->mean > 0 ? 100 * sd / c->mean : 0;
+			if (r->per_run) {
+				l.runs = r->per_run + SLOT(r, row, e);
+				l.nruns = r->runs;
+				l.run_stride = r->nrows * r->nev;
+			}
+			l.metric = metric_of(r, e, count, r->elapsed_mean, &l.metric_value);
+			print_line(r, "", &l, first);
+			first = false;
+		}
+	}
+	free(count);
+}
+
+static void human_header(const struct stat_report *r)
+{
+	FILE *f = r->out;
+	fputs("\n Performance counter stats for ", f);
+	if (strcmp(r->target_kind, "process") == 0)
+		fprintf(f, "process id '%d'", (int)r->pid);
+	else if (strcmp(r->target_kind, "thread") == 0)
+		fprintf(f, "thread id '%d'", (int)r->pid);
+	else if (strcmp(r->target_kind, "system") == 0 && !r->all_cpus) {
+		fputs("CPU(s) ", f);
+		for (size_t i = 0; i < r->ncpus; i++)
+			fprintf(f, "%s%d", i ? "," : "", r->cpus[i]);
+	} else if (strcmp(r->target_kind, "system") == 0)
+		fputs("'system wide'", f);
+	if (r->argv) {
+		fputs(strcmp(r->target_kind, "command") == 0 ? "'" : " while running '", f);
+		for (size_t i = 0; r->argv[i]; i++)
+			fprintf(f, "%s%s", i ? " " : "", r->argv[i]);
+		fputc('\'', f);
+	}
+	if (r->repeat)
+		fprintf(f, " (%zu run%s)", r->runs, r->runs == 1 ? "" : "s");
+	fputs(":\n\n", f);
+}
+
+void stat_report_end(struct stat_report *r)
+{
+	FILE *f = r->out;
+	switch (r->format) {
+	case STAT_HUMAN:
+		if (!r->interval) {
+			human_header(r);
+			print_totals(r);
+			fprintf(f, "\n%18.9f seconds time elapsed", r->elapsed_mean);
+			if (r->repeat)
+				fprintf(f, "  ( +- %5.2f%% )",
+					r->elapsed_mean > 0
+						? 100 * stddev(r->elapsed_m2, r->runs) / r->elapsed_mean
+						: 0);
+			fputc('\n', f);
+			if (r->rusage_runs)
+				fprintf(f, "\n%18.9f seconds user\n%18.9f seconds sys\n",
+					r->user_s / (double)r->rusage_runs, r->sys_s / (double)r->rusage_runs);
+			fputc('\n', f);
+		}
+		break;
+	case STAT_CSV:
+		if (!r->interval)
+			print_totals(r);
+		break;
+	case STAT_JSON:
+		if (r->interval)
+			fputs("]", f);
+		fprintf(f, ",\"runs\":%zu,\"counters\":[", r->runs);
+		print_totals(r);
+		fputs("],\n\"elapsed_s\":", f);
+		json_number(f, r->elapsed_mean);
+		if (r->repeat) {
+			fputs(",\"elapsed_stddev_s\":", f);
+			json_number(f, stddev(r->elapsed_m2, r->runs));
+		}
+		if (r->rusage_runs) {
+			fputs(",\"user_s\":", f);
+			json_number(f, r->user_s / (double)r->rusage_runs);
+			fputs(",\"system_s\":", f);
+			json_number(f, r->sys_s / (double)r->rusage_runs);
+		}
+		if (r->exit_status >= 0)
+			fprintf(f, ",\"exit_status\":%d", r->exit_status);
+		else
+			fputs(",\"exit_status\":null", f);
+		fprintf(f, ",\"interrupted\":%s}\n", r->interrupted ? "true" : "false");
+		break;
+	}
+	fflush(f);
+}
