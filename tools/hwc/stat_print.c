@@ -160,9 +160,13 @@ static void human_line(const struct stat_report *r, const char *time, const stru
 	else
 		ADD("%'18.0f      ", l->count);
 	ADD("%-26s", ev->name);
-	if (l->metric != M_NONE)
-		ADD(" # %8.*f%s %-18s", metrics[l->metric].percent ? 2 : 3, l->metric_value,
-		    metrics[l->metric].percent ? "%" : "", metrics[l->metric].human);
+	/* The figure column is 30 wide, so what follows it lines up. */
+	if (l->metric != M_NONE && metrics[l->metric].percent)
+		ADD(" # %7.2f%% %-18s", l->metric_value, metrics[l->metric].human);
+	else if (l->metric != M_NONE)
+		ADD(" # %8.3f %-18s", l->metric_value, metrics[l->metric].human);
+	else
+		ADD("%30s", "");
 	if (hwc_value_multiplexed(l->sum))
 		ADD("  (%.2f%%)", percent_running(l->sum));
 	if (r->repeat)
@@ -432,7 +436,7 @@ void stat_report_begin(struct stat_report *r)
 	if (r->format == STAT_JSON)
 		json_begin(r);
 	else if (r->format == STAT_HUMAN && r->interval)
-		fprintf(r->out, "#%14s %s%18s %-5s %s\n", "time",
+		fprintf(r->out, "#%14s %s%18s %-4s %s\n", "time",
 			r->aggr == STAT_PER_CPU ? "CPU      " : r->aggr == STAT_PER_THREAD ? "              comm-tid " : "",
 			"counts", "unit", "events");
 	fflush(r->out);
