@@ -89,7 +89,7 @@ static void print_text(const struct info *in)
 		       "Hardware PMU");
 		printf(LABEL "as on virtual machines without PMU pass-through.  No hardware event\n", "");
 		printf(LABEL "(cycles, instructions, cache, raw or libpfm4 events) can be opened here:\n", "");
-		printf(LABEL "0 usable counters.  Software events, msr and tracepoints work.\n", "");
+		printf(LABEL "0 usable counters.  Software events and the PMUs below still work.\n", "");
 	} else {
 		printf(LABEL "%s: %d general counters of %d bits", "Hardware PMU", c->core_pmu_name,
 		       c->counters, c->counter_width);
