@@ -226,7 +226,6 @@ static int resolve_preset(const char *base, const char *model, const char *spec,
 			snprintf(tmp.name, sizeof(tmp.name), "%s", ev->name);
 			snprintf(ev->origin, sizeof(ev->origin), "%s = %s (%s)", label, cspec, tmp.origin);
 			memcpy(tmp.origin, ev->origin, sizeof(tmp.origin));
-			snprintf(tmp.equiv, sizeof(tmp.equiv), "%s", cspec);
 			*ev = tmp;
 			ev->pub.source = HWC_SRC_PRESET;
 			hwc__clear_error();
@@ -239,17 +238,6 @@ static int resolve_preset(const char *base, const char *model, const char *spec,
 	for (size_t i = 0; i < n; i++)
 		hwc__fail_append(" %s", cand[i]);
 	return -ENOENT;
-}
-
-int hwc__preset_equiv(const char *name, char *equiv, size_t size)
-{
-	struct hwc__ev ev = {.pub.scale = 1.0};
-	snprintf(ev.name, sizeof(ev.name), "%s", name);
-	hwc__clear_error();
-	int err = resolve_preset(name, NULL, name, &ev, 0);
-	if (!err)
-		snprintf(equiv, size, "%s", ev.equiv);
-	return err;
 }
 
 static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, int depth)

@@ -53,24 +53,22 @@ static const struct named software[] = {
 static const struct {
 	const char *names[4];
 	const char *canonical;
-	const char *desc;
 } caches[] = {
-	{{"L1-dcache", "l1-d", "l1d", "L1-data"}, "L1-dcache", "level 1 data cache"},
-	{{"L1-icache", "l1-i", "l1i", "L1-instruction"}, "L1-icache", "level 1 instruction cache"},
-	{{"LLC", "L2", NULL, NULL}, "LLC", "last-level cache"},
-	{{"dTLB", "d-tlb", "Data-TLB", NULL}, "dTLB", "data TLB"},
-	{{"iTLB", "i-tlb", "Instruction-TLB", NULL}, "iTLB", "instruction TLB"},
-	{{"branch", "branches", "bpu", "btb"}, "branch", "branch prediction unit"},
-	{{"node", NULL, NULL, NULL}, "node", "local NUMA node memory"},
+	{{"L1-dcache", "l1-d", "l1d", "L1-data"}, "L1-dcache"},
+	{{"L1-icache", "l1-i", "l1i", "L1-instruction"}, "L1-icache"},
+	{{"LLC", "L2", NULL, NULL}, "LLC"},
+	{{"dTLB", "d-tlb", "Data-TLB", NULL}, "dTLB"},
+	{{"iTLB", "i-tlb", "Instruction-TLB", NULL}, "iTLB"},
+	{{"branch", "branches", "bpu", "btb"}, "branch"},
+	{{"node", NULL, NULL, NULL}, "node"},
 };
 static const struct {
 	const char *names[3];
 	const char *canonical;
-	const char *plural; /* "<cache>-<plural>" names the accesses */
 } cache_ops[] = {
-	{{"load", "read", NULL}, "load", "loads"},
-	{{"store", "write", NULL}, "store", "stores"},
-	{{"prefetch", "speculative-read", "speculative-load"}, "prefetch", "prefetches"},
+	{{"load", "read", NULL}, "load"},
+	{{"store", "write", NULL}, "store"},
+	{{"prefetch", "speculative-read", "speculative-load"}, "prefetch"},
 };
 /* Which (cache, op) pairs exist: perf's validity table. */
 static bool cache_op_valid(int cache, int op)
@@ -298,6 +296,27 @@ const char *const *hwc__preset_candidates(const char *base, const char **label, 
 	return NULL;
 }
 
+void hwc__table_names(hwc__name_fn fn, void *arg)
+{
+	for (size_t i = 0; i < HWC_ARRAY_SIZE(hardware); i++)
+		fn(hardware[i].name, arg);
+	for (size_t i = 0; i < HWC_ARRAY_SIZE(software); i++)
+		fn(software[i].name, arg);
+	char name[64];
+	for (size_t c = 0; c < HWC_ARRAY_SIZE(caches); c++)
+		for (size_t o = 0; o < HWC_ARRAY_SIZE(cache_ops); o++) {
+			if (!cache_op_valid((int)c, (int)o))
+				continue;
+			snprintf(name, sizeof(name), "%s-%ss", caches[c].canonical, cache_ops[o].canonical);
+			fn(name, arg);
+			snprintf(name, sizeof(name), "%s-%s-misses", caches[c].canonical,
+				 cache_ops[o].canonical);
+			fn(name, arg);
+		}
+	for (size_t i = 0; i < HWC_ARRAY_SIZE(presets); i++)
+		fn(presets[i].name, arg);
+}
+
 /* The listing of one category, as public event infos. */
 static int walk_named(const struct named *t, size_t n, enum hwc_source src, const char *pmu,
 		      hwc_event_walk_fn fn, void *arg)
@@ -312,31 +331,40 @@ static int walk_named(const struct named *t, size_t n, enum hwc_source src, cons
 	return 0;
 }
 
+/* How listings spell and describe the caches and operations, in the
+ * kernel's PERF_COUNT_HW_CACHE_* order (the resolver accepts more). */
+static const struct {
+	const char *name, *desc;
+} cache_listing[] = {
+	{"L1-dcache", "level 1 data cache"},  {"L1-icache", "level 1 instruction cache"},
+	{"LLC", "last-level cache"},          {"dTLB", "data TLB"},
+	{"iTLB", "instruction TLB"},          {"branch", "branch prediction unit"},
+	{"node", "local NUMA node memory"},
+};
+static const struct {
+	const char *one, *many;
+} op_listing[] = {{"load", "loads"}, {"store", "stores"}, {"prefetch", "prefetches"}};
+
 static int walk_caches(hwc_event_walk_fn fn, void *arg)
 {
 	char name[64], desc[128];
-	for (size_t c = 0; c < HWC_ARRAY_SIZE(caches); c++)
-		for (size_t o = 0; o < HWC_ARRAY_SIZE(cache_ops); o++) {
-			if (!cache_op_valid((int)c, (int)o))
+	for (int c = 0; c < (int)HWC_ARRAY_SIZE(cache_listing); c++)
+		for (int o = 0; o < (int)HWC_ARRAY_SIZE(op_listing); o++) {
+			if (!cache_op_valid(c, o))
 				continue;
 			for (int miss = 0; miss <= 1; miss++) {
-				if (miss) {
-					snprintf(name, sizeof(name), "%s-%s-misses", caches[c].canonical,
-						 cache_ops[o].canonical);
-					snprintf(desc, sizeof(desc), "%s: %s misses", caches[c].desc,
-						 cache_ops[o].canonical);
-				} else {
-					snprintf(name, sizeof(name), "%s-%s", caches[c].canonical,
-						 cache_ops[o].plural);
-					snprintf(desc, sizeof(desc), "%s: %s", caches[c].desc,
-						 cache_ops[o].plural);
-				}
+				snprintf(name, sizeof(name), "%s-%s%s", cache_listing[c].name,
+					 miss ? op_listing[o].one : op_listing[o].many,
+					 miss ? "-misses" : "");
+				snprintf(desc, sizeof(desc), "%s: %s%s", cache_listing[c].desc,
+					 miss ? op_listing[o].one : op_listing[o].many,
+					 miss ? " misses" : "");
 				int result = miss ? PERF_COUNT_HW_CACHE_RESULT_MISS
 						  : PERF_COUNT_HW_CACHE_RESULT_ACCESS;
 				struct hwc_event_info ev = {
 					.name = name, .spec = name, .pmu = "cache",
 					.source = HWC_SRC_CACHE, .desc = desc,
-					.code = c | (o << 8) | ((uint64_t)result << 16)};
+					.code = (uint64_t)c | ((uint64_t)o << 8) | ((uint64_t)result << 16)};
 				int r = fn(&ev, arg);
 				if (r)
 					return r;
@@ -369,33 +397,4 @@ int hwc__preset_walk(int (*fn)(const char *name, const char *desc, void *arg), v
 			return r;
 	}
 	return 0;
-}
-
-struct names_ctx {
-	hwc__name_fn fn;
-	void *arg;
-};
-
-static int name_of(const struct hwc_event_info *ev, void *arg)
-{
-	struct names_ctx *n = arg;
-	n->fn(ev->name, n->arg);
-	return 0;
-}
-
-static int preset_name(const char *name, const char *desc, void *arg)
-{
-	struct names_ctx *n = arg;
-	(void)desc;
-	n->fn(name, n->arg);
-	return 0;
-}
-
-void hwc__table_names(hwc__name_fn fn, void *arg)
-{
-	struct names_ctx n = {fn, arg};
-	hwc__table_walk(HWC_SRC_GENERIC, name_of, &n);
-	hwc__table_walk(HWC_SRC_SOFTWARE, name_of, &n);
-	hwc__table_walk(HWC_SRC_CACHE, name_of, &n);
-	hwc__preset_walk(preset_name, &n);
 }

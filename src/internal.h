@@ -41,7 +41,6 @@ struct hwc__ev {
 	char pmu[64];
 	char origin[512];
 	char unit[32];
-	char equiv[256]; /* a preset: the candidate it resolved to */
 };
 /* Point pub's strings at the storage; call after filling the arrays. */
 void hwc__ev_fix_strings(struct hwc__ev *ev);
@@ -83,8 +82,6 @@ const char *hwc__pfm_host_model(int *ncounters, int *nfixed);
  * with probed == false and returns 0, FN's non-zero value, or -errno. */
 int hwc__table_walk(enum hwc_source which, hwc_event_walk_fn fn, void *arg); /* GENERIC, CACHE, SOFTWARE */
 int hwc__preset_walk(int (*fn)(const char *name, const char *desc, void *arg), void *arg);
-/* What preset NAME resolves to here (into EQUIV), or -ENOENT with detail. */
-int hwc__preset_equiv(const char *name, char *equiv, size_t size);
 int hwc__pfm_models_walk(int (*fn)(const struct hwc_model_info *m, void *arg), void *arg);
 /* The libpfm4 model called MODEL (case-insensitive); -ENOENT without detail. */
 int hwc__pfm_model(const char *model, struct hwc_model_info *out);

@@ -152,10 +152,43 @@ struct preset_ctx {
 	char equiv[256];
 };
 
+/* The event spec SPEC resolves to, or false. */
+static bool encode(const char *spec, struct perf_event_attr *attr)
+{
+	hwc_evlist *l;
+	if (hwc_evlist_new(&l))
+		return false;
+	bool ok = hwc_evlist_add(l, spec) == 0 && hwc_evlist_size(l) == 1;
+	if (ok)
+		*attr = hwc_evlist_event(l, 0)->attr;
+	hwc_evlist_free(l);
+	return ok;
+}
+
+/* Which of its candidates preset NAME stands for here: the first whose
+ * encoding is the preset's own.  The resolver decides; this only names it. */
+static bool preset_equiv(const char *name, char *equiv, size_t size)
+{
+	struct perf_event_attr preset, cand;
+	const char *label;
+	size_t n;
+	const char *const *cands = hwc__preset_candidates(name, &label, &n);
+	if (!cands || !encode(name, &preset))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (encode(cands[i], &cand) && cand.type == preset.type &&
+		    cand.config == preset.config && cand.config1 == preset.config1 &&
+		    cand.config2 == preset.config2) {
+			snprintf(equiv, size, "%s", cands[i]);
+			return true;
+		}
+	return false;
+}
+
 static int one_preset(const char *name, const char *desc, void *arg)
 {
 	struct preset_ctx *p = arg;
-	bool mapped = hwc__preset_equiv(name, p->equiv, sizeof(p->equiv)) == 0;
+	bool mapped = preset_equiv(name, p->equiv, sizeof(p->equiv));
 	hwc__clear_error();
 	struct hwc_event_info ev = {.name = name, .spec = name, .pmu = "preset",
 				    .source = HWC_SRC_PRESET, .desc = desc ? desc : "",
