@@ -91,8 +91,11 @@ int hwc__pmus_walk(int (*fn)(const struct hwc_pmu_info *p, void *arg), void *arg
 bool hwc__pmu_exists(const char *name);
 /* -ENOENT without detail when PMU is not in sysfs. */
 int hwc__pmu_events_walk(const char *pmu, hwc_event_walk_fn fn, void *arg);
-/* -ENOENT (tracefs not mounted) or -EACCES (not readable), with detail. */
-int hwc__tracepoints_walk(hwc_event_walk_fn fn, void *arg);
+/* The tracepoints that match PATTERN (their ids are read only for those);
+ * -ENOENT (tracefs not mounted) or -EACCES (not readable), with detail. */
+int hwc__tracepoints_walk(const char *pattern, hwc_event_walk_fn fn, void *arg);
+/* hwc_events_walk()'s PATTERN rule: NULL, a glob, or a substring; no case. */
+bool hwc__event_matches(const char *pattern, const char *name, const char *spec);
 
 /* Place VALUE into CONFIG words following a sysfs format ("config:0-7,32-35"). */
 int hwc__format_apply(const char *format, uint64_t value, struct perf_event_attr *attr,

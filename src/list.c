@@ -4,6 +4,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,7 @@ HWC_EXPORT int hwc_event_probe(const char *spec, bool *user_only)
 /* ------------------------------------------------------------- probing */
 
 struct walk {
+	const char *pattern;
 	unsigned flags;
 	hwc_event_walk_fn fn;
 	void *arg;
@@ -118,9 +120,22 @@ static void probe_tracepoints(struct walk *w, const char *spec)
 			 "no tracepoint can be opened here (probed with %s): %s", spec, hwc_errdetail());
 }
 
+bool hwc__event_matches(const char *pattern, const char *name, const char *spec)
+{
+	if (!pattern)
+		return true;
+	if (strpbrk(pattern, "*?["))
+		return fnmatch(pattern, name, FNM_CASEFOLD) == 0 ||
+		       fnmatch(pattern, spec, FNM_CASEFOLD) == 0;
+	return strcasestr(name, pattern) || strcasestr(spec, pattern);
+}
+
+/* Filter, then probe: only events that are shown cost a probe. */
 static int with_probe(const struct hwc_event_info *ev, void *arg)
 {
 	struct walk *w = arg;
+	if (!hwc__event_matches(w->pattern, ev->name, ev->spec))
+		return 0;
 	if (!(w->flags & HWC_WALK_PROBE))
 		return w->fn(ev, w->arg);
 	struct hwc_event_info copy = *ev;
@@ -188,6 +203,8 @@ static bool preset_equiv(const char *name, char *equiv, size_t size)
 static int one_preset(const char *name, const char *desc, void *arg)
 {
 	struct preset_ctx *p = arg;
+	if (!hwc__event_matches(p->w->pattern, name, name))
+		return 0; /* before the resolver's work */
 	bool mapped = preset_equiv(name, p->equiv, sizeof(p->equiv));
 	hwc__clear_error();
 	struct hwc_event_info ev = {.name = name, .spec = name, .pmu = "preset",
@@ -224,7 +241,7 @@ static int walk_category(const char *cat, struct walk *w)
 		struct preset_ctx p = {.w = w};
 		return hwc__preset_walk(one_preset, &p);
 	}
-	return hwc__tracepoints_walk(with_probe, w);
+	return hwc__tracepoints_walk(w->pattern, with_probe, w);
 }
 
 /* "Did you mean" for an unknown PMU name. */
@@ -270,13 +287,14 @@ static int unknown_pmu(const char *pmu)
 	return -ENOENT;
 }
 
-HWC_EXPORT int hwc_events_walk(const char *pmu, unsigned flags, hwc_event_walk_fn fn, void *arg)
+HWC_EXPORT int hwc_events_walk(const char *pmu, const char *pattern, unsigned flags,
+			       hwc_event_walk_fn fn, void *arg)
 {
 	hwc__clear_error();
 	struct walk *w = calloc(1, sizeof(*w));
 	if (!w)
 		return hwc__fail(-ENOMEM, "out of memory");
-	*w = (struct walk){.flags = flags, .fn = fn, .arg = arg};
+	*w = (struct walk){.pattern = pattern, .flags = flags, .fn = fn, .arg = arg};
 	int r = 0;
 	if (!pmu) {
 		for (size_t i = 0; i < HWC_ARRAY_SIZE(categories) - 1 && !r; i++)
@@ -286,7 +304,7 @@ HWC_EXPORT int hwc_events_walk(const char *pmu, unsigned flags, hwc_event_walk_f
 		if (!r)
 			r = hwc__pmus_walk(walk_pmu_aliases, w);
 		if (!r) {
-			r = hwc__tracepoints_walk(with_probe, w);
+			r = hwc__tracepoints_walk(w->pattern, with_probe, w);
 			if (r == -ENOENT || r == -EACCES) {
 				r = 0; /* no tracefs for this user: no tracepoints to list */
 				hwc__clear_error();

@@ -5,10 +5,12 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* The x86 PERFEVTSEL layout, as Intel and AMD cpu PMUs describe it. */
 static const struct {
@@ -476,7 +478,25 @@ static int tracefs_root(const char **root)
 	return err;
 }
 
-int hwc__tracepoints_walk(hwc_event_walk_fn fn, void *arg)
+/* A tracepoint's id, read relative to its subsystem's directory: tracefs
+ * path lookups are most of a listing's cost. */
+static int read_tracepoint_id(int subsystem_fd, const char *event, long long *id)
+{
+	char rel[512], buf[32], *end;
+	snprintf(rel, sizeof(rel), "%s/id", event);
+	int fd = openat(subsystem_fd, rel, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EINVAL;
+	buf[n] = '\0';
+	*id = strtoll(buf, &end, 10);
+	return end == buf ? -EINVAL : 0;
+}
+
+int hwc__tracepoints_walk(const char *pattern, hwc_event_walk_fn fn, void *arg)
 {
 	const char *root = NULL;
 	int err = tracefs_root(&root);
@@ -488,18 +508,21 @@ int hwc__tracepoints_walk(hwc_event_walk_fn fn, void *arg)
 	int nsub = list_dir(path, &subs);
 	if (nsub < 0)
 		return hwc__fail(nsub, "cannot read %s: %s", path, strerror(-nsub));
-	int r = 0;
+	int events_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r = events_fd < 0 ? hwc__fail(-errno, "cannot open %s: %s", path, strerror(errno)) : 0;
 	for (int s = 0; s < nsub && !r; s++) {
+		int sub_fd = openat(events_fd, subs[s]->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (sub_fd < 0)
+			continue; /* a file such as events/enable */
 		struct dirent **evs;
 		snprintf(path, sizeof(path), "%s/events/%s", root, subs[s]->d_name);
 		int nev = list_dir(path, &evs);
 		for (int e = 0; e < nev && !r; e++) {
-			long long id;
-			snprintf(path, sizeof(path), "%s/events/%s/%s/id", root, subs[s]->d_name,
-				 evs[e]->d_name);
-			if (hwc__read_int_file(path, &id))
-				continue;
+			long long id = 0;
 			snprintf(name, sizeof(name), "%s:%s", subs[s]->d_name, evs[e]->d_name);
+			if (!hwc__event_matches(pattern, name, name) ||
+			    read_tracepoint_id(sub_fd, evs[e]->d_name, &id))
+				continue;
 			struct hwc_event_info ev = {.name = name, .spec = name, .pmu = "tracepoint",
 						    .source = HWC_SRC_TRACEPOINT, .desc = "",
 						    .code = (uint64_t)id};
@@ -507,7 +530,10 @@ int hwc__tracepoints_walk(hwc_event_walk_fn fn, void *arg)
 		}
 		if (nev >= 0)
 			free_dir(evs, nev);
+		close(sub_fd);
 	}
+	if (events_fd >= 0)
+		close(events_fd);
 	free_dir(subs, nsub);
 	return r;
 }

@@ -75,7 +75,7 @@ static int count_event(const struct hwc_event_info *ev, void *arg)
 static void test_machine_listing(void)
 {
 	struct census c = {.task_clock = 1, .cycles = 1, .tot_cyc = 1, .l1_tcm = 1};
-	CHECK_INT(hwc_events_walk(NULL, HWC_WALK_PROBE, count_event, &c), ==, 0);
+	CHECK_INT(hwc_events_walk(NULL, NULL, HWC_WALK_PROBE, count_event, &c), ==, 0);
 	CHECK_INT(c.probed, ==, c.total);
 	CHECK_INT(c.by_source[HWC_SRC_GENERIC], >=, 10);
 	CHECK_INT(c.by_source[HWC_SRC_CACHE], >=, 30);
@@ -240,7 +240,7 @@ static void check_model(const char *model, const char *event, const char *umask,
 	struct model_walk m = {.want_event = event, .want_umask = umask, .want_default = is_default};
 	struct hwc_cpu_info cpu;
 	CHECK_INT(hwc_cpu_info(&cpu), ==, 0);
-	int r = hwc_events_walk(model, HWC_WALK_PROBE, model_event, &m);
+	int r = hwc_events_walk(model, NULL, HWC_WALK_PROBE, model_event, &m);
 	CHECK_INT(r, ==, 0);
 	if (r)
 		fprintf(stderr, "%s: %s\n", model, hwc_errdetail());
@@ -332,16 +332,50 @@ static int count_only(const struct hwc_event_info *ev, void *arg)
 	return 0;
 }
 
+struct names {
+	char list[1024];
+	size_t n;
+};
+
+static int collect(const struct hwc_event_info *ev, void *arg)
+{
+	struct names *c = arg;
+	size_t len = strlen(c->list);
+	snprintf(c->list + len, sizeof(c->list) - len, "%s%s", len ? " " : "", ev->name);
+	c->n++;
+	return 0;
+}
+
+static void test_patterns(void)
+{
+	struct names c = {.n = 0};
+	CHECK_INT(hwc_events_walk(NULL, "L1-dcache-*", 0, collect, &c), ==, 0);
+	CHECK(strcmp(c.list, "L1-dcache-loads L1-dcache-load-misses L1-dcache-stores "
+			     "L1-dcache-store-misses L1-dcache-prefetches "
+			     "L1-dcache-prefetch-misses") == 0);
+	fprintf(stderr, "L1-dcache-*: %s\n", c.list);
+	c = (struct names){.n = 0};
+	CHECK_INT(hwc_events_walk("software", "FAULT", HWC_WALK_PROBE, collect, &c), ==, 0);
+	CHECK(strcmp(c.list, "page-faults faults minor-faults major-faults alignment-faults "
+			     "emulation-faults") == 0);
+	c = (struct names){.n = 0};
+	CHECK_INT(hwc_events_walk("skl", "skl::inst_retired", 0, collect, &c), ==, 0);
+	CHECK(strcmp(c.list, "INST_RETIRED") == 0);
+	c = (struct names){.n = 0};
+	CHECK_INT(hwc_events_walk(NULL, "no-such-event-*", HWC_WALK_PROBE, collect, &c), ==, 0);
+	CHECK_INT(c.n, ==, 0);
+}
+
 static void test_walk_control(void)
 {
 	int n = 0;
-	CHECK_INT(hwc_events_walk("software", 0, stop_after_three, &n), ==, 42);
+	CHECK_INT(hwc_events_walk("software", NULL, 0, stop_after_three, &n), ==, 42);
 	CHECK_INT(n, ==, 3);
 	n = 0;
-	CHECK_INT(hwc_events_walk("cache", 0, count_only, &n), ==, 0);
+	CHECK_INT(hwc_events_walk("cache", NULL, 0, count_only, &n), ==, 0);
 	CHECK_INT(n, >=, 30);
 	n = 0;
-	CHECK_INT(hwc_events_walk("skx2", 0, count_only, &n), ==, -ENOENT);
+	CHECK_INT(hwc_events_walk("skx2", NULL, 0, count_only, &n), ==, -ENOENT);
 	CHECK_INT(n, ==, 0);
 	CHECK_STR_CONTAINS(hwc_errdetail(), "unknown PMU or libpfm4 model 'skx2'");
 	CHECK_STR_CONTAINS(hwc_errdetail(), "did you mean 'skx'");
@@ -472,7 +506,7 @@ static void test_fake_core_pmu(void)
 		int ok = 0, seen = 0;
 		CHECK_INT(hwc_pmus_walk(fake_cpu_pmu, &ok), ==, 0);
 		CHECK_INT(ok, ==, 1);
-		CHECK_INT(hwc_events_walk("cpu", 0, fake_cpu_event, &seen), ==, 0);
+		CHECK_INT(hwc_events_walk("cpu", NULL, 0, fake_cpu_event, &seen), ==, 0);
 		CHECK_INT(seen, ==, 1);
 		struct hwc_cpu_info cpu;
 		CHECK_INT(hwc_cpu_info(&cpu), ==, 0);
@@ -503,6 +537,7 @@ int main(void)
 	RUN(test_probe_unprivileged);
 	RUN(test_models_any_host);
 	RUN(test_models_walk);
+	RUN(test_patterns);
 	RUN(test_walk_control);
 	RUN(test_pmus_walk);
 	RUN(test_fake_core_pmu);

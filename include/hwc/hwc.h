@@ -227,19 +227,22 @@ struct hwc_event_info {
 
 typedef int (*hwc_event_walk_fn)(const struct hwc_event_info *ev, void *arg);
 
-/* Call FN for every event of PMU, in a stable order:
+/* Call FN for every event of PMU whose name or spec matches PATTERN, in a
+ * stable order.  PATTERN is NULL (every event), a glob (with *, ? or [...])
+ * that must match whole, or else a substring; both ignore case.  PMU is:
  *   NULL          this machine: generic, cache, software, preset, the libpfm4
  *                 models detected here, the sysfs PMUs' events, tracepoints;
  *   "generic", "cache", "software", "preset", "tracepoint": one category;
  *   a libpfm4 model (see hwc_models_walk()), present here or not;
  *   a sysfs PMU (see hwc_pmus_walk()): its events/ aliases.
- * With HWC_WALK_PROBE each event says whether it can be opened here.  Events
+ * With HWC_WALK_PROBE each event shown says whether it can be opened here.  Events
  * that share a PMU whose answer is the same for all of them are probed once:
  * a libpfm4 model's events (one probe per model; a model that is not this
  * CPU's is reported as such without a probe) and tracepoints (one probe).
  * FN returns 0 to go on; a non-zero value stops the walk and is returned.
  * Returns 0, FN's value, or -ENOENT (unknown PMU, with the closest names). */
-int hwc_events_walk(const char *pmu, unsigned flags, hwc_event_walk_fn fn, void *arg);
+int hwc_events_walk(const char *pmu, const char *pattern, unsigned flags, hwc_event_walk_fn fn,
+		    void *arg);
 
 /* A libpfm4 model: a table of events for one CPU (or uncore) PMU. */
 struct hwc_model_info {

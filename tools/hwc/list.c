@@ -3,7 +3,6 @@
 #include "hwc.h"
 #include "json.h"
 
-#include <fnmatch.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -53,16 +52,6 @@ static const char *type_name(uint32_t type)
 	case PERF_TYPE_BREAKPOINT: return "breakpoint";
 	default: return "dynamic PMU";
 	}
-}
-
-static bool matches(const char *pattern, const struct hwc_event_info *ev)
-{
-	if (!pattern)
-		return true;
-	if (strpbrk(pattern, "*?["))
-		return fnmatch(pattern, ev->name, FNM_CASEFOLD) == 0 ||
-		       fnmatch(pattern, ev->spec, FNM_CASEFOLD) == 0;
-	return strcasestr(ev->name, pattern) || strcasestr(ev->spec, pattern);
 }
 
 static const char *open_word(int status, bool user_only)
@@ -251,8 +240,6 @@ static void print_attrs(const struct hwc_event_info *ev, bool verbose)
 static int text_event(const struct hwc_event_info *ev, void *arg)
 {
 	struct text *t = arg;
-	if (!matches(t->o->pattern, ev))
-		return 0;
 	char section[128];
 	snprintf(section, sizeof(section), "%d/%s", (int)ev->source, ev->pmu);
 	if (strcmp(section, t->section) != 0) {
@@ -303,8 +290,6 @@ struct jctx {
 static int json_event(const struct hwc_event_info *ev, void *arg)
 {
 	struct jctx *c = arg;
-	if (!matches(c->o->pattern, ev))
-		return 0;
 	struct json *j = c->j;
 	c->shown++;
 	json_object(j, NULL);
@@ -570,7 +555,7 @@ int cmd_list(int argc, char **argv)
 		json_string(&j, "pmu", o.pmu);
 		json_string(&j, "pattern", o.pattern);
 		json_array(&j, "events");
-		err = hwc_events_walk(o.pmu, HWC_WALK_PROBE, json_event, &jc);
+		err = hwc_events_walk(o.pmu, o.pattern, HWC_WALK_PROBE, json_event, &jc);
 		json_array_end(&j);
 		json_object_end(&j);
 		json_end(&j);
@@ -581,7 +566,7 @@ int cmd_list(int argc, char **argv)
 		shown = jc.shown;
 	} else {
 		struct text t = {.o = &o};
-		err = hwc_events_walk(o.pmu, HWC_WALK_PROBE, text_event, &t);
+		err = hwc_events_walk(o.pmu, o.pattern, HWC_WALK_PROBE, text_event, &t);
 		flush_reasons(&t);
 		shown = t.shown;
 	}
