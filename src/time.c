@@ -196,20 +196,24 @@ static uint64_t bracket(uint64_t *tsc_at, uint64_t *ns_at)
 	return best;
 }
 
+/* The rate from two bracketed readings.  Each end is known to within half
+ * its bracket, so the error is at most (w0 + w1) / 2 over the interval:
+ * keep extending the interval until that bound is under 2 ppm (typically
+ * the first 25 ms; half a second at most on a machine too busy for it). */
 static double calibrate(void)
 {
+	uint64_t c0, n0, c1, n1, w0, w1;
+	w0 = bracket(&c0, &n0);
+	for (int i = 0; i < 4 && w0 > 1000; i++)
+		w0 = bracket(&c0, &n0);
 	double hz = 0;
-	/* 25 ms between two brackets of ~50 ns is a few ppm; retry if the
-	 * machine was so busy that a bracket is wide. */
-	for (int attempt = 0; attempt < 5; attempt++) {
-		uint64_t c0, n0, c1, n1;
-		uint64_t w0 = bracket(&c0, &n0);
+	for (int step = 0; step < 20; step++) {
 		struct timespec nap = {0, 25 * 1000 * 1000};
 		while (nanosleep(&nap, &nap) < 0 && errno == EINTR)
 			;
-		uint64_t w1 = bracket(&c1, &n1);
+		w1 = bracket(&c1, &n1);
 		hz = (double)(c1 - c0) * 1e9 / (double)(n1 - n0);
-		if (w0 < 5000 && w1 < 5000)
+		if ((double)(w0 + w1) / 2 < 2e-6 * (double)(n1 - n0))
 			break;
 	}
 	return hz;
