@@ -249,12 +249,17 @@ struct closest {
 	const char *word;
 	char best[64];
 	size_t dist;
+	char containing[3][64]; /* names containing the word: "zen4" */
+	size_t ncontaining;
 };
 
 static void consider(struct closest *c, const char *name)
 {
-	size_t d = hwc__edit_distance(c->word, name, 3);
-	if (d <= 3 && d < c->dist) {
+	if (strcasestr(name, c->word) && c->ncontaining < HWC_ARRAY_SIZE(c->containing))
+		snprintf(c->containing[c->ncontaining++], sizeof(c->containing[0]), "%s", name);
+	size_t len = strlen(c->word), limit = len <= 3 ? 1 : len < 6 ? 2 : 3;
+	size_t d = hwc__edit_distance(c->word, name, limit);
+	if (d <= limit && d < c->dist) {
 		c->dist = d;
 		snprintf(c->best, sizeof(c->best), "%s", name);
 	}
@@ -274,14 +279,22 @@ static int consider_pmu(const struct hwc_pmu_info *p, void *arg)
 
 static int unknown_pmu(const char *pmu)
 {
+	if (!*pmu)
+		return hwc__fail(-EINVAL, "empty PMU name; `hwc list --pmu help` lists them");
 	struct closest c = {.word = pmu, .dist = (size_t)-1};
 	for (size_t i = 0; i < HWC_ARRAY_SIZE(categories); i++)
 		consider(&c, categories[i]);
 	hwc__pfm_models_walk(consider_model, &c);
 	hwc__pmus_walk(consider_pmu, &c);
 	hwc__fail(-ENOENT, "unknown PMU or libpfm4 model '%s'", pmu);
-	if (c.best[0])
+	if (c.best[0]) {
 		hwc__fail_append("; did you mean '%s'?", c.best);
+	} else if (c.ncontaining) {
+		hwc__fail_append("; did you mean");
+		for (size_t i = 0; i < c.ncontaining; i++)
+			hwc__fail_append("%s '%s'", i ? "," : "", c.containing[i]);
+		hwc__fail_append("?");
+	}
 	hwc__fail_append("; `hwc list --pmu help` lists the event sources, the sysfs PMUs and "
 			 "the libpfm4 models");
 	return -ENOENT;

@@ -240,6 +240,9 @@ class Models(unittest.TestCase):
             self.assertIn("unknown PMU or libpfm4 model 'skx2'", r.stderr)
             self.assertIn("did you mean 'skx'", r.stderr)
             self.assertIn("hwc list --pmu help", r.stderr)
+        r = hwc("list", "--pmu", "zen4")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("did you mean 'amd64_fam19h_zen4'?", r.stderr)
 
     def test_sysfs_pmu(self):
         if not os.path.isdir(f"{SYSFS}/msr/events"):
@@ -312,7 +315,7 @@ class Usage(unittest.TestCase):
         self.assertIn("--pmu", r.stdout)
 
     def test_bad_options(self):
-        for args in (["--frobnicate"], ["--pmu"], ["a", "b"], [""]):
+        for args in (["--frobnicate"], ["--pmu"], ["--pmu", ""], ["a", "b"], [""]):
             with self.subTest(args=args):
                 r = hwc("list", *args)
                 self.assertEqual(r.returncode, 2)

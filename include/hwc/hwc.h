@@ -240,7 +240,8 @@ typedef int (*hwc_event_walk_fn)(const struct hwc_event_info *ev, void *arg);
  * a libpfm4 model's events (one probe per model; a model that is not this
  * CPU's is reported as such without a probe) and tracepoints (one probe).
  * FN returns 0 to go on; a non-zero value stops the walk and is returned.
- * Returns 0, FN's value, or -ENOENT (unknown PMU, with the closest names). */
+ * Returns 0, FN's value, -ENOENT (unknown PMU, with the closest name) or
+ * -EINVAL (empty PMU name). */
 int hwc_events_walk(const char *pmu, const char *pattern, unsigned flags, hwc_event_walk_fn fn,
 		    void *arg);
 

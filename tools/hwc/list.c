@@ -522,6 +522,10 @@ int cmd_list(int argc, char **argv)
 		fprintf(stderr, "hwc list: empty pattern\n");
 		return 2;
 	}
+	if (o.pmu && !*o.pmu) {
+		fprintf(stderr, "hwc list: --pmu needs a name (`hwc list --pmu help` lists them)\n");
+		return 2;
+	}
 	if (o.pmu && strcmp(o.pmu, "help") == 0)
 		return pmu_help(&o);
 
