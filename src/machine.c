@@ -133,6 +133,13 @@ HWC_EXPORT int hwc_cpu_info(struct hwc_cpu_info *out)
 			snprintf(out->counters_source, sizeof(out->counters_source),
 				 "libpfm4 table of %s", model);
 		}
+		struct hwc_user_reads r;
+		if (out->counters && !out->counter_width && hwc_user_reads(&r) == 0 && r.pmc_width) {
+			out->counter_width = r.pmc_width; /* what the kernel says it reads */
+			size_t len = strlen(out->counters_source);
+			snprintf(out->counters_source + len, sizeof(out->counters_source) - len,
+				 "; width from the perf mmap page");
+		}
 	}
 
 	long long wd;
