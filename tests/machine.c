@@ -196,7 +196,8 @@ static void test_tsc_rate(void)
 		if (w0 + w1 < 2000)
 			break;
 	}
-	fprintf(stderr, "TSC %.1f Hz from %s; measured %.1f Hz over 200 ms: %.2f ppm (brackets %llu, %llu ns)\n",
+	fprintf(stderr, "TSC %.1f Hz from %s; measured %.1f Hz over 200 ms: %.2f ppm "
+			"(brackets %llu, %llu ns)\n",
 		hz, name, measured, ppm, (unsigned long long)w0, (unsigned long long)w1);
 	CHECK(ppm < 50);
 }

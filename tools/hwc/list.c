@@ -256,7 +256,10 @@ static int text_event(const struct hwc_event_info *ev, void *arg)
 			 ev->equiv ? "= " : "[no mapping here]", ev->equiv ? ev->equiv : "");
 	else
 		snprintf(desc, sizeof(desc), "%s", ev->desc);
-	printf("  %-40s %-4s  %s\n", ev->name, open_word(ev->status, ev->user_only), desc);
+	if (*desc)
+		printf("  %-40s %-4s  %s\n", ev->name, open_word(ev->status, ev->user_only), desc);
+	else
+		printf("  %-40s %s\n", ev->name, open_word(ev->status, ev->user_only));
 	print_attrs(ev, t->o->verbose);
 	if (ev->status && !t->o->verbose)
 		note_reason(t, ev);
@@ -406,8 +409,9 @@ static int help_model(const struct hwc_model_info *m, void *arg)
 		json_int(h->j, "fixed", m->nfixed);
 		json_object_end(h->j);
 	} else {
-		printf("  %c %-24s %-13s %5d event%s  %s\n", m->present ? '*' : ' ', m->name, kind,
-		       m->nevents, m->nevents == 1 ? " " : "s", m->desc);
+		char mark = m->present && !m->os_tables ? '*' : ' ';
+		printf("  %c %-24s %-13s %5d event%s  %s\n", mark, m->name, kind, m->nevents,
+		       m->nevents == 1 ? " " : "s", m->desc);
 	}
 	return 0;
 }
