@@ -203,32 +203,82 @@ static const struct preset {
 	 {"FP_ARITH_INST_RETIRED:SCALAR_DOUBLE", "RETIRED_SSE_AVX_FLOPS"}},
 	{"PAPI_FP_OPS", "floating point operations", {"RETIRED_SSE_AVX_FLOPS"}},
 	{"PAPI_TOT_IIS", "instructions issued", {"UOPS_ISSUED:ANY"}},
-#define UNMAPPED(n) {n, NULL, {NULL}}
-	UNMAPPED("PAPI_L1_TCM"), UNMAPPED("PAPI_L2_DCM"), UNMAPPED("PAPI_L2_ICM"),
-	UNMAPPED("PAPI_L3_DCM"), UNMAPPED("PAPI_L3_ICM"), UNMAPPED("PAPI_CA_SNP"),
-	UNMAPPED("PAPI_CA_SHR"), UNMAPPED("PAPI_CA_CLN"), UNMAPPED("PAPI_CA_INV"),
-	UNMAPPED("PAPI_CA_ITV"), UNMAPPED("PAPI_L3_STM"), UNMAPPED("PAPI_BRU_IDL"),
-	UNMAPPED("PAPI_FXU_IDL"), UNMAPPED("PAPI_FPU_IDL"), UNMAPPED("PAPI_LSU_IDL"),
-	UNMAPPED("PAPI_TLB_TL"), UNMAPPED("PAPI_L2_LDM"), UNMAPPED("PAPI_L2_STM"),
-	UNMAPPED("PAPI_BTAC_M"), UNMAPPED("PAPI_PRF_DM"), UNMAPPED("PAPI_L3_DCH"),
-	UNMAPPED("PAPI_TLB_SD"), UNMAPPED("PAPI_CSR_FAL"), UNMAPPED("PAPI_CSR_SUC"),
-	UNMAPPED("PAPI_CSR_TOT"), UNMAPPED("PAPI_MEM_SCY"), UNMAPPED("PAPI_MEM_RCY"),
-	UNMAPPED("PAPI_MEM_WCY"), UNMAPPED("PAPI_STL_CCY"), UNMAPPED("PAPI_FUL_ICY"),
-	UNMAPPED("PAPI_FUL_CCY"), UNMAPPED("PAPI_BR_UCN"), UNMAPPED("PAPI_BR_PRC"),
-	UNMAPPED("PAPI_FMA_INS"), UNMAPPED("PAPI_INT_INS"), UNMAPPED("PAPI_LST_INS"),
-	UNMAPPED("PAPI_SYC_INS"), UNMAPPED("PAPI_L1_DCH"), UNMAPPED("PAPI_L2_DCH"),
-	UNMAPPED("PAPI_L2_DCA"), UNMAPPED("PAPI_L3_DCA"), UNMAPPED("PAPI_L1_DCR"),
-	UNMAPPED("PAPI_L2_DCR"), UNMAPPED("PAPI_L3_DCR"), UNMAPPED("PAPI_L1_DCW"),
-	UNMAPPED("PAPI_L2_DCW"), UNMAPPED("PAPI_L3_DCW"), UNMAPPED("PAPI_L1_ICH"),
-	UNMAPPED("PAPI_L2_ICH"), UNMAPPED("PAPI_L3_ICH"), UNMAPPED("PAPI_L2_ICA"),
-	UNMAPPED("PAPI_L3_ICA"), UNMAPPED("PAPI_L1_ICR"), UNMAPPED("PAPI_L2_ICR"),
-	UNMAPPED("PAPI_L3_ICR"), UNMAPPED("PAPI_L1_TCH"), UNMAPPED("PAPI_L2_TCH"),
-	UNMAPPED("PAPI_L1_TCA"), UNMAPPED("PAPI_L1_TCR"), UNMAPPED("PAPI_L2_TCR"),
-	UNMAPPED("PAPI_L3_TCR"), UNMAPPED("PAPI_L1_TCW"), UNMAPPED("PAPI_L2_TCW"),
-	UNMAPPED("PAPI_L3_TCW"), UNMAPPED("PAPI_FML_INS"), UNMAPPED("PAPI_FAD_INS"),
-	UNMAPPED("PAPI_FDV_INS"), UNMAPPED("PAPI_FSQ_INS"), UNMAPPED("PAPI_FNV_INS"),
-	UNMAPPED("PAPI_VEC_INS"), UNMAPPED("PAPI_SP_OPS"), UNMAPPED("PAPI_DP_OPS"),
-	UNMAPPED("PAPI_VEC_SP"), UNMAPPED("PAPI_VEC_DP"), UNMAPPED("PAPI_STL_SCY"),
+#define UNMAPPED(n, d) {n, d, {NULL}}
+	UNMAPPED("PAPI_L1_TCM", "level 1 cache misses"),
+	UNMAPPED("PAPI_L2_DCM", "level 2 data cache misses"),
+	UNMAPPED("PAPI_L2_ICM", "level 2 instruction cache misses"),
+	UNMAPPED("PAPI_L3_DCM", "level 3 data cache misses"),
+	UNMAPPED("PAPI_L3_ICM", "level 3 instruction cache misses"),
+	UNMAPPED("PAPI_CA_SNP", "requests for a snoop"),
+	UNMAPPED("PAPI_CA_SHR", "requests for exclusive access to a shared cache line"),
+	UNMAPPED("PAPI_CA_CLN", "requests for exclusive access to a clean cache line"),
+	UNMAPPED("PAPI_CA_INV", "requests for cache line invalidation"),
+	UNMAPPED("PAPI_CA_ITV", "requests for cache line intervention"),
+	UNMAPPED("PAPI_L3_STM", "level 3 store misses"),
+	UNMAPPED("PAPI_BRU_IDL", "cycles the branch units are idle"),
+	UNMAPPED("PAPI_FXU_IDL", "cycles the integer units are idle"),
+	UNMAPPED("PAPI_FPU_IDL", "cycles the floating point units are idle"),
+	UNMAPPED("PAPI_LSU_IDL", "cycles the load/store units are idle"),
+	UNMAPPED("PAPI_TLB_TL", "total TLB misses"),
+	UNMAPPED("PAPI_L2_LDM", "level 2 load misses"),
+	UNMAPPED("PAPI_L2_STM", "level 2 store misses"),
+	UNMAPPED("PAPI_BTAC_M", "branch target address cache misses"),
+	UNMAPPED("PAPI_PRF_DM", "data prefetch cache misses"),
+	UNMAPPED("PAPI_L3_DCH", "level 3 data cache hits"),
+	UNMAPPED("PAPI_TLB_SD", "TLB shootdowns"),
+	UNMAPPED("PAPI_CSR_FAL", "failed store conditional instructions"),
+	UNMAPPED("PAPI_CSR_SUC", "successful store conditional instructions"),
+	UNMAPPED("PAPI_CSR_TOT", "total store conditional instructions"),
+	UNMAPPED("PAPI_MEM_SCY", "cycles stalled waiting for memory accesses"),
+	UNMAPPED("PAPI_MEM_RCY", "cycles stalled waiting for memory reads"),
+	UNMAPPED("PAPI_MEM_WCY", "cycles stalled waiting for memory writes"),
+	UNMAPPED("PAPI_STL_CCY", "cycles with no instruction completed"),
+	UNMAPPED("PAPI_FUL_ICY", "cycles with maximum instruction issue"),
+	UNMAPPED("PAPI_FUL_CCY", "cycles with maximum instructions completed"),
+	UNMAPPED("PAPI_BR_UCN", "unconditional branch instructions"),
+	UNMAPPED("PAPI_BR_PRC", "conditional branches correctly predicted"),
+	UNMAPPED("PAPI_FMA_INS", "fused multiply-add instructions"),
+	UNMAPPED("PAPI_INT_INS", "integer instructions"),
+	UNMAPPED("PAPI_LST_INS", "load and store instructions"),
+	UNMAPPED("PAPI_SYC_INS", "synchronization instructions"),
+	UNMAPPED("PAPI_L1_DCH", "level 1 data cache hits"),
+	UNMAPPED("PAPI_L2_DCH", "level 2 data cache hits"),
+	UNMAPPED("PAPI_L2_DCA", "level 2 data cache accesses"),
+	UNMAPPED("PAPI_L3_DCA", "level 3 data cache accesses"),
+	UNMAPPED("PAPI_L1_DCR", "level 1 data cache reads"),
+	UNMAPPED("PAPI_L2_DCR", "level 2 data cache reads"),
+	UNMAPPED("PAPI_L3_DCR", "level 3 data cache reads"),
+	UNMAPPED("PAPI_L1_DCW", "level 1 data cache writes"),
+	UNMAPPED("PAPI_L2_DCW", "level 2 data cache writes"),
+	UNMAPPED("PAPI_L3_DCW", "level 3 data cache writes"),
+	UNMAPPED("PAPI_L1_ICH", "level 1 instruction cache hits"),
+	UNMAPPED("PAPI_L2_ICH", "level 2 instruction cache hits"),
+	UNMAPPED("PAPI_L3_ICH", "level 3 instruction cache hits"),
+	UNMAPPED("PAPI_L2_ICA", "level 2 instruction cache accesses"),
+	UNMAPPED("PAPI_L3_ICA", "level 3 instruction cache accesses"),
+	UNMAPPED("PAPI_L1_ICR", "level 1 instruction cache reads"),
+	UNMAPPED("PAPI_L2_ICR", "level 2 instruction cache reads"),
+	UNMAPPED("PAPI_L3_ICR", "level 3 instruction cache reads"),
+	UNMAPPED("PAPI_L1_TCH", "level 1 cache hits"),
+	UNMAPPED("PAPI_L2_TCH", "level 2 cache hits"),
+	UNMAPPED("PAPI_L1_TCA", "level 1 cache accesses"),
+	UNMAPPED("PAPI_L1_TCR", "level 1 cache reads"),
+	UNMAPPED("PAPI_L2_TCR", "level 2 cache reads"),
+	UNMAPPED("PAPI_L3_TCR", "level 3 cache reads"),
+	UNMAPPED("PAPI_L1_TCW", "level 1 cache writes"),
+	UNMAPPED("PAPI_L2_TCW", "level 2 cache writes"),
+	UNMAPPED("PAPI_L3_TCW", "level 3 cache writes"),
+	UNMAPPED("PAPI_FML_INS", "floating point multiply instructions"),
+	UNMAPPED("PAPI_FAD_INS", "floating point add instructions"),
+	UNMAPPED("PAPI_FDV_INS", "floating point divide instructions"),
+	UNMAPPED("PAPI_FSQ_INS", "floating point square root instructions"),
+	UNMAPPED("PAPI_FNV_INS", "floating point inverse instructions"),
+	UNMAPPED("PAPI_VEC_INS", "vector/SIMD instructions"),
+	UNMAPPED("PAPI_SP_OPS", "single precision floating point operations"),
+	UNMAPPED("PAPI_DP_OPS", "double precision floating point operations"),
+	UNMAPPED("PAPI_VEC_SP", "single precision vector/SIMD instructions"),
+	UNMAPPED("PAPI_VEC_DP", "double precision vector/SIMD instructions"),
+	UNMAPPED("PAPI_STL_SCY", "cycles with no instruction issue, stalled"),
 #undef UNMAPPED
 };
 
@@ -265,4 +315,86 @@ void hwc__table_names(hwc__name_fn fn, void *arg)
 		}
 	for (size_t i = 0; i < HWC_ARRAY_SIZE(presets); i++)
 		fn(presets[i].name, arg);
+}
+
+/* The listing of one category, as public event infos. */
+static int walk_named(const struct named *t, size_t n, enum hwc_source src, const char *pmu,
+		      hwc_event_walk_fn fn, void *arg)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct hwc_event_info ev = {.name = t[i].name, .spec = t[i].name, .pmu = pmu,
+					    .source = src, .desc = t[i].desc, .code = t[i].config};
+		int r = fn(&ev, arg);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* How listings spell and describe the caches and operations, in the
+ * kernel's PERF_COUNT_HW_CACHE_* order (the resolver accepts more). */
+static const struct {
+	const char *name, *desc;
+} cache_listing[] = {
+	{"L1-dcache", "level 1 data cache"},  {"L1-icache", "level 1 instruction cache"},
+	{"LLC", "last-level cache"},          {"dTLB", "data TLB"},
+	{"iTLB", "instruction TLB"},          {"branch", "branch prediction unit"},
+	{"node", "local NUMA node memory"},
+};
+static const struct {
+	const char *one, *many;
+} op_listing[] = {{"load", "loads"}, {"store", "stores"}, {"prefetch", "prefetches"}};
+
+static int walk_caches(hwc_event_walk_fn fn, void *arg)
+{
+	char name[64], desc[128];
+	for (int c = 0; c < (int)HWC_ARRAY_SIZE(cache_listing); c++)
+		for (int o = 0; o < (int)HWC_ARRAY_SIZE(op_listing); o++) {
+			if (!cache_op_valid(c, o))
+				continue;
+			for (int miss = 0; miss <= 1; miss++) {
+				snprintf(name, sizeof(name), "%s-%s%s", cache_listing[c].name,
+					 miss ? op_listing[o].one : op_listing[o].many,
+					 miss ? "-misses" : "");
+				snprintf(desc, sizeof(desc), "%s: %s%s", cache_listing[c].desc,
+					 miss ? op_listing[o].one : op_listing[o].many,
+					 miss ? " misses" : "");
+				int result = miss ? PERF_COUNT_HW_CACHE_RESULT_MISS
+						  : PERF_COUNT_HW_CACHE_RESULT_ACCESS;
+				struct hwc_event_info ev = {
+					.name = name, .spec = name, .pmu = "cache",
+					.source = HWC_SRC_CACHE, .desc = desc,
+					.code = (uint64_t)c | ((uint64_t)o << 8) | ((uint64_t)result << 16)};
+				int r = fn(&ev, arg);
+				if (r)
+					return r;
+			}
+		}
+	return 0;
+}
+
+int hwc__table_walk(enum hwc_source which, hwc_event_walk_fn fn, void *arg)
+{
+	switch (which) {
+	case HWC_SRC_GENERIC:
+		return walk_named(hardware, HWC_ARRAY_SIZE(hardware), HWC_SRC_GENERIC, "generic",
+				  fn, arg);
+	case HWC_SRC_SOFTWARE:
+		return walk_named(software, HWC_ARRAY_SIZE(software), HWC_SRC_SOFTWARE, "software",
+				  fn, arg);
+	case HWC_SRC_CACHE:
+		return walk_caches(fn, arg);
+	default:
+		return 0;
+	}
+}
+
+int hwc__preset_walk(int (*fn)(const char *name, const char *desc, void *arg), void *arg)
+{
+	for (size_t i = 0; i < HWC_ARRAY_SIZE(presets); i++) {
+		int r = fn(presets[i].name, presets[i].desc, arg);
+		if (r)
+			return r;
+	}
+	return 0;
 }

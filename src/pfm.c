@@ -205,3 +205,122 @@ void hwc__pfm_models_with_event(const char *spec)
 	if (found)
 		hwc__fail_append(" (write model::EVENT to encode for one of them)");
 }
+
+/* ------------------------------------------------------------- listing */
+
+static void model_info(const pfm_pmu_info_t *p, struct hwc_model_info *m)
+{
+	*m = (struct hwc_model_info){
+		.name = p->name,
+		.desc = p->desc ? p->desc : "",
+		.present = p->is_present,
+		.core = p->type == PFM_PMU_TYPE_CORE,
+		.os_tables = p->type == PFM_PMU_TYPE_OS_GENERIC,
+		.nevents = p->nevents,
+		.ncounters = p->num_cntrs,
+		.nfixed = p->num_fixed_cntrs,
+	};
+}
+
+int hwc__pfm_models_walk(int (*fn)(const struct hwc_model_info *m, void *arg), void *arg)
+{
+	int err = hwc__pfm_init();
+	if (err)
+		return err;
+	pfm_pmu_info_t pinfo;
+	int pmu;
+	pfm_for_all_pmus(pmu)
+	{
+		if (!pmu_info(pmu, &pinfo) || !pinfo.name)
+			continue;
+		struct hwc_model_info m;
+		model_info(&pinfo, &m);
+		int r = fn(&m, arg);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* The libpfm4 PMU called MODEL (case-insensitive), or -1. */
+static int find_model(const char *model, pfm_pmu_info_t *pinfo)
+{
+	if (hwc__pfm_init())
+		return -1;
+	int pmu;
+	pfm_for_all_pmus(pmu)
+	{
+		if (pmu_info(pmu, pinfo) && pinfo->name && strcasecmp(pinfo->name, model) == 0)
+			return pmu;
+	}
+	return -1;
+}
+
+int hwc__pfm_model(const char *model, struct hwc_model_info *out)
+{
+	pfm_pmu_info_t pinfo;
+	int pmu = find_model(model, &pinfo);
+	if (pmu < 0)
+		return -ENOENT;
+	model_info(&pinfo, out);
+	return 0;
+}
+
+static enum hwc_attr_kind attr_kind(pfm_attr_t type)
+{
+	switch (type) {
+	case PFM_ATTR_MOD_BOOL:
+		return HWC_ATTR_FLAG;
+	case PFM_ATTR_MOD_INTEGER:
+		return HWC_ATTR_VALUE;
+	default:
+		return HWC_ATTR_UMASK;
+	}
+}
+
+int hwc__pfm_events_walk(const char *model, hwc_event_walk_fn fn, void *arg)
+{
+	pfm_pmu_info_t pinfo;
+	if (find_model(model, &pinfo) < 0)
+		return -ENOENT;
+	struct hwc_event_attr_info *attrs = NULL;
+	size_t cap = 0;
+	char spec[512];
+	int r = 0;
+	for (int idx = pinfo.first_event; idx != -1 && !r; idx = pfm_get_event_next(idx)) {
+		pfm_event_info_t info = {.size = sizeof(info)};
+		if (pfm_get_event_info(idx, PFM_OS_PERF_EVENT_EXT, &info) != PFM_SUCCESS)
+			continue;
+		if ((size_t)info.nattrs > cap) {
+			struct hwc_event_attr_info *a = realloc(attrs, (size_t)info.nattrs * sizeof(*a));
+			if (!a) {
+				r = hwc__fail(-ENOMEM, "out of memory");
+				break;
+			}
+			attrs = a;
+			cap = (size_t)info.nattrs;
+		}
+		size_t n = 0;
+		for (int i = 0; i < info.nattrs; i++) {
+			pfm_event_attr_info_t ai = {.size = sizeof(ai)};
+			if (pfm_get_event_attr_info(idx, i, PFM_OS_PERF_EVENT_EXT, &ai) != PFM_SUCCESS)
+				continue;
+			attrs[n++] = (struct hwc_event_attr_info){
+				.name = ai.name,
+				.desc = ai.desc ? ai.desc : "",
+				.kind = attr_kind(ai.type),
+				.is_default = ai.is_dfl,
+				.code = ai.type == PFM_ATTR_UMASK || ai.type == PFM_ATTR_RAW_UMASK
+						? ai.code
+						: 0,
+			};
+		}
+		snprintf(spec, sizeof(spec), "%s::%s", pinfo.name, info.name);
+		struct hwc_event_info ev = {.name = info.name, .spec = spec, .pmu = pinfo.name,
+					    .source = HWC_SRC_PFM, .desc = info.desc ? info.desc : "",
+					    .code = info.code, .nattrs = n, .attrs = attrs};
+		r = fn(&ev, arg);
+	}
+	free(attrs);
+	return r;
+}

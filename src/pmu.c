@@ -5,10 +5,12 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* The x86 PERFEVTSEL layout, as Intel and AMD cpu PMUs describe it. */
 static const struct {
@@ -315,4 +317,223 @@ int hwc__resolve_tracepoint(const char *spec, struct hwc__ev *ev)
 		return 0;
 	}
 	return -ENOENT;
+}
+
+/* ------------------------------------------------------------- listing */
+
+static int skip_dot(const struct dirent *de)
+{
+	return de->d_name[0] != '.';
+}
+
+/* Entries of DIR without a '.' in their name (sysfs aliases have .scale,
+ * .unit, .snapshot companions), sorted; returns the count or -errno. */
+static int list_dir(const char *dir, struct dirent ***out)
+{
+	int n = scandir(dir, out, skip_dot, alphasort);
+	if (n < 0)
+		return -errno;
+	int k = 0;
+	for (int i = 0; i < n; i++) {
+		if (strchr((*out)[i]->d_name, '.'))
+			free((*out)[i]);
+		else
+			(*out)[k++] = (*out)[i];
+	}
+	return k;
+}
+
+static void free_dir(struct dirent **ents, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(ents[i]);
+	free(ents);
+}
+
+/* "name=contents ..." for the files of DIR, into B (space-separated: format
+ * contents have commas, "config:0-7,32-35"). */
+static void join_files(const char *dir, struct hwc__buf *b)
+{
+	struct dirent **ents;
+	int n = list_dir(dir, &ents);
+	char path[1024], body[256];
+	for (int i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, ents[i]->d_name);
+		if (hwc__read_file(path, body, sizeof(body)) == 0)
+			hwc__buf_printf(b, "%s%s=%s", b->len ? " " : "", ents[i]->d_name, body);
+	}
+	if (n >= 0)
+		free_dir(ents, n);
+}
+
+bool hwc__pmu_exists(const char *name)
+{
+	char path[1024];
+	struct stat st;
+	if (!*name || strchr(name, '/'))
+		return false;
+	pmu_path(path, sizeof(path), name, "type", NULL);
+	return stat(path, &st) == 0;
+}
+
+int hwc__pmus_walk(int (*fn)(const struct hwc_pmu_info *p, void *arg), void *arg)
+{
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/bus/event_source/devices", hwc__sysfs_root());
+	struct dirent **ents;
+	int n = list_dir(path, &ents);
+	if (n < 0)
+		return hwc__fail(n, "cannot read %s: %s", path, strerror(-n));
+	int r = 0;
+	for (int i = 0; i < n && !r; i++) {
+		const char *name = ents[i]->d_name;
+		long long type, rdpmc = -1;
+		pmu_path(path, sizeof(path), name, "type", NULL);
+		if (hwc__read_int_file(path, &type))
+			continue;
+		struct hwc__buf formats = {0}, caps = {0};
+		char cpumask[1024] = "";
+		pmu_path(path, sizeof(path), name, "cpumask", NULL);
+		hwc__read_file(path, cpumask, sizeof(cpumask));
+		pmu_path(path, sizeof(path), name, "rdpmc", NULL);
+		hwc__read_int_file(path, &rdpmc);
+		pmu_path(path, sizeof(path), name, "format", NULL);
+		join_files(path, &formats);
+		pmu_path(path, sizeof(path), name, "caps", NULL);
+		join_files(path, &caps);
+		struct dirent **evs;
+		pmu_path(path, sizeof(path), name, "events", NULL);
+		int nev = list_dir(path, &evs);
+		if (nev > 0)
+			free_dir(evs, nev);
+		struct hwc_pmu_info p = {
+			.name = name,
+			.type = (uint32_t)type,
+			.core = strcmp(name, "cpu") == 0 || strncmp(name, "cpu_", 4) == 0,
+			.cpumask = cpumask,
+			.nevents = nev > 0 ? (size_t)nev : 0,
+			.formats = formats.s ? formats.s : "",
+			.caps = caps.s ? caps.s : "",
+			.rdpmc = (int)rdpmc,
+		};
+		r = fn(&p, arg);
+		free(formats.s);
+		free(caps.s);
+	}
+	free_dir(ents, n);
+	return r;
+}
+
+int hwc__pmu_events_walk(const char *pmu, hwc_event_walk_fn fn, void *arg)
+{
+	if (!hwc__pmu_exists(pmu))
+		return -ENOENT;
+	char path[1024], body[1024], extra[128], name[512];
+	pmu_path(path, sizeof(path), pmu, "events", NULL);
+	struct dirent **ents;
+	int n = list_dir(path, &ents);
+	if (n < 0)
+		return 0; /* a PMU without aliases */
+	int r = 0;
+	for (int i = 0; i < n && !r; i++) {
+		const char *alias = ents[i]->d_name;
+		struct hwc__buf desc = {0};
+		pmu_path(path, sizeof(path), pmu, "events", alias);
+		if (hwc__read_file(path, body, sizeof(body)) == 0)
+			hwc__buf_printf(&desc, "%s", body);
+		strncat(path, ".unit", sizeof(path) - strlen(path) - 1);
+		if (hwc__read_file(path, extra, sizeof(extra)) == 0)
+			hwc__buf_printf(&desc, " (unit %s)", extra);
+		snprintf(name, sizeof(name), "%s/%s/", pmu, alias);
+		struct hwc_event_info ev = {.name = alias, .spec = name, .pmu = pmu,
+					    .source = HWC_SRC_PMU, .desc = desc.s ? desc.s : ""};
+		r = fn(&ev, arg);
+		free(desc.s);
+	}
+	free_dir(ents, n);
+	return r;
+}
+
+/* The tracefs root with an events/ directory, or -ENOENT (not mounted) or
+ * -EACCES (not readable by this user), with detail. */
+static int tracefs_root(const char **root)
+{
+	char path[512];
+	struct stat st;
+	int err = -ENOENT;
+	for (size_t i = 0; i < HWC_ARRAY_SIZE(tracefs_roots); i++) {
+		snprintf(path, sizeof(path), "%s/events", tracefs_roots[i]);
+		if (stat(path, &st) == 0) {
+			*root = tracefs_roots[i];
+			return 0;
+		}
+		if (errno == EACCES)
+			err = hwc__fail(-EACCES, "tracepoints: %s is not readable by this user "
+						 "(tracefs is usually root-only)",
+					tracefs_roots[i]);
+	}
+	if (err == -ENOENT)
+		hwc__fail(err, "tracepoints: tracefs is not mounted; `mount -t tracefs nodev "
+			       "/sys/kernel/tracing`");
+	return err;
+}
+
+/* A tracepoint's id, read relative to its subsystem's directory: tracefs
+ * path lookups are most of a listing's cost. */
+static int read_tracepoint_id(int subsystem_fd, const char *event, long long *id)
+{
+	char rel[512], buf[32], *end;
+	snprintf(rel, sizeof(rel), "%s/id", event);
+	int fd = openat(subsystem_fd, rel, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EINVAL;
+	buf[n] = '\0';
+	*id = strtoll(buf, &end, 10);
+	return end == buf ? -EINVAL : 0;
+}
+
+int hwc__tracepoints_walk(const char *pattern, hwc_event_walk_fn fn, void *arg)
+{
+	const char *root = NULL;
+	int err = tracefs_root(&root);
+	if (err)
+		return err;
+	char path[1024], name[512];
+	snprintf(path, sizeof(path), "%s/events", root);
+	struct dirent **subs;
+	int nsub = list_dir(path, &subs);
+	if (nsub < 0)
+		return hwc__fail(nsub, "cannot read %s: %s", path, strerror(-nsub));
+	int events_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r = events_fd < 0 ? hwc__fail(-errno, "cannot open %s: %s", path, strerror(errno)) : 0;
+	for (int s = 0; s < nsub && !r; s++) {
+		int sub_fd = openat(events_fd, subs[s]->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (sub_fd < 0)
+			continue; /* a file such as events/enable */
+		struct dirent **evs;
+		snprintf(path, sizeof(path), "%s/events/%s", root, subs[s]->d_name);
+		int nev = list_dir(path, &evs);
+		for (int e = 0; e < nev && !r; e++) {
+			long long id = 0;
+			snprintf(name, sizeof(name), "%s:%s", subs[s]->d_name, evs[e]->d_name);
+			if (!hwc__event_matches(pattern, name, name) ||
+			    read_tracepoint_id(sub_fd, evs[e]->d_name, &id))
+				continue;
+			struct hwc_event_info ev = {.name = name, .spec = name, .pmu = "tracepoint",
+						    .source = HWC_SRC_TRACEPOINT, .desc = "",
+						    .code = (uint64_t)id};
+			r = fn(&ev, arg);
+		}
+		if (nev >= 0)
+			free_dir(evs, nev);
+		close(sub_fd);
+	}
+	if (events_fd >= 0)
+		close(events_fd);
+	free_dir(subs, nsub);
+	return r;
 }
