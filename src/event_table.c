@@ -49,27 +49,32 @@ static const struct named software[] = {
 	{"cgroup-switches", 11 /* PERF_COUNT_SW_CGROUP_SWITCHES */, "switches between cgroups"},
 };
 
-/* Cache events: <cache>-<op>s and <cache>-<op>-misses, with perf's aliases. */
-static const struct {
-	const char *names[4];
-	const char *canonical;
-} caches[] = {
-	{{"L1-dcache", "l1-d", "l1d", "L1-data"}, "L1-dcache"},
-	{{"L1-icache", "l1-i", "l1i", "L1-instruction"}, "L1-icache"},
-	{{"LLC", "L2", NULL, NULL}, "LLC"},
-	{{"dTLB", "d-tlb", "Data-TLB", NULL}, "dTLB"},
-	{{"iTLB", "i-tlb", "Instruction-TLB", NULL}, "iTLB"},
-	{{"branch", "branches", "bpu", "btb"}, "branch"},
-	{{"node", NULL, NULL, NULL}, "node"},
+/* Cache events, in perf's grammar: a cache name, then up to two words, each
+ * an operation or a result, in either order; the operation defaults to
+ * load and the result to access ("LLC-misses" is LLC-load-misses).  The
+ * words and aliases are perf's (tools/perf/util/evsel.c); matching ignores
+ * case. */
+static const char *const caches[][5] = {
+	{"L1-dcache", "l1-d", "l1d", "L1-data"},
+	{"L1-icache", "l1-i", "l1i", "L1-instruction"},
+	{"LLC", "L2"},
+	{"dTLB", "d-tlb", "Data-TLB"},
+	{"iTLB", "i-tlb", "Instruction-TLB"},
+	{"branch", "branches", "bpu", "btb", "bpc"},
+	{"node"},
 };
-static const struct {
-	const char *names[3];
-	const char *canonical;
-} cache_ops[] = {
-	{{"load", "read", NULL}, "load"},
-	{{"store", "write", NULL}, "store"},
-	{{"prefetch", "speculative-read", "speculative-load"}, "prefetch"},
+static const char *const cache_ops[][4] = {
+	{"load", "loads", "read"},
+	{"store", "stores", "write"},
+	{"prefetch", "prefetches", "speculative-read", "speculative-load"},
 };
+static const char *const cache_results[][4] = {
+	{"refs", "Reference", "ops", "access"},
+	{"misses", "miss"},
+};
+/* The canonical spelling, for listings and messages: loads, stores, prefetches. */
+static const char *const cache_op_plural[] = {"loads", "stores", "prefetches"};
+
 /* Which (cache, op) pairs exist: perf's validity table. */
 static bool cache_op_valid(int cache, int op)
 {
@@ -84,50 +89,75 @@ static bool cache_op_valid(int cache, int op)
 	}
 }
 
-/* Match PREFIX against NAME case-insensitively; return the rest or NULL. */
-static const char *skip_word(const char *s, const char *word)
+/* The longest of WORDS (rows of N aliases) that starts S and ends at '-' or
+ * the end; returns its row and sets *LEN, or -1. */
+static int match_word(const char *s, const char *const (*words)[4], size_t rows, size_t *len)
 {
-	size_t n = strlen(word);
-	return strncasecmp(s, word, n) == 0 ? s + n : NULL;
+	int best = -1;
+	*len = 0;
+	for (size_t r = 0; r < rows; r++)
+		for (size_t i = 0; i < 4 && words[r][i]; i++) {
+			size_t n = strlen(words[r][i]);
+			if (n > *len && strncasecmp(s, words[r][i], n) == 0 && (!s[n] || s[n] == '-')) {
+				best = (int)r;
+				*len = n;
+			}
+		}
+	return best;
 }
 
 static int resolve_cache(const char *base, struct hwc__ev *ev)
 {
-	for (size_t c = 0; c < HWC_ARRAY_SIZE(caches); c++) {
-		for (size_t ci = 0; ci < 4 && caches[c].names[ci]; ci++) {
-			const char *p = skip_word(base, caches[c].names[ci]);
-			if (!p || *p != '-')
-				continue;
-			p++;
-			for (size_t o = 0; o < HWC_ARRAY_SIZE(cache_ops); o++) {
-				for (size_t oi = 0; oi < 3 && cache_ops[o].names[oi]; oi++) {
-					const char *q = skip_word(p, cache_ops[o].names[oi]);
-					if (!q)
-						continue;
-					int result;
-					if (strcasecmp(q, "s") == 0 || strcasecmp(q, "es") == 0 ||
-					    strcasecmp(q, "-refs") == 0 || strcasecmp(q, "-access") == 0 ||
-					    strcasecmp(q, "-accesses") == 0)
-						result = PERF_COUNT_HW_CACHE_RESULT_ACCESS;
-					else if (strcasecmp(q, "-misses") == 0 || strcasecmp(q, "-miss") == 0)
-						result = PERF_COUNT_HW_CACHE_RESULT_MISS;
-					else
-						continue;
-					if (!cache_op_valid((int)c, (int)o))
-						return hwc__fail(-EINVAL,
-								 "'%s' does not exist: %s caches have no %s "
-								 "operation",
-								 base, caches[c].canonical, cache_ops[o].canonical);
-					ev->pub.source = HWC_SRC_CACHE;
-					snprintf(ev->pmu, sizeof(ev->pmu), "cpu");
-					ev->pub.attr.type = PERF_TYPE_HW_CACHE;
-					ev->pub.attr.config = c | (o << 8) | ((uint64_t)result << 16);
-					return 0;
-				}
+	int cache = -1;
+	size_t len = 0;
+	for (size_t c = 0; c < HWC_ARRAY_SIZE(caches); c++)
+		for (size_t i = 0; i < 5 && caches[c][i]; i++) {
+			size_t n = strlen(caches[c][i]);
+			if (n > len && strncasecmp(base, caches[c][i], n) == 0 &&
+			    (!base[n] || base[n] == '-')) {
+				cache = (int)c;
+				len = n;
 			}
 		}
+	if (cache < 0)
+		return -ENOENT;
+	int op = -1, result = -1;
+	for (const char *p = base + len; *p;) {
+		p++; /* the '-' */
+		size_t n;
+		int w = match_word(p, cache_ops, HWC_ARRAY_SIZE(cache_ops), &n);
+		if (w >= 0 && op < 0) {
+			op = w;
+		} else if ((w = match_word(p, cache_results, HWC_ARRAY_SIZE(cache_results), &n)) >= 0 &&
+			   result < 0) {
+			result = w;
+		} else {
+			/* Not a cache event after all ("L1-dcache-foo"), or a word
+			 * given twice, which perf would silently ignore. */
+			if (w < 0 && match_word(p, cache_ops, HWC_ARRAY_SIZE(cache_ops), &n) < 0)
+				return -ENOENT;
+			return hwc__fail(-EINVAL,
+					 "malformed cache event '%s': '%.*s' repeats the %s (write "
+					 "<cache>-<operation>-<result>, e.g. %s-loads or %s-load-misses)",
+					 base, (int)n, p, w >= 0 ? "result" : "operation", caches[cache][0],
+					 caches[cache][0]);
+		}
+		p += n;
 	}
-	return -ENOENT;
+	if (op < 0)
+		op = PERF_COUNT_HW_CACHE_OP_READ;
+	if (result < 0)
+		result = PERF_COUNT_HW_CACHE_RESULT_ACCESS;
+	if (!cache_op_valid(cache, op))
+		return hwc__fail(-EINVAL, "'%s' does not exist: %s has no %s (perf and the kernel "
+					  "define only %s-loads%s)",
+				 base, caches[cache][0], cache_op_plural[op], caches[cache][0],
+				 cache == PERF_COUNT_HW_CACHE_L1I ? " and -prefetches" : "");
+	ev->pub.source = HWC_SRC_CACHE;
+	snprintf(ev->pmu, sizeof(ev->pmu), "cpu");
+	ev->pub.attr.type = PERF_TYPE_HW_CACHE;
+	ev->pub.attr.config = (uint64_t)cache | ((uint64_t)op << 8) | ((uint64_t)result << 16);
+	return 0;
 }
 
 int hwc__resolve_table(const char *base, struct hwc__ev *ev)
@@ -257,10 +287,9 @@ void hwc__table_names(hwc__name_fn fn, void *arg)
 		for (size_t o = 0; o < HWC_ARRAY_SIZE(cache_ops); o++) {
 			if (!cache_op_valid((int)c, (int)o))
 				continue;
-			snprintf(name, sizeof(name), "%s-%ss", caches[c].canonical, cache_ops[o].canonical);
+			snprintf(name, sizeof(name), "%s-%s", caches[c][0], cache_op_plural[o]);
 			fn(name, arg);
-			snprintf(name, sizeof(name), "%s-%s-misses", caches[c].canonical,
-				 cache_ops[o].canonical);
+			snprintf(name, sizeof(name), "%s-%s-misses", caches[c][0], cache_ops[o][0]);
 			fn(name, arg);
 		}
 	for (size_t i = 0; i < HWC_ARRAY_SIZE(presets); i++)
