@@ -222,6 +222,8 @@ static int resolve_preset(const char *base, const char *model, const char *spec,
 			snprintf(tmp.name, sizeof(tmp.name), "%s", cand[i]);
 		char cspec[sizeof(tmp.name)];
 		memcpy(cspec, tmp.name, sizeof(cspec));
+		/* A failed candidate's detail must not make the next one look wrong. */
+		hwc__clear_error();
 		if (resolve_one(cspec, spec, &tmp, depth + 1) == 0) {
 			snprintf(tmp.name, sizeof(tmp.name), "%s", ev->name);
 			snprintf(ev->origin, sizeof(ev->origin), "%s = %s (%s)", label, cspec, tmp.origin);
