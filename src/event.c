@@ -190,6 +190,22 @@ static bool is_raw(const char *s)
 	return true;
 }
 
+/* rNNNN: the hex digits are the config, which has 64 bits. */
+static int resolve_raw(const char *base, const char *token, struct hwc__ev *ev)
+{
+	if (strlen(base + 1) > 16)
+		return hwc__fail(-EINVAL, "raw event '%s' has more than 16 hex digits; the config "
+					  "is 64 bits",
+				 token);
+	ev->pub.attr.type = PERF_TYPE_RAW;
+	ev->pub.attr.config = strtoull(base + 1, NULL, 16);
+	ev->pub.source = HWC_SRC_RAW;
+	snprintf(ev->pmu, sizeof(ev->pmu), "cpu");
+	snprintf(ev->origin, sizeof(ev->origin), "raw config %#llx",
+		 (unsigned long long)ev->pub.attr.config);
+	return 0;
+}
+
 static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, int depth);
 
 static bool is_table_name(const char *name)
@@ -310,15 +326,8 @@ static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, 
 		mods = colon + 1;
 	}
 	err = hwc__resolve_table(buf, ev);
-	if (err == -ENOENT && is_raw(buf)) {
-		ev->pub.attr.type = PERF_TYPE_RAW;
-		ev->pub.attr.config = strtoull(buf + 1, NULL, 16);
-		ev->pub.source = HWC_SRC_RAW;
-		snprintf(ev->pmu, sizeof(ev->pmu), "cpu");
-		snprintf(ev->origin, sizeof(ev->origin), "raw config %#llx",
-			 (unsigned long long)ev->pub.attr.config);
-		err = 0;
-	}
+	if (err == -ENOENT && !hwc_errdetail()[0] && is_raw(buf))
+		err = resolve_raw(buf, token, ev);
 	if (err == -ENOENT && !hwc_errdetail()[0])
 		err = resolve_preset(buf, NULL, spec, ev, depth);
 	if (err == 0) {
