@@ -77,15 +77,16 @@ int hwc__parse_mods(const char *mods, const char *whole, struct hwc__mods *m)
 			if (++m->precise > 3)
 				return hwc__fail(-EINVAL, "too many 'p' modifiers in '%s' (at most 3)", whole);
 			break;
-		case 'G': m->guest_only = true; break;
-		case 'H': m->host_only = true; break;
+		case 'G': m->guest = true; break;
+		case 'H': m->host = true; break;
 		case 'D': m->pinned = true; break;
 		case 'I': m->exclude_idle = true; break;
+		case 'e': m->exclusive = true; break;
 		default:
 			return hwc__fail(-EINVAL,
 					 "malformed event '%s': unknown modifier '%c' (modifiers: u user, "
 					 "k kernel, h hypervisor, p precise, G guest, H host, D pinned, "
-					 "I exclude idle)",
+					 "I exclude idle, e exclusive)",
 					 whole, *p);
 		}
 	}
@@ -93,9 +94,11 @@ int hwc__parse_mods(const char *mods, const char *whole, struct hwc__mods *m)
 	return 0;
 }
 
-/* perf's rule: the first of u/k/h given excludes all levels, then each
- * letter given includes its level again. */
-static void apply_mods(struct hwc__ev *ev, const struct hwc__mods *m)
+/* perf's rules, so that group modifiers combine with the members' own:
+ * the first of u/k/h given excludes all levels, then each letter given
+ * includes its level again; G and H work the same way on guest and host;
+ * p letters add up. */
+static int apply_mods(struct hwc__ev *ev, const struct hwc__mods *m, const char *whole)
 {
 	struct perf_event_attr *a = &ev->pub.attr;
 	if (m->explicit_priv) {
@@ -109,16 +112,37 @@ static void apply_mods(struct hwc__ev *ev, const struct hwc__mods *m)
 			a->exclude_hv = 0;
 		ev->pub.explicit_priv = true;
 	}
-	if (m->precise)
-		a->precise_ip = (unsigned)m->precise;
-	if (m->guest_only)
-		a->exclude_host = 1;
-	if (m->host_only)
-		a->exclude_guest = 1;
+	if (m->guest || m->host) {
+		if (!ev->explicit_gh)
+			a->exclude_guest = a->exclude_host = 1;
+		if (m->guest)
+			a->exclude_guest = 0;
+		if (m->host)
+			a->exclude_host = 0;
+		ev->explicit_gh = true;
+	}
+	if (m->precise) {
+		if (a->precise_ip + (unsigned)m->precise > 3)
+			return hwc__fail(-EINVAL, "too many 'p' modifiers for '%s' in '%s' (at most 3 "
+						  "in all)",
+					 ev->name, whole);
+		a->precise_ip += (unsigned)m->precise;
+	}
 	if (m->pinned)
 		a->pinned = 1;
 	if (m->exclude_idle)
 		a->exclude_idle = 1;
+	if (m->exclusive)
+		a->exclusive = 1;
+	return 0;
+}
+
+/* Parse MODS and apply them to EV. */
+static int modify(struct hwc__ev *ev, const char *mods, const char *whole)
+{
+	struct hwc__mods m = {0};
+	int err = hwc__parse_mods(mods, whole, &m);
+	return err ? err : apply_mods(ev, &m, whole);
 }
 
 /* ------------------------------------------------------------- did you mean */
@@ -283,13 +307,7 @@ static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, 
 		const char *mods = end + 1;
 		if (*mods == ':')
 			mods++;
-		if (*mods) {
-			struct hwc__mods m = {0};
-			if ((err = hwc__parse_mods(mods, token, &m)))
-				return err;
-			apply_mods(ev, &m);
-		}
-		return 0;
+		return *mods ? modify(ev, mods, token) : 0;
 	}
 
 	/* model::EVENT (libpfm4) or model::PRESET */
@@ -306,15 +324,8 @@ static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, 
 		err = resolve_preset(rest, buf, spec, ev, depth);
 		if (colon)
 			*colon = ':';
-		if (err != -ENOENT || hwc_errdetail()[0]) {
-			if (err == 0 && colon) {
-				struct hwc__mods m = {0};
-				if ((err = hwc__parse_mods(colon + 1, token, &m)))
-					return err;
-				apply_mods(ev, &m);
-			}
-			return err;
-		}
+		if (err != -ENOENT || hwc_errdetail()[0])
+			return err == 0 && colon ? modify(ev, colon + 1, token) : err;
 		err = hwc__resolve_pfm(token, ev);
 		return err == -ENOENT ? unknown_event(token, spec) : err;
 	}
@@ -334,13 +345,7 @@ static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, 
 		if (!ev->origin[0])
 			snprintf(ev->origin, sizeof(ev->origin), "%s event %s",
 				 hwc_source_name(ev->pub.source), buf);
-		if (mods) {
-			struct hwc__mods m = {0};
-			if ((err = hwc__parse_mods(mods, token, &m)))
-				return err;
-			apply_mods(ev, &m);
-		}
-		return 0;
+		return mods ? modify(ev, mods, token) : 0;
 	}
 	if (err != -ENOENT || hwc_errdetail()[0])
 		return err;
@@ -438,12 +443,8 @@ static int add_event(const char *s, size_t len, void *arg)
 	memcpy(token, ev->name, len + 1);
 	hwc__clear_error();
 	int err = resolve_one(token, ctx->spec, ev, 0);
-	if (!err && ctx->group_mods) {
-		struct hwc__mods m = {0};
-		err = hwc__parse_mods(ctx->group_mods, ctx->spec, &m);
-		if (!err)
-			apply_mods(ev, &m);
-	}
+	if (!err && ctx->group_mods)
+		err = modify(ev, ctx->group_mods, ctx->spec);
 	if (!err)
 		err = push(ctx->tmp, ev);
 	if (err) {
