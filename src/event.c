@@ -156,10 +156,9 @@ struct suggest {
 	} best[3];
 };
 
-static void suggest_one(const char *name, void *arg)
+/* Rank NAME at distance D among the best three. */
+static void suggest_at(struct suggest *s, const char *name, size_t d)
 {
-	struct suggest *s = arg;
-	size_t d = hwc__edit_distance(s->word, name, s->limit);
 	if (d > s->limit)
 		return;
 	for (size_t i = 0; i < 3; i++) {
@@ -176,26 +175,70 @@ static void suggest_one(const char *name, void *arg)
 	}
 }
 
+static void suggest_one(const char *name, void *arg)
+{
+	struct suggest *s = arg;
+	suggest_at(s, name, hwc__edit_distance(s->word, name, s->limit));
+}
+
+/* NAME is "model::EVENT": compare the EVENT part. */
+static void suggest_native(const char *name, void *arg)
+{
+	struct suggest *s = arg;
+	const char *ev = strstr(name, "::");
+	suggest_at(s, name, hwc__edit_distance(s->word, ev ? ev + 2 : name, s->limit));
+}
+
+/* NAME is "pmu/alias/": "tsc" is close to "msr/tsc/". */
+static void suggest_alias(const char *name, void *arg)
+{
+	struct suggest *s = arg;
+	const char *alias = strchr(name, '/') + 1;
+	char word[96];
+	snprintf(word, sizeof(word), "%.*s", (int)strcspn(alias, "/"), alias);
+	size_t whole = hwc__edit_distance(s->word, name, s->limit);
+	size_t part = hwc__edit_distance(s->word, word, s->limit);
+	suggest_at(s, name, part < whole ? part : whole);
+}
+
+/* TOKEN resolved nowhere: say so, with the closest known names.  The names
+ * are compared without unit masks or modifiers, and a model:: prefix
+ * limits them to that model's events. */
 static int unknown_event(const char *token, const char *spec)
 {
-	struct suggest s = {.word = token};
-	size_t len = strlen(token);
+	char word[96], model[64] = "";
+	const char *dcolon = strstr(token, "::");
+	const char *name = dcolon ? dcolon + 2 : token;
+	if (dcolon)
+		snprintf(model, sizeof(model), "%.*s", (int)(dcolon - token), token);
+	snprintf(word, sizeof(word), "%.*s", (int)strcspn(name, ":"), name);
+	struct suggest s = {.word = word};
+	size_t len = strlen(word);
 	s.limit = len < 6 ? 2 : len / 3;
-	hwc__table_names(suggest_one, &s);
-	hwc__pfm_names(suggest_one, &s);
-	hwc__pmu_alias_names(suggest_one, &s);
-	const char *model = hwc__pfm_host_model(NULL, NULL);
-	hwc__fail(-ENOENT, "unknown event '%s'", token);
+	if (model[0]) {
+		hwc__pfm_model_names(model, suggest_native, &s);
+	} else {
+		hwc__table_names(suggest_one, &s);
+		hwc__pfm_names(suggest_one, &s);
+		hwc__pmu_alias_names(suggest_alias, &s);
+	}
+	const char *host = hwc__pfm_host_model(NULL, NULL);
+	if (model[0])
+		hwc__fail(-ENOENT, "unknown event '%s' in libpfm4 model %s", word, model);
+	else
+		hwc__fail(-ENOENT, "unknown event '%s'", token);
 	if (strcmp(token, spec) != 0)
 		hwc__fail_append(" in '%s'", spec);
-	if (model)
-		hwc__fail_append(" on this CPU (%s)", model);
+	if (!model[0] && host)
+		hwc__fail_append(" on this CPU (%s)", host);
 	hwc__pfm_models_with_event(token);
 	if (s.best[0].name[0]) {
 		hwc__fail_append("; did you mean");
 		for (size_t i = 0; i < 3 && s.best[i].name[0]; i++)
 			hwc__fail_append("%s '%s'", i ? "," : "", s.best[i].name);
 		hwc__fail_append("?");
+	} else if (model[0]) {
+		hwc__fail_append("; `hwc list --pmu %s` shows its events", model);
 	} else {
 		hwc__fail_append("; `hwc list` shows the events of this machine");
 	}

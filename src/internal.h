@@ -70,6 +70,8 @@ int hwc__resolve_tracepoint(const char *spec, struct hwc__ev *ev);
 typedef void (*hwc__name_fn)(const char *name, void *arg);
 void hwc__table_names(hwc__name_fn fn, void *arg);
 void hwc__pfm_names(hwc__name_fn fn, void *arg);
+/* The events of one libpfm4 model, as "model::EVENT". */
+void hwc__pfm_model_names(const char *model, hwc__name_fn fn, void *arg);
 void hwc__pmu_alias_names(hwc__name_fn fn, void *arg);
 
 /* libpfm4, initialised once; returns 0 or -ENOTSUP with detail. */

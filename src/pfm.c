@@ -236,6 +236,27 @@ void hwc__pfm_names(hwc__name_fn fn, void *arg)
 	}
 }
 
+void hwc__pfm_model_names(const char *model, hwc__name_fn fn, void *arg)
+{
+	if (hwc__pfm_init())
+		return;
+	pfm_pmu_info_t pinfo;
+	int pmu;
+	char name[256];
+	pfm_for_all_pmus(pmu)
+	{
+		if (!pmu_info(pmu, &pinfo) || strcasecmp(pinfo.name, model) != 0)
+			continue;
+		for (int idx = pinfo.first_event; idx != -1; idx = pfm_get_event_next(idx)) {
+			pfm_event_info_t info = {.size = sizeof(info)};
+			if (pfm_get_event_info(idx, PFM_OS_PERF_EVENT_EXT, &info) != PFM_SUCCESS)
+				continue;
+			snprintf(name, sizeof(name), "%s::%s", pinfo.name, info.name);
+			fn(name, arg);
+		}
+	}
+}
+
 bool hwc__pfm_model_known(const char *model)
 {
 	if (hwc__pfm_init())
