@@ -204,8 +204,9 @@ static const struct preset {
 	{"PAPI_BR_CN", "conditional branch instructions",
 	 {"BR_INST_RETIRED:CONDITIONAL", "BR_INST_RETIRED:COND",
 	  "RETIRED_CONDITIONAL_BRANCH_INSTRUCTIONS"}},
-	{"PAPI_BR_TKN", "conditional branches taken",
-	 {"BR_INST_RETIRED:NEAR_TAKEN", "RETIRED_TAKEN_BRANCH_INSTRUCTIONS"}},
+	/* Skylake's NEAR_TAKEN and Zen's RETIRED_TAKEN_BRANCH_INSTRUCTIONS
+	 * count unconditional branches too: no mapping there. */
+	{"PAPI_BR_TKN", "conditional branches taken", {"BR_INST_RETIRED:COND_TAKEN"}},
 	{"PAPI_BR_NTK", "conditional branches not taken",
 	 {"BR_INST_RETIRED:NOT_TAKEN", "BR_INST_RETIRED:COND_NTAKEN"}},
 	{"PAPI_L1_DCM", "level 1 data cache misses", {"L1-dcache-load-misses"}},
@@ -214,8 +215,12 @@ static const struct preset {
 	{"PAPI_L1_STM", "level 1 store misses", {"L1-dcache-store-misses"}},
 	{"PAPI_L1_ICM", "level 1 instruction cache misses", {"L1-icache-load-misses"}},
 	{"PAPI_L1_ICA", "level 1 instruction cache accesses", {"L1-icache-loads"}},
-	{"PAPI_L2_TCM", "level 2 cache misses", {"L2_RQSTS:MISS"}},
-	{"PAPI_L2_TCA", "level 2 cache accesses", {"L2_RQSTS:REFERENCES"}},
+	/* Requests that miss L2 are the ones the last-level cache sees. */
+	{"PAPI_L2_TCM", "level 2 cache misses",
+	 {"L2_RQSTS:MISS", "LONGEST_LAT_CACHE:REFERENCES", "LONGEST_LAT_CACHE:REFERENCE",
+	  "CORE_TO_L2_CACHEABLE_REQUEST_ACCESS_STATUS:LS_RD_BLK_C:IC_FILL_MISS"}},
+	{"PAPI_L2_TCA", "level 2 cache accesses",
+	 {"L2_RQSTS:REFERENCES", "L2_RQSTS:ALL_DEMAND_REFERENCES"}},
 	{"PAPI_L3_TCM", "level 3 (last level) cache misses", {"cache-misses"}},
 	{"PAPI_L3_TCA", "level 3 (last level) cache accesses", {"cache-references"}},
 	{"PAPI_L3_LDM", "level 3 load misses", {"LLC-load-misses"}},
@@ -226,11 +231,18 @@ static const struct preset {
 	{"PAPI_SR_INS", "store instructions",
 	 {"MEM_INST_RETIRED:ALL_STORES", "MEM_UOPS_RETIRED:ALL_STORES",
 	  "LS_DISPATCH:STORE_DISPATCH"}},
-	{"PAPI_STL_ICY", "cycles with no instruction issue", {"stalled-cycles-frontend"}},
-	{"PAPI_RES_STL", "cycles stalled on any resource", {"stalled-cycles-backend"}},
+	/* Intel kernels have no generic stalled-cycles events since Sandy
+	 * Bridge: the native event comes first where there is one. */
+	{"PAPI_STL_ICY", "cycles with no instruction issue",
+	 {"IDQ_UOPS_NOT_DELIVERED:CYCLES_0_UOPS_DELIV_CORE", "stalled-cycles-frontend"}},
+	{"PAPI_RES_STL", "cycles stalled on any resource",
+	 {"RESOURCE_STALLS:ANY", "stalled-cycles-backend"}},
 	{"PAPI_HW_INT", "hardware interrupts", {"HW_INTERRUPTS:RECEIVED", "INTERRUPT_TAKEN"}},
+	/* Every width and precision, so each FP instruction counts once.
+	 * Zen counts FLOPs, not instructions: that is PAPI_FP_OPS. */
 	{"PAPI_FP_INS", "floating point instructions",
-	 {"FP_ARITH_INST_RETIRED:SCALAR_DOUBLE", "RETIRED_SSE_AVX_FLOPS"}},
+	 {"FP_ARITH_INST_RETIRED:SCALAR_DOUBLE:SCALAR_SINGLE:128B_PACKED_DOUBLE:128B_PACKED_SINGLE:"
+	  "256B_PACKED_DOUBLE:256B_PACKED_SINGLE:512B_PACKED_DOUBLE:512B_PACKED_SINGLE"}},
 	{"PAPI_FP_OPS", "floating point operations", {"RETIRED_SSE_AVX_FLOPS"}},
 	{"PAPI_TOT_IIS", "instructions issued", {"UOPS_ISSUED:ANY"}},
 #define UNMAPPED(n) {n, NULL, {NULL}}
