@@ -36,6 +36,15 @@ static bool pmu_info(int pmu, pfm_pmu_info_t *info)
 	return pfm_get_pmu_info(pmu, info) == PFM_SUCCESS;
 }
 
+/* libpfm4's "perf" and "perf_raw" tables restate perf's generic events
+ * under other spellings (CYCLES, PERF_COUNT_HW_CPU_CYCLES, r0x1c2); hwc has
+ * one spelling for those, so a bare name never resolves through them.
+ * perf::NAME still does, as in PAPI. */
+static bool is_generic_table(const char *pmu)
+{
+	return strcmp(pmu, "perf") == 0 || strcmp(pmu, "perf_raw") == 0;
+}
+
 const char *hwc__pfm_host_model(int *ncounters, int *nfixed)
 {
 	if (hwc__pfm_init())
@@ -46,7 +55,7 @@ const char *hwc__pfm_host_model(int *ncounters, int *nfixed)
 	{
 		if (!pmu_info(pmu, &info) || !info.is_present || info.type != PFM_PMU_TYPE_CORE)
 			continue;
-		if (strcmp(info.name, "perf") == 0 || strcmp(info.name, "perf_raw") == 0)
+		if (is_generic_table(info.name))
 			continue;
 		if (ncounters)
 			*ncounters = info.num_cntrs;
@@ -180,8 +189,13 @@ int hwc__resolve_pfm(const char *spec, struct hwc__ev *ev)
 	pfm_event_info_t info = {.size = sizeof(info)};
 	pfm_pmu_info_t pinfo;
 	if (pfm_get_event_info(arg.idx, PFM_OS_PERF_EVENT_EXT, &info) == PFM_SUCCESS &&
-	    pmu_info(info.pmu, &pinfo))
+	    pmu_info(info.pmu, &pinfo)) {
+		if (is_generic_table(pinfo.name) && !strstr(spec, "::")) {
+			free(fstr);
+			return -ENOENT;
+		}
 		snprintf(ev->pmu, sizeof(ev->pmu), "%s", pinfo.name);
+	}
 	snprintf(ev->origin, sizeof(ev->origin), "libpfm4 %s", fstr ? fstr : spec);
 	free(fstr);
 
@@ -226,7 +240,7 @@ void hwc__pfm_names(hwc__name_fn fn, void *arg)
 	int pmu;
 	pfm_for_all_pmus(pmu)
 	{
-		if (!pmu_info(pmu, &pinfo) || !pinfo.is_present)
+		if (!pmu_info(pmu, &pinfo) || !pinfo.is_present || is_generic_table(pinfo.name))
 			continue;
 		for (int idx = pinfo.first_event; idx != -1; idx = pfm_get_event_next(idx)) {
 			pfm_event_info_t info = {.size = sizeof(info)};
