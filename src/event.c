@@ -69,6 +69,9 @@ int hwc__parse_mods(const char *mods, const char *whole, struct hwc__mods *m)
 	if (!*mods)
 		return hwc__fail(-EINVAL, "empty modifier after ':' in '%s'", whole);
 	for (const char *p = mods; *p; p++) {
+		if (*p != 'p' && strchr(p + 1, *p))
+			return hwc__fail(-EINVAL, "malformed event '%s': modifier '%c' is repeated",
+					 whole, *p);
 		switch (*p) {
 		case 'u': m->u = true; break;
 		case 'k': m->k = true; break;
