@@ -452,9 +452,15 @@ static int split(const char *s, const char *spec, int (*fn)(const char *, size_t
 				return hwc__fail(-EINVAL, "malformed '%s': group not closed, missing '}'", spec);
 			if (c == '\0' && in_terms)
 				return hwc__fail(-EINVAL, "malformed '%s': missing closing '/'", spec);
-			if (i == start)
+			/* Blanks around an event are not part of it, as in perf. */
+			size_t end = i;
+			while (start < end && isspace((unsigned char)s[start]))
+				start++;
+			while (end > start && isspace((unsigned char)s[end - 1]))
+				end--;
+			if (end == start)
 				return hwc__fail(-EINVAL, "malformed '%s': empty event in the list", spec);
-			int err = fn(s + start, i - start, arg);
+			int err = fn(s + start, end - start, arg);
 			if (err)
 				return err;
 			start = i + 1;

@@ -176,7 +176,8 @@ int hwc__resolve_pfm(const char *spec, struct hwc__ev *ev)
 	arg.fstr = &fstr;
 	arg.size = sizeof(arg);
 	int ret = pfm_get_os_event_encoding(spec, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
-	if (ret == PFM_ERR_NOTFOUND)
+	/* PFM_ERR_INVAL: not even a libpfm4 name (blanks, odd characters). */
+	if (ret == PFM_ERR_NOTFOUND || ret == PFM_ERR_INVAL)
 		return -ENOENT;
 	if (ret != PFM_SUCCESS)
 		return encoding_error(spec, ret);
