@@ -326,6 +326,37 @@ static void check_coverage(void)
 	}
 }
 
+/* What the table cannot say: the evlist as a whole. */
+static void check_api(void)
+{
+	hwc_evlist *l;
+	if (hwc_evlist_new(&l))
+		abort();
+	CHECK_INT(hwc_evlist_add(l, ""), ==, -EINVAL);
+	CHECK_STR_CONTAINS(hwc_errdetail(), "empty event specification");
+	CHECK_INT(hwc_evlist_add(l, NULL), ==, -EINVAL);
+	char longname[400];
+	memset(longname, 'x', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	CHECK_INT(hwc_evlist_add(l, longname), ==, -ENAMETOOLONG);
+	CHECK_STR_CONTAINS(hwc_errdetail(), "too long");
+	/* A failing spec appends nothing, even after events that resolved. */
+	CHECK_INT(hwc_evlist_add(l, "cycles,{instructions,branches},nosuchevent"), ==, -ENOENT);
+	CHECK_INT(hwc_evlist_size(l), ==, 0);
+	/* Successive calls append; groups keep counting up. */
+	CHECK_INT(hwc_evlist_add(l, "{task-clock,page-faults}"), ==, 0);
+	CHECK_INT(hwc_evlist_add(l, "cycles,{instructions,branches}:u"), ==, 0);
+	CHECK_INT(hwc_evlist_size(l), ==, 5);
+	const int group[] = {0, 0, 1, 2, 2}, leader[] = {1, 0, 1, 1, 0};
+	for (size_t i = 0; i < 5; i++) {
+		CHECK_INT(hwc_evlist_event(l, i)->group, ==, group[i]);
+		CHECK_INT(hwc_evlist_event(l, i)->leader, ==, leader[i]);
+	}
+	CHECK(hwc_evlist_event(l, 5) == NULL);
+	CHECK_STR_CONTAINS(hwc_evlist_event(l, 4)->name, "branches");
+	hwc_evlist_free(l);
+}
+
 static void print_json_string(const char *s)
 {
 	putchar('"');
@@ -431,6 +462,7 @@ int main(int argc, char **argv)
 		}
 	}
 	check_coverage();
+	check_api();
 	fprintf(stderr, "%zu rows in %zu environments\n", nrows, nenvs);
 	return check_exit();
 }
