@@ -3,6 +3,7 @@
  * cpu/ when the kernel has no cpu PMU (so encodings work on any host). */
 #include "internal.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <locale.h>
@@ -21,13 +22,17 @@ static const struct {
 	{"cmask", "config:24-31"},
 };
 
+/* A decimal or 0x hex number, as perf reads terms: a leading 0 does not
+ * make it octal (event=010 is ten). */
 static int parse_u64(const char *s, uint64_t *out)
 {
-	char *end;
-	if (!*s || *s == '-')
+	bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+	const char *digits = hex ? s + 2 : s;
+	if (!(hex ? isxdigit((unsigned char)*digits) : isdigit((unsigned char)*digits)))
 		return -EINVAL;
+	char *end;
 	errno = 0;
-	unsigned long long v = strtoull(s, &end, 0);
+	unsigned long long v = strtoull(digits, &end, hex ? 16 : 10);
 	if (errno || *end)
 		return -EINVAL;
 	*out = v;
