@@ -360,6 +360,10 @@ static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, 
 	char *dcolon = strstr(buf, "::");
 	if (dcolon) {
 		*dcolon = '\0';
+		if (!buf[0] || !dcolon[2] || dcolon[2] == ':')
+			return hwc__fail(-EINVAL, "malformed event '%s': write model::EVENT, e.g. "
+						  "skl::INST_RETIRED:ANY_P",
+					 token);
 		if (!hwc__pfm_model_known(buf))
 			return hwc__fail(-ENOENT, "unknown libpfm4 model '%s' in '%s'; "
 						  "`hwc list --pmu help` lists the models",
