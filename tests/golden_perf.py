@@ -189,7 +189,7 @@ def main():
         perf_spec, model = spec, None
         if mode.startswith("perf:"):
             perf_spec, mode = mode[5:], "="
-            model = spec.split("::")[0] if "::" in spec else None
+            model = spec.split("::")[0].lower() if "::" in spec else None
         elif mode not in ("=", "~"):
             failures.append("%s: bad perf column '%s'" % (where, mode))
             continue
