@@ -7,6 +7,8 @@
 
 #include <errno.h>
 #include <hwc/hwc.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define MSR "/sys/bus/event_source/devices/msr"
 
@@ -57,6 +59,18 @@ static void test_count(void)
 	CHECK_INT(hwc_evlist_new(&l), ==, 0);
 	CHECK_INT(hwc_evlist_add(l, "msr/tsc/"), ==, 0);
 	int err = hwc_counters_open(&c, l, &t);
+	int paranoid = 2;
+	hwc_paranoid(&paranoid);
+	if (err && geteuid() != 0 && paranoid >= 2) {
+		/* The msr PMU cannot count user space only, which is all this
+		 * user may count: the error must say so. */
+		CHECK_STR_CONTAINS(hwc_errdetail(), "may count user space only");
+		fprintf(stderr, "test_count: not counted, needs root or perf_event_paranoid < 2: "
+				"%s\n",
+			hwc_errdetail());
+		hwc_evlist_free(l);
+		return;
+	}
 	CHECK_INT(err, ==, 0);
 	if (err) {
 		fprintf(stderr, "open: %s\n", hwc_errdetail());
@@ -94,6 +108,38 @@ static void test_exclude_rejected(void)
 	hwc_evlist_free(l);
 }
 
+/* As an unprivileged user with perf_event_paranoid >= 2 only user space may
+ * be counted, which the msr PMU cannot do: the error says why and what to do. */
+static void test_unprivileged(void)
+{
+	int paranoid;
+	if (geteuid() != 0 || hwc_paranoid(&paranoid) || paranoid < 2) {
+		fprintf(stderr, "test_unprivileged: skipped, needs root (to drop to an unprivileged "
+				"uid) and perf_event_paranoid >= 2\n");
+		return;
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (setgid(65534) || setuid(65534))
+			_exit(3);
+		hwc_evlist *l;
+		hwc_counters *c;
+		struct hwc_target t = {.kind = HWC_TARGET_SELF};
+		if (hwc_evlist_new(&l) || hwc_evlist_add(l, "msr/tsc/"))
+			_exit(4);
+		if (hwc_counters_open(&c, l, &t) == 0)
+			_exit(5);
+		if (!strstr(hwc_errdetail(), "may count user space only") ||
+		    !strstr(hwc_errdetail(), "sysctl kernel.perf_event_paranoid=1"))
+			_exit(6);
+		_exit(0);
+	}
+	int status;
+	CHECK_INT(waitpid(pid, &status, 0), ==, pid);
+	CHECK(WIFEXITED(status));
+	CHECK_INT(WEXITSTATUS(status), ==, 0);
+}
+
 int main(void)
 {
 	char buf[256];
@@ -110,5 +156,6 @@ int main(void)
 	RUN(test_resolve);
 	RUN(test_count);
 	RUN(test_exclude_rejected);
+	RUN(test_unprivileged);
 	return check_exit();
 }
