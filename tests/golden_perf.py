@@ -8,10 +8,11 @@ config, config1, config2, exclude_user, exclude_kernel, exclude_hv and
 precise_ip with what hwc makes of the row's spec (`golden --encode`).
 
   =        perf must encode the spec the same way, or reject it as hwc does
-  perf:S   perf must encode S the same way.  S is a name from perf's JSON
-           event tables; PERF_CPUID makes perf load the table of the row's
-           libpfm4 model, so Intel's and AMD's own event lists check
-           libpfm4's (perf 6.1 has one table, amdzen3, for all of family 19h)
+  perf:S   perf must encode S the same way.  For a preset S is the event
+           it stands for; for a libpfm4 row S is a name from perf's JSON
+           event tables, and PERF_CPUID makes perf load the table of the
+           row's model, so Intel's and AMD's own event lists check libpfm4's
+           (perf 6.1 has one table, amdzen3, for all of family 19h)
   ~        hwc differs from perf 6.1 on purpose: perf must still differ, so
            that a perf that changes its mind is noticed
 
