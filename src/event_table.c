@@ -49,27 +49,32 @@ static const struct named software[] = {
 	{"cgroup-switches", 11 /* PERF_COUNT_SW_CGROUP_SWITCHES */, "switches between cgroups"},
 };
 
-/* Cache events: <cache>-<op>s and <cache>-<op>-misses, with perf's aliases. */
-static const struct {
-	const char *names[4];
-	const char *canonical;
-} caches[] = {
-	{{"L1-dcache", "l1-d", "l1d", "L1-data"}, "L1-dcache"},
-	{{"L1-icache", "l1-i", "l1i", "L1-instruction"}, "L1-icache"},
-	{{"LLC", "L2", NULL, NULL}, "LLC"},
-	{{"dTLB", "d-tlb", "Data-TLB", NULL}, "dTLB"},
-	{{"iTLB", "i-tlb", "Instruction-TLB", NULL}, "iTLB"},
-	{{"branch", "branches", "bpu", "btb"}, "branch"},
-	{{"node", NULL, NULL, NULL}, "node"},
+/* Cache events, in perf's grammar: a cache name, then up to two words, each
+ * an operation or a result, in either order; the operation defaults to
+ * load and the result to access ("LLC-misses" is LLC-load-misses).  The
+ * words and aliases are perf's (tools/perf/util/evsel.c); matching ignores
+ * case. */
+static const char *const caches[][5] = {
+	{"L1-dcache", "l1-d", "l1d", "L1-data"},
+	{"L1-icache", "l1-i", "l1i", "L1-instruction"},
+	{"LLC", "L2"},
+	{"dTLB", "d-tlb", "Data-TLB"},
+	{"iTLB", "i-tlb", "Instruction-TLB"},
+	{"branch", "branches", "bpu", "btb", "bpc"},
+	{"node"},
 };
-static const struct {
-	const char *names[3];
-	const char *canonical;
-} cache_ops[] = {
-	{{"load", "read", NULL}, "load"},
-	{{"store", "write", NULL}, "store"},
-	{{"prefetch", "speculative-read", "speculative-load"}, "prefetch"},
+static const char *const cache_ops[][4] = {
+	{"load", "loads", "read"},
+	{"store", "stores", "write"},
+	{"prefetch", "prefetches", "speculative-read", "speculative-load"},
 };
+static const char *const cache_results[][4] = {
+	{"refs", "Reference", "ops", "access"},
+	{"misses", "miss"},
+};
+/* The canonical spelling, for listings and messages: loads, stores, prefetches. */
+static const char *const cache_op_plural[] = {"loads", "stores", "prefetches"};
+
 /* Which (cache, op) pairs exist: perf's validity table. */
 static bool cache_op_valid(int cache, int op)
 {
@@ -84,50 +89,75 @@ static bool cache_op_valid(int cache, int op)
 	}
 }
 
-/* Match PREFIX against NAME case-insensitively; return the rest or NULL. */
-static const char *skip_word(const char *s, const char *word)
+/* The longest of WORDS (rows of N aliases) that starts S and ends at '-' or
+ * the end; returns its row and sets *LEN, or -1. */
+static int match_word(const char *s, const char *const (*words)[4], size_t rows, size_t *len)
 {
-	size_t n = strlen(word);
-	return strncasecmp(s, word, n) == 0 ? s + n : NULL;
+	int best = -1;
+	*len = 0;
+	for (size_t r = 0; r < rows; r++)
+		for (size_t i = 0; i < 4 && words[r][i]; i++) {
+			size_t n = strlen(words[r][i]);
+			if (n > *len && strncasecmp(s, words[r][i], n) == 0 && (!s[n] || s[n] == '-')) {
+				best = (int)r;
+				*len = n;
+			}
+		}
+	return best;
 }
 
 static int resolve_cache(const char *base, struct hwc__ev *ev)
 {
-	for (size_t c = 0; c < HWC_ARRAY_SIZE(caches); c++) {
-		for (size_t ci = 0; ci < 4 && caches[c].names[ci]; ci++) {
-			const char *p = skip_word(base, caches[c].names[ci]);
-			if (!p || *p != '-')
-				continue;
-			p++;
-			for (size_t o = 0; o < HWC_ARRAY_SIZE(cache_ops); o++) {
-				for (size_t oi = 0; oi < 3 && cache_ops[o].names[oi]; oi++) {
-					const char *q = skip_word(p, cache_ops[o].names[oi]);
-					if (!q)
-						continue;
-					int result;
-					if (strcasecmp(q, "s") == 0 || strcasecmp(q, "es") == 0 ||
-					    strcasecmp(q, "-refs") == 0 || strcasecmp(q, "-access") == 0 ||
-					    strcasecmp(q, "-accesses") == 0)
-						result = PERF_COUNT_HW_CACHE_RESULT_ACCESS;
-					else if (strcasecmp(q, "-misses") == 0 || strcasecmp(q, "-miss") == 0)
-						result = PERF_COUNT_HW_CACHE_RESULT_MISS;
-					else
-						continue;
-					if (!cache_op_valid((int)c, (int)o))
-						return hwc__fail(-EINVAL,
-								 "'%s' does not exist: %s caches have no %s "
-								 "operation",
-								 base, caches[c].canonical, cache_ops[o].canonical);
-					ev->pub.source = HWC_SRC_CACHE;
-					snprintf(ev->pmu, sizeof(ev->pmu), "cpu");
-					ev->pub.attr.type = PERF_TYPE_HW_CACHE;
-					ev->pub.attr.config = c | (o << 8) | ((uint64_t)result << 16);
-					return 0;
-				}
+	int cache = -1;
+	size_t len = 0;
+	for (size_t c = 0; c < HWC_ARRAY_SIZE(caches); c++)
+		for (size_t i = 0; i < 5 && caches[c][i]; i++) {
+			size_t n = strlen(caches[c][i]);
+			if (n > len && strncasecmp(base, caches[c][i], n) == 0 &&
+			    (!base[n] || base[n] == '-')) {
+				cache = (int)c;
+				len = n;
 			}
 		}
+	if (cache < 0)
+		return -ENOENT;
+	int op = -1, result = -1;
+	for (const char *p = base + len; *p;) {
+		p++; /* the '-' */
+		size_t n;
+		int w = match_word(p, cache_ops, HWC_ARRAY_SIZE(cache_ops), &n);
+		if (w >= 0 && op < 0) {
+			op = w;
+		} else if ((w = match_word(p, cache_results, HWC_ARRAY_SIZE(cache_results), &n)) >= 0 &&
+			   result < 0) {
+			result = w;
+		} else {
+			/* Not a cache event after all ("L1-dcache-foo"), or a word
+			 * given twice, which perf would silently ignore. */
+			if (w < 0 && match_word(p, cache_ops, HWC_ARRAY_SIZE(cache_ops), &n) < 0)
+				return -ENOENT;
+			return hwc__fail(-EINVAL,
+					 "malformed cache event '%s': '%.*s' repeats the %s (write "
+					 "<cache>-<operation>-<result>, e.g. %s-loads or %s-load-misses)",
+					 base, (int)n, p, w >= 0 ? "result" : "operation", caches[cache][0],
+					 caches[cache][0]);
+		}
+		p += n;
 	}
-	return -ENOENT;
+	if (op < 0)
+		op = PERF_COUNT_HW_CACHE_OP_READ;
+	if (result < 0)
+		result = PERF_COUNT_HW_CACHE_RESULT_ACCESS;
+	if (!cache_op_valid(cache, op))
+		return hwc__fail(-EINVAL, "'%s' does not exist: %s has no %s (perf and the kernel "
+					  "define only %s-loads%s)",
+				 base, caches[cache][0], cache_op_plural[op], caches[cache][0],
+				 cache == PERF_COUNT_HW_CACHE_L1I ? " and -prefetches" : "");
+	ev->pub.source = HWC_SRC_CACHE;
+	snprintf(ev->pmu, sizeof(ev->pmu), "cpu");
+	ev->pub.attr.type = PERF_TYPE_HW_CACHE;
+	ev->pub.attr.config = (uint64_t)cache | ((uint64_t)op << 8) | ((uint64_t)result << 16);
+	return 0;
 }
 
 int hwc__resolve_table(const char *base, struct hwc__ev *ev)
@@ -174,8 +204,9 @@ static const struct preset {
 	{"PAPI_BR_CN", "conditional branch instructions",
 	 {"BR_INST_RETIRED:CONDITIONAL", "BR_INST_RETIRED:COND",
 	  "RETIRED_CONDITIONAL_BRANCH_INSTRUCTIONS"}},
-	{"PAPI_BR_TKN", "conditional branches taken",
-	 {"BR_INST_RETIRED:NEAR_TAKEN", "RETIRED_TAKEN_BRANCH_INSTRUCTIONS"}},
+	/* Skylake's NEAR_TAKEN and Zen's RETIRED_TAKEN_BRANCH_INSTRUCTIONS
+	 * count unconditional branches too: no mapping there. */
+	{"PAPI_BR_TKN", "conditional branches taken", {"BR_INST_RETIRED:COND_TAKEN"}},
 	{"PAPI_BR_NTK", "conditional branches not taken",
 	 {"BR_INST_RETIRED:NOT_TAKEN", "BR_INST_RETIRED:COND_NTAKEN"}},
 	{"PAPI_L1_DCM", "level 1 data cache misses", {"L1-dcache-load-misses"}},
@@ -184,8 +215,12 @@ static const struct preset {
 	{"PAPI_L1_STM", "level 1 store misses", {"L1-dcache-store-misses"}},
 	{"PAPI_L1_ICM", "level 1 instruction cache misses", {"L1-icache-load-misses"}},
 	{"PAPI_L1_ICA", "level 1 instruction cache accesses", {"L1-icache-loads"}},
-	{"PAPI_L2_TCM", "level 2 cache misses", {"L2_RQSTS:MISS"}},
-	{"PAPI_L2_TCA", "level 2 cache accesses", {"L2_RQSTS:REFERENCES"}},
+	/* Requests that miss L2 are the ones the last-level cache sees. */
+	{"PAPI_L2_TCM", "level 2 cache misses",
+	 {"L2_RQSTS:MISS", "LONGEST_LAT_CACHE:REFERENCES", "LONGEST_LAT_CACHE:REFERENCE",
+	  "CORE_TO_L2_CACHEABLE_REQUEST_ACCESS_STATUS:LS_RD_BLK_C:IC_FILL_MISS"}},
+	{"PAPI_L2_TCA", "level 2 cache accesses",
+	 {"L2_RQSTS:REFERENCES", "L2_RQSTS:ALL_DEMAND_REFERENCES"}},
 	{"PAPI_L3_TCM", "level 3 (last level) cache misses", {"cache-misses"}},
 	{"PAPI_L3_TCA", "level 3 (last level) cache accesses", {"cache-references"}},
 	{"PAPI_L3_LDM", "level 3 load misses", {"LLC-load-misses"}},
@@ -196,11 +231,18 @@ static const struct preset {
 	{"PAPI_SR_INS", "store instructions",
 	 {"MEM_INST_RETIRED:ALL_STORES", "MEM_UOPS_RETIRED:ALL_STORES",
 	  "LS_DISPATCH:STORE_DISPATCH"}},
-	{"PAPI_STL_ICY", "cycles with no instruction issue", {"stalled-cycles-frontend"}},
-	{"PAPI_RES_STL", "cycles stalled on any resource", {"stalled-cycles-backend"}},
+	/* Intel kernels have no generic stalled-cycles events since Sandy
+	 * Bridge: the native event comes first where there is one. */
+	{"PAPI_STL_ICY", "cycles with no instruction issue",
+	 {"IDQ_UOPS_NOT_DELIVERED:CYCLES_0_UOPS_DELIV_CORE", "stalled-cycles-frontend"}},
+	{"PAPI_RES_STL", "cycles stalled on any resource",
+	 {"RESOURCE_STALLS:ANY", "stalled-cycles-backend"}},
 	{"PAPI_HW_INT", "hardware interrupts", {"HW_INTERRUPTS:RECEIVED", "INTERRUPT_TAKEN"}},
+	/* Every width and precision, so each FP instruction counts once.
+	 * Zen counts FLOPs, not instructions: that is PAPI_FP_OPS. */
 	{"PAPI_FP_INS", "floating point instructions",
-	 {"FP_ARITH_INST_RETIRED:SCALAR_DOUBLE", "RETIRED_SSE_AVX_FLOPS"}},
+	 {"FP_ARITH_INST_RETIRED:SCALAR_DOUBLE:SCALAR_SINGLE:128B_PACKED_DOUBLE:128B_PACKED_SINGLE:"
+	  "256B_PACKED_DOUBLE:256B_PACKED_SINGLE:512B_PACKED_DOUBLE:512B_PACKED_SINGLE"}},
 	{"PAPI_FP_OPS", "floating point operations", {"RETIRED_SSE_AVX_FLOPS"}},
 	{"PAPI_TOT_IIS", "instructions issued", {"UOPS_ISSUED:ANY"}},
 #define UNMAPPED(n, d) {n, d, {NULL}}
@@ -307,10 +349,9 @@ void hwc__table_names(hwc__name_fn fn, void *arg)
 		for (size_t o = 0; o < HWC_ARRAY_SIZE(cache_ops); o++) {
 			if (!cache_op_valid((int)c, (int)o))
 				continue;
-			snprintf(name, sizeof(name), "%s-%ss", caches[c].canonical, cache_ops[o].canonical);
+			snprintf(name, sizeof(name), "%s-%s", caches[c][0], cache_op_plural[o]);
 			fn(name, arg);
-			snprintf(name, sizeof(name), "%s-%s-misses", caches[c].canonical,
-				 cache_ops[o].canonical);
+			snprintf(name, sizeof(name), "%s-%s-misses", caches[c][0], cache_ops[o][0]);
 			fn(name, arg);
 		}
 	for (size_t i = 0; i < HWC_ARRAY_SIZE(presets); i++)

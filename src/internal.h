@@ -41,6 +41,7 @@ struct hwc__ev {
 	char pmu[64];
 	char origin[512];
 	char unit[32];
+	bool explicit_gh; /* a G or H modifier chose guest/host counting */
 };
 /* Point pub's strings at the storage; call after filling the arrays. */
 void hwc__ev_fix_strings(struct hwc__ev *ev);
@@ -51,11 +52,11 @@ void hwc__ev_fix_strings(struct hwc__ev *ev);
 struct hwc__mods {
 	bool u, k, h;      /* letters given */
 	bool explicit_priv;
+	bool guest, host;  /* G, H given */
 	int precise;
-	bool guest_only, host_only, pinned, exclude_idle;
+	bool pinned, exclude_idle, exclusive;
 };
 int hwc__parse_mods(const char *mods, const char *whole, struct hwc__mods *m);
-void hwc__apply_mods(struct perf_event_attr *attr, const struct hwc__mods *m);
 
 int hwc__resolve_table(const char *base, struct hwc__ev *ev);
 /* The candidates a PAPI/illumos preset maps to (N may be 0: known, unmapped),
@@ -69,6 +70,8 @@ int hwc__resolve_tracepoint(const char *spec, struct hwc__ev *ev);
 typedef void (*hwc__name_fn)(const char *name, void *arg);
 void hwc__table_names(hwc__name_fn fn, void *arg);
 void hwc__pfm_names(hwc__name_fn fn, void *arg);
+/* The events of one libpfm4 model, as "model::EVENT". */
+void hwc__pfm_model_names(const char *model, hwc__name_fn fn, void *arg);
 void hwc__pmu_alias_names(hwc__name_fn fn, void *arg);
 
 /* libpfm4, initialised once; returns 0 or -ENOTSUP with detail. */
