@@ -51,7 +51,8 @@ RPATH     := -Wl,-rpath,'$$ORIGIN/../lib'
 all: $(BUILD)/lib/libhwc.so $(BUILD)/lib/libhwc.a $(BUILD)/bin/hwc $(BUILD)/lib/pkgconfig/libhwc.pc \
      $(WORK_BINS) $(TEST_BINS)
 
-$(BUILD)/obj/%.o: %.c $(wildcard include/hwc/*.h) $(wildcard src/*.h) | $(BUILD)
+$(BUILD)/obj/%.o: %.c $(wildcard include/hwc/*.h) $(wildcard src/*.h) $(wildcard tools/hwc/*.h) \
+		| $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
@@ -79,9 +80,10 @@ $(BUILD)/tests/%: tests/%.c tests/check.h $(BUILD)/lib/libhwc.so
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -L$(BUILD)/lib -lhwc -lpthread -lm $(RPATH)
 
 # hwc stat's formatter, fed values this machine cannot produce (no PMU).
-$(BUILD)/tests/stat_print: tests/stat_print.c tools/hwc/stat_print.c tools/hwc/stat.h tests/check.h \
-		$(BUILD)/lib/libhwc.so
-	$(CC) $(CPPFLAGS) -Itools/hwc $(CFLAGS) -o $@ tests/stat_print.c tools/hwc/stat_print.c \
+STAT_PRINT := tools/hwc/stat_print.c tools/hwc/json.c
+$(BUILD)/tests/stat_print: tests/stat_print.c $(STAT_PRINT) tools/hwc/stat.h tools/hwc/json.h \
+		tests/check.h $(BUILD)/lib/libhwc.so
+	$(CC) $(CPPFLAGS) -Itools/hwc $(CFLAGS) -o $@ tests/stat_print.c $(STAT_PRINT) \
 		-L$(BUILD)/lib -lhwc -lm $(RPATH)
 
 $(BUILD)/workloads/%: workloads/%.c | $(BUILD)

@@ -135,8 +135,9 @@ static void test_csv(void)
 	free(t);
 }
 
-/* Run python3's json parser on TEXT; 0 when it is one valid document. */
-static int json_parse(const char *text)
+/* Parse TEXT with python3's json module and evaluate the Python CHECK on
+ * the document d; 0 when it parses and CHECK holds. */
+static int json_check(const char *text, const char *check)
 {
 	char path[] = "/tmp/hwc-stat-print-XXXXXX";
 	int fd = mkstemp(path);
@@ -144,9 +145,14 @@ static int json_parse(const char *text)
 	if (write(fd, text, strlen(text)) != (ssize_t)strlen(text))
 		check_failures++;
 	close(fd);
-	char cmd[256];
-	snprintf(cmd, sizeof(cmd), "python3 -c 'import json,sys; json.load(open(sys.argv[1]))' %s", path);
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd),
+		 "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); c={x[\"event\"]: x for x in "
+		 "d[\"counters\"]}; assert %s, (%s)' %s",
+		 check, check, path);
 	int rc = system(cmd);
+	if (rc)
+		fprintf(stderr, "JSON check failed: %s\n%s\n", check, text);
 	unlink(path);
 	return rc;
 }
@@ -154,15 +160,26 @@ static int json_parse(const char *text)
 static void test_json(void)
 {
 	/* argv is arbitrary bytes: quotes, backslashes, control and non-UTF-8. */
-	char *argv[] = {"a\"b\\c", "tab\there", "\xff\xfe", "caf\xc3\xa9", NULL};
+	char *argv[] = {"a\"b\\c", "tab\there", "\xff\xfe", "caf\xc3\xa9", "\xed\xa0\x80", NULL};
 	char *t = render(STAT_JSON, false, NEV, argv);
-	CHECK_INT(json_parse(t), ==, 0);
-	CHECK_STR_CONTAINS(t, "\"schema\":\"hwc-stat/1\"");
-	CHECK_STR_CONTAINS(t, "\"argv\":[\"a\\\"b\\\\c\",\"tab\\u0009here\",\"\\ufffd\\ufffd\",\"caf\xc3\xa9\"]");
-	CHECK_STR_CONTAINS(t, "{\"event\":\"cycles\",\"group\":0,\"value\":2000000,\"unit\":\"\","
-			      "\"raw\":1000000,\"enabled_ns\":1000000,\"running_ns\":500000,"
-			      "\"scaled\":2000000,\"percent_running\":50,\"multiplexed\":true");
-	CHECK_STR_CONTAINS(t, "\"metrics\":{\"ipc\":1.5}");
+	CHECK_INT(json_check(t, "d[\"schema\"] == \"hwc-stat/1\""), ==, 0);
+	CHECK_INT(json_check(t, "d[\"target\"][\"argv\"] == [\"a\\\"b\\\\c\", \"tab\\there\", "
+				"\"\\ufffd\\ufffd\", \"caf\\u00e9\", \"\\ufffd\\ufffd\\ufffd\"]"),
+		  ==, 0);
+	CHECK_INT(json_check(t, "c[\"cycles\"] == {\"event\": \"cycles\", \"group\": 0, \"value\": 2000000, "
+				"\"unit\": \"\", \"raw\": 1000000, \"enabled_ns\": 1000000, "
+				"\"running_ns\": 500000, \"scaled\": 2000000, \"percent_running\": 50, "
+				"\"multiplexed\": True, \"user_only\": False, \"metrics\": {\"ghz\": 2}}"),
+		  ==, 0);
+	CHECK_INT(json_check(t, "c[\"instructions\"][\"metrics\"] == {\"ipc\": 1.5}"), ==, 0);
+	CHECK_INT(json_check(t, "c[\"instructions\"][\"multiplexed\"] is False"), ==, 0);
+	CHECK_INT(json_check(t, "c[\"branch-misses\"][\"metrics\"] == {\"branch_miss_pct\": 2.5}"), ==, 0);
+	CHECK_INT(json_check(t, "c[\"cache-misses\"][\"metrics\"] == {\"cache_miss_pct\": 10}"), ==, 0);
+	CHECK_INT(json_check(t, "c[\"task-clock\"][\"value\"] == 1.0 and c[\"task-clock\"][\"unit\"] == \"msec\""),
+		  ==, 0);
+	CHECK_INT(json_check(t, "d[\"exit_status\"] == 0 and d[\"runs\"] == 1 and \"intervals\" not in d"), ==, 0);
+	/* Shortest round-trip numbers: 0.002 s, not 0.0020000000000000000416. */
+	CHECK_STR_CONTAINS(t, "\"elapsed_s\": 0.002,");
 	free(t);
 }
 
@@ -176,9 +193,11 @@ static void test_repeat(void)
 	CHECK_STR_CONTAINS(t, "(2 runs)");
 	free(t);
 	t = render(STAT_JSON, true, NEV, NULL);
-	CHECK_INT(json_parse(t), ==, 0);
-	CHECK_STR_CONTAINS(t, "\"rel_stddev_pct\":47.1404520791");
-	CHECK_STR_CONTAINS(t, "\"runs\":[{\"raw\":3000000,");
+	CHECK_INT(json_check(t, "abs(c[\"instructions\"][\"rel_stddev_pct\"] - 47.14045207910317) < 1e-9"), ==, 0);
+	CHECK_INT(json_check(t, "[r[\"raw\"] for r in c[\"instructions\"][\"runs\"]] == [3000000, 6000000]"),
+		  ==, 0);
+	CHECK_INT(json_check(t, "c[\"instructions\"][\"raw\"] == 9000000 and c[\"instructions\"][\"value\"] == 4500000"),
+		  ==, 0);
 	free(t);
 }
 

@@ -6,6 +6,7 @@
 #define HWC_STAT_H
 
 #include "hwc.h"
+#include "json.h"
 
 #include <stdio.h>
 
@@ -75,7 +76,7 @@ struct stat_report {
 	int exit_status;           /* the command's, or -1 for none */
 	bool interrupted;
 
-	size_t nintervals;         /* JSON: intervals written so far */
+	struct json json;          /* STAT_JSON: the document being written */
 };
 
 /* Allocate the cells once nev and nrows are known.  Returns 0 or -ENOMEM. */

@@ -32,6 +32,17 @@ static double percent_running(const struct hwc_value *v)
 	return v->enabled ? 100.0 * (double)v->running / (double)v->enabled : 100.0;
 }
 
+/* COUNT in the event's unit.  A scale of 1e-6 divides by 1e6 rather than
+ * multiplying by the inexact 1e-6, so 463073 ns is 0.463073 msec exactly as
+ * far as a double can say, and JSON shows it so. */
+static double in_unit(const struct stat_event *ev, double count)
+{
+	double inverse = round(1 / ev->scale);
+	if (inverse >= 1 && fabs(inverse * ev->scale - 1) < 1e-12)
+		return count / inverse;
+	return count * ev->scale;
+}
+
 /* ------------------------------------------------------------ derived figures */
 
 enum metric { M_NONE, M_CPUS, M_GHZ, M_IPC, M_BRANCH_MISS, M_CACHE_MISS };
@@ -154,7 +165,7 @@ static void human_line(const struct stat_report *r, const char *time, const stru
 	human_prefix(r, l->row, prefix, sizeof(prefix));
 	ADD("%s%s", time, prefix);
 	if (ev->unit[0])
-		ADD("%'18.2f %-4s ", l->count * ev->scale, ev->unit);
+		ADD("%'18.2f %-4s ", in_unit(ev, l->count), ev->unit);
 	else if (l->exact)
 		ADD("%'18" PRIu64 "      ", l->sum->scaled);
 	else
@@ -201,7 +212,7 @@ static void format_value(const struct stat_report *r, const struct line *l, char
 {
 	const struct stat_event *ev = &r->ev[l->ev];
 	if (ev->unit[0])
-		snprintf(buf, size, "%.6f", l->count * ev->scale);
+		snprintf(buf, size, "%.6f", in_unit(ev, l->count));
 	else if (l->exact)
 		snprintf(buf, size, "%" PRIu64, l->sum->scaled);
 	else
@@ -245,156 +256,99 @@ static void csv_line(const struct stat_report *r, const char *time, const struct
 
 /* ------------------------------------------------------------ JSON */
 
-/* A JSON string: escapes, and U+FFFD for bytes that are not UTF-8 (argv
- * and thread names are arbitrary bytes; the document must stay valid). */
-static void json_string(FILE *f, const char *s)
+static void json_value_fields(struct json *j, const struct hwc_value *v)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	fputc('"', f);
-	while (*p) {
-		unsigned char c = *p;
-		if (c == '"' || c == '\\') {
-			fputc('\\', f);
-			fputc(c, f);
-			p++;
-		} else if (c < 0x20) {
-			fprintf(f, "\\u%04x", c);
-			p++;
-		} else if (c < 0x80) {
-			fputc(c, f);
-			p++;
-		} else {
-			size_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-			size_t k = 1;
-			while (n && k < n && (p[k] & 0xc0) == 0x80)
-				k++;
-			if (n && k == n) {
-				fwrite(p, 1, n, f);
-				p += n;
-			} else {
-				fputs("\\ufffd", f);
-				p += k;
-			}
-		}
-	}
-	fputc('"', f);
+	json_uint(j, "raw", v->raw);
+	json_uint(j, "enabled_ns", v->enabled);
+	json_uint(j, "running_ns", v->running);
+	json_uint(j, "scaled", v->scaled);
+	json_double(j, "percent_running", percent_running(v));
 }
 
-static void json_number(FILE *f, double v)
+static void json_counter(struct stat_report *r, const struct line *l)
 {
-	if (isfinite(v))
-		fprintf(f, "%.15g", v);
-	else
-		fputs("null", f);
-}
-
-static void json_value_fields(FILE *f, const struct hwc_value *v)
-{
-	fprintf(f, "\"raw\":%" PRIu64 ",\"enabled_ns\":%" PRIu64 ",\"running_ns\":%" PRIu64
-		   ",\"scaled\":%" PRIu64 ",\"percent_running\":",
-		v->raw, v->enabled, v->running, v->scaled);
-	json_number(f, percent_running(v));
-}
-
-static void json_counter(const struct stat_report *r, const struct line *l, bool first)
-{
-	FILE *f = r->out;
+	struct json *j = &r->json;
 	const struct stat_event *ev = &r->ev[l->ev];
-	fputs(first ? "\n{" : ",\n{", f);
-	fputs("\"event\":", f);
-	json_string(f, ev->name);
-	fprintf(f, ",\"group\":%d", ev->group);
+	json_object(j, NULL);
+	json_string(j, "event", ev->name);
+	json_int(j, "group", ev->group);
 	if (r->aggr == STAT_PER_CPU)
-		fprintf(f, ",\"cpu\":%d", r->rows[l->row].cpu);
+		json_int(j, "cpu", r->rows[l->row].cpu);
 	if (r->aggr == STAT_PER_THREAD) {
-		fprintf(f, ",\"tid\":%d,\"comm\":", (int)r->rows[l->row].tid);
-		json_string(f, r->rows[l->row].comm);
+		json_int(j, "tid", r->rows[l->row].tid);
+		json_string(j, "comm", r->rows[l->row].comm);
 	}
-	fputs(",\"value\":", f);
 	if (!ev->unit[0] && l->exact)
-		fprintf(f, "%" PRIu64, l->sum->scaled);
+		json_uint(j, "value", l->sum->scaled);
 	else
-		json_number(f, l->count * ev->scale);
-	fputs(",\"unit\":", f);
-	json_string(f, ev->unit);
-	fputc(',', f);
-	json_value_fields(f, l->sum);
-	fprintf(f, ",\"multiplexed\":%s,\"user_only\":%s", hwc_value_multiplexed(l->sum) ? "true" : "false",
-		ev->user_only ? "true" : "false");
-	fputs(",\"metrics\":{", f);
-	if (l->metric != M_NONE) {
-		fprintf(f, "\"%s\":", metrics[l->metric].id);
-		json_number(f, l->metric_value);
-	}
-	fputc('}', f);
+		json_double(j, "value", in_unit(ev, l->count));
+	json_string(j, "unit", ev->unit);
+	json_value_fields(j, l->sum);
+	json_bool(j, "multiplexed", hwc_value_multiplexed(l->sum));
+	json_bool(j, "user_only", ev->user_only);
+	json_object(j, "metrics");
+	if (l->metric != M_NONE)
+		json_double(j, metrics[l->metric].id, l->metric_value);
+	json_object_end(j);
 	if (r->repeat) {
-		fputs(",\"stddev\":", f);
-		json_number(f, l->stddev);
-		fputs(",\"rel_stddev_pct\":", f);
-		json_number(f, l->rel_stddev);
-		fputs(",\"runs\":[", f);
+		json_double(j, "stddev", l->stddev);
+		json_double(j, "rel_stddev_pct", l->rel_stddev);
+		json_array(j, "runs");
 		for (size_t i = 0; i < l->nruns; i++) {
-			fputs(i ? ",{" : "{", f);
-			json_value_fields(f, &l->runs[i * l->run_stride]);
-			fputc('}', f);
+			json_object(j, NULL);
+			json_value_fields(j, &l->runs[i * l->run_stride]);
+			json_object_end(j);
 		}
-		fputc(']', f);
+		json_array_end(j);
 	}
-	fputc('}', f);
+	json_object_end(j);
 }
 
-static void json_strings(FILE *f, const char *const *s, size_t n)
+static void json_begin(struct stat_report *r)
 {
-	fputc('[', f);
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			fputc(',', f);
-		json_string(f, s[i]);
-	}
-	fputc(']', f);
-}
-
-static void json_begin(const struct stat_report *r)
-{
-	FILE *f = r->out;
 	static const char *const aggr[] = {"total", "per-cpu", "per-thread"};
-	fprintf(f, "{\"schema\":\"hwc-stat/1\",\"hwc_version\":\"%s\",\"target\":{\"kind\":",
-		HWC_VERSION_STRING);
-	json_string(f, r->target_kind);
+	struct json *j = &r->json;
+	json_init(j, r->out);
+	json_object(j, NULL);
+	json_string(j, "schema", "hwc-stat/1");
+	json_string(j, "hwc_version", HWC_VERSION_STRING);
+	json_object(j, "target");
+	json_string(j, "kind", r->target_kind);
 	if (r->argv) {
-		size_t n = 0;
-		while (r->argv[n])
-			n++;
-		fputs(",\"argv\":", f);
-		json_strings(f, (const char *const *)r->argv, n);
+		json_array(j, "argv");
+		for (size_t i = 0; r->argv[i]; i++)
+			json_string(j, NULL, r->argv[i]);
+		json_array_end(j);
 	}
 	if (r->pid > 0)
-		fprintf(f, ",\"%s\":%d", strcmp(r->target_kind, "thread") == 0 ? "tid" : "pid", (int)r->pid);
+		json_int(j, strcmp(r->target_kind, "thread") == 0 ? "tid" : "pid", r->pid);
 	if (r->cpus) {
-		fputs(",\"cpus\":[", f);
+		json_array(j, "cpus");
 		for (size_t i = 0; i < r->ncpus; i++)
-			fprintf(f, "%s%d", i ? "," : "", r->cpus[i]);
-		fputc(']', f);
+			json_int(j, NULL, r->cpus[i]);
+		json_array_end(j);
 	}
-	fprintf(f, "},\"aggregation\":\"%s\",\"notes\":", aggr[r->aggr]);
-	json_strings(f, r->notes, r->nnotes);
-	fputs(",\"skipped\":[", f);
+	json_object_end(j);
+	json_string(j, "aggregation", aggr[r->aggr]);
+	json_array(j, "notes");
+	for (size_t i = 0; i < r->nnotes; i++)
+		json_string(j, NULL, r->notes[i]);
+	json_array_end(j);
+	json_array(j, "skipped");
 	for (size_t i = 0; i < r->nskipped; i++) {
-		fputs(i ? ",{\"event\":" : "{\"event\":", f);
-		json_string(f, r->skipped[i]);
-		fputs(",\"reason\":", f);
-		json_string(f, r->skip_reason[i]);
-		fputc('}', f);
+		json_object(j, NULL);
+		json_string(j, "event", r->skipped[i]);
+		json_string(j, "reason", r->skip_reason[i]);
+		json_object_end(j);
 	}
-	fputc(']', f);
+	json_array_end(j);
 	if (r->interval)
-		fputs(",\"intervals\":[", f);
-	fputc('\n', f); /* the header is out: counting is about to start */
+		json_array(j, "intervals");
 }
 
 /* ------------------------------------------------------------ rows */
 
-static void print_line(const struct stat_report *r, const char *time, const struct line *l, bool first)
+static void print_line(struct stat_report *r, const char *time, const struct line *l)
 {
 	switch (r->format) {
 	case STAT_HUMAN:
@@ -404,19 +358,18 @@ static void print_line(const struct stat_report *r, const char *time, const stru
 		csv_line(r, time, l);
 		break;
 	case STAT_JSON:
-		json_counter(r, l, first);
+		json_counter(r, l);
 		break;
 	}
 }
 
 /* Print every (row, event) of values V (one sample, SECONDS long). */
-static void print_sample(const struct stat_report *r, const char *time, const struct hwc_value *v,
+static void print_sample(struct stat_report *r, const char *time, const struct hwc_value *v,
 			 double seconds)
 {
 	double *count = calloc(r->nev ? r->nev : 1, sizeof(*count));
 	if (!count)
 		return;
-	bool first = true;
 	for (size_t row = 0; row < r->nrows; row++) {
 		for (size_t e = 0; e < r->nev; e++)
 			count[e] = (double)v[SLOT(r, row, e)].scaled;
@@ -424,8 +377,7 @@ static void print_sample(const struct stat_report *r, const char *time, const st
 			struct line l = {.row = row, .ev = e, .sum = &v[SLOT(r, row, e)],
 					 .count = count[e], .exact = true};
 			l.metric = metric_of(r, e, count, seconds, &l.metric_value);
-			print_line(r, time, &l, first);
-			first = false;
+			print_line(r, time, &l);
 		}
 	}
 	free(count);
@@ -451,16 +403,16 @@ void stat_report_interval(struct stat_report *r, double time, double duration,
 	else if (r->format == STAT_CSV)
 		snprintf(t, sizeof(t), "%.9f", time);
 	if (r->format == STAT_JSON) {
-		fprintf(r->out, "%s{\"time_s\":", r->nintervals ? ",\n" : "");
-		json_number(r->out, time);
-		fputs(",\"duration_s\":", r->out);
-		json_number(r->out, duration);
-		fputs(",\"counters\":[", r->out);
+		json_object(&r->json, NULL);
+		json_double(&r->json, "time_s", time);
+		json_double(&r->json, "duration_s", duration);
+		json_array(&r->json, "counters");
 	}
 	print_sample(r, t, v, duration);
-	if (r->format == STAT_JSON)
-		fputs("]}", r->out);
-	r->nintervals++;
+	if (r->format == STAT_JSON) {
+		json_array_end(&r->json);
+		json_object_end(&r->json);
+	}
 	fflush(r->out);
 }
 
@@ -497,12 +449,11 @@ static double stddev(double m2, size_t n)
 	return n > 1 ? sqrt(m2 / (double)(n - 1)) : 0;
 }
 
-static void print_totals(const struct stat_report *r)
+static void print_totals(struct stat_report *r)
 {
 	double *count = calloc(r->nev ? r->nev : 1, sizeof(*count));
 	if (!count)
 		return;
-	bool first = true;
 	for (size_t row = 0; row < r->nrows; row++) {
 		for (size_t e = 0; e < r->nev; e++)
 			count[e] = r->cells[SLOT(r, row, e)].mean;
@@ -511,7 +462,7 @@ static void print_totals(const struct stat_report *r)
 			struct line l = {.row = row, .ev = e, .sum = &c->sum, .count = c->mean,
 					 .exact = r->runs == 1};
 			double sd = stddev(c->m2, r->runs);
-			l.stddev = sd * r->ev[e].scale;
+			l.stddev = in_unit(&r->ev[e], sd);
 			l.rel_stddev = c->mean > 0 ? 100 * sd / c->mean : 0;
 			if (r->per_run) {
 				l.runs = r->per_run + SLOT(r, row, e);
@@ -519,8 +470,7 @@ static void print_totals(const struct stat_report *r)
 				l.run_stride = r->nrows * r->nev;
 			}
 			l.metric = metric_of(r, e, count, r->elapsed_mean, &l.metric_value);
-			print_line(r, "", &l, first);
-			first = false;
+			print_line(r, "", &l);
 		}
 	}
 	free(count);
@@ -576,29 +526,30 @@ void stat_report_end(struct stat_report *r)
 		if (!r->interval)
 			print_totals(r);
 		break;
-	case STAT_JSON:
+	case STAT_JSON: {
+		struct json *j = &r->json;
 		if (r->interval)
-			fputs("]", f);
-		fprintf(f, ",\"runs\":%zu,\"counters\":[", r->runs);
+			json_array_end(j);
+		json_uint(j, "runs", r->runs);
+		json_array(j, "counters");
 		print_totals(r);
-		fputs("],\n\"elapsed_s\":", f);
-		json_number(f, r->elapsed_mean);
-		if (r->repeat) {
-			fputs(",\"elapsed_stddev_s\":", f);
-			json_number(f, stddev(r->elapsed_m2, r->runs));
-		}
+		json_array_end(j);
+		json_double(j, "elapsed_s", r->elapsed_mean);
+		if (r->repeat)
+			json_double(j, "elapsed_stddev_s", stddev(r->elapsed_m2, r->runs));
 		if (r->rusage_runs) {
-			fputs(",\"user_s\":", f);
-			json_number(f, r->user_s / (double)r->rusage_runs);
-			fputs(",\"system_s\":", f);
-			json_number(f, r->sys_s / (double)r->rusage_runs);
+			json_double(j, "user_s", r->user_s / (double)r->rusage_runs);
+			json_double(j, "system_s", r->sys_s / (double)r->rusage_runs);
 		}
 		if (r->exit_status >= 0)
-			fprintf(f, ",\"exit_status\":%d", r->exit_status);
+			json_int(j, "exit_status", r->exit_status);
 		else
-			fputs(",\"exit_status\":null", f);
-		fprintf(f, ",\"interrupted\":%s}\n", r->interrupted ? "true" : "false");
+			json_null(j, "exit_status");
+		json_bool(j, "interrupted", r->interrupted);
+		json_object_end(j);
+		json_end(j);
 		break;
+	}
 	}
 	fflush(f);
 }
