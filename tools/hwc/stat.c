@@ -539,7 +539,9 @@ static int describe(struct stat_run *s, hwc_counters *c)
 	for (size_t e = 0; e < nlist; e++) {
 		const struct hwc_event *ev = hwc_evlist_event(s->list, e);
 		if (hwc_counters_event_status(c, e)) {
-			r->skip_reason[r->nskipped] = hwc_counters_event_error(c, e);
+			/* Copied: the text lives in C, which each run closes. */
+			if (!(r->skip_reason[r->nskipped] = strdup(hwc_counters_event_error(c, e))))
+				return -ENOMEM;
 			r->skipped[r->nskipped++] = ev->name;
 			continue;
 		}
@@ -678,6 +680,8 @@ static void free_run(struct stat_run *s)
 		free((char *)r->notes[i]);
 	free(r->notes);
 	free(r->skipped);
+	for (size_t i = 0; i < r->nskipped; i++)
+		free((char *)r->skip_reason[i]);
 	free(r->skip_reason);
 	free(r->ev);
 	free(r->rows);
@@ -690,8 +694,11 @@ int cmd_stat(int argc, char **argv)
 {
 	struct options o = {0};
 	int rc = parse_options(argc, argv, &o);
-	if (rc >= 0)
-		goto done;
+	if (rc >= 0) {
+		free(o.specs);
+		free(o.cpus);
+		return rc;
+	}
 
 	struct stat_run s = {.o = &o, .child = -1, .wait_fd = -1};
 	struct stat_report *r = &s.rep;
@@ -760,7 +767,6 @@ out:
 		rc = EXIT_ERROR;
 	}
 	free_run(&s);
-done:
 	free(o.specs);
 	free(o.cpus);
 	return rc;
