@@ -364,6 +364,8 @@ static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, 
 			return hwc__fail(-EINVAL, "malformed event '%s': write model::EVENT, e.g. "
 						  "skl::INST_RETIRED:ANY_P",
 					 token);
+		if (!hwc__pfm_model_known(buf) && (err = hwc__pfm_init()))
+			return err; /* the detail says libpfm4 cannot be loaded */
 		if (!hwc__pfm_model_known(buf))
 			return hwc__fail(-ENOENT, "unknown libpfm4 model '%s' in '%s'; "
 						  "`hwc list --pmu help` lists the models",

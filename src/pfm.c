@@ -73,11 +73,22 @@ static void pfm_setup(void)
 	pfm_status = pfm_initialize();
 }
 
-int hwc__pfm_init(void)
+/* Is libpfm4 loaded and initialised?  Quietly: callers that only look
+ * something up go on without it. */
+static bool pfm_ready(void)
 {
 	pthread_once(&pfm_once, pfm_setup);
+	return !pfm_load_error[0] && pfm_status == PFM_SUCCESS;
+}
+
+int hwc__pfm_init(void)
+{
+	if (pfm_ready())
+		return 0;
 	if (pfm_load_error[0])
-		return hwc__fail(-ENOTSUP, "libpfm4 cannot be loaded: %s (install the libpfm4 package)",
+		return hwc__fail(-ENOTSUP,
+				 "libpfm4 is needed for native event names but cannot be loaded: %s "
+				 "(install the libpfm4 package)",
 				 pfm_load_error);
 	if (pfm_status != PFM_SUCCESS)
 		return hwc__fail(-ENOTSUP, "libpfm4 failed to initialise: %s", pfm_strerror(pfm_status));
@@ -102,7 +113,7 @@ static bool is_generic_table(const char *pmu)
 
 const char *hwc__pfm_host_model(int *ncounters, int *nfixed)
 {
-	if (hwc__pfm_init())
+	if (!pfm_ready())
 		return NULL;
 	pfm_pmu_info_t info;
 	int pmu;
@@ -219,8 +230,7 @@ static int encoding_error(const char *spec, int ret)
 
 int hwc__resolve_pfm(const char *spec, struct hwc__ev *ev)
 {
-	int err = hwc__pfm_init();
-	if (err)
+	if (!pfm_ready())
 		return -ENOENT;
 	struct perf_event_attr attr;
 	memset(&attr, 0, sizeof(attr));
@@ -290,7 +300,7 @@ int hwc__resolve_pfm(const char *spec, struct hwc__ev *ev)
 
 void hwc__pfm_names(hwc__name_fn fn, void *arg)
 {
-	if (hwc__pfm_init())
+	if (!pfm_ready())
 		return;
 	pfm_pmu_info_t pinfo;
 	int pmu;
@@ -308,7 +318,7 @@ void hwc__pfm_names(hwc__name_fn fn, void *arg)
 
 void hwc__pfm_model_names(const char *model, hwc__name_fn fn, void *arg)
 {
-	if (hwc__pfm_init())
+	if (!pfm_ready())
 		return;
 	pfm_pmu_info_t pinfo;
 	int pmu;
@@ -329,7 +339,7 @@ void hwc__pfm_model_names(const char *model, hwc__name_fn fn, void *arg)
 
 bool hwc__pfm_model_known(const char *model)
 {
-	if (hwc__pfm_init())
+	if (!pfm_ready())
 		return false;
 	pfm_pmu_info_t pinfo;
 	int pmu;
@@ -345,7 +355,14 @@ bool hwc__pfm_model_known(const char *model)
  * exists in other models' tables (the user may need model::EVENT). */
 void hwc__pfm_models_with_event(const char *spec)
 {
-	if (hwc__pfm_init() || strstr(spec, "::"))
+	if (!pfm_ready()) {
+		if (pfm_load_error[0])
+			hwc__fail_append("; native event names are unavailable: libpfm4 cannot be loaded "
+					 "(%s; install the libpfm4 package)",
+					 pfm_load_error);
+		return;
+	}
+	if (strstr(spec, "::"))
 		return;
 	char name[256];
 	size_t len = strcspn(spec, ":");

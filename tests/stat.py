@@ -579,6 +579,44 @@ class Errors(Tmp):
             self.assertIn("hwc stat --help", p.stderr)
 
 
+def libpfm_path():
+    out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+    m = re.search(r"libpfm\.so\.4 .*=> (\S+)", out)
+    return m.group(1) if m else None
+
+
+class WithoutLibpfm(Tmp):
+    """libhwc loads libpfm4 only when a native name needs it: with the
+    library hidden (a bind mount in a private mount namespace), software
+    events still count and native names say what is missing."""
+
+    def stat_hidden(self, *args):
+        lib = libpfm_path()
+        if os.geteuid() != 0 or not lib or not shutil.which("unshare"):
+            self.skipTest("needs root, unshare and libpfm.so.4 to hide it")
+        probe = subprocess.run(["unshare", "--mount", "true"], capture_output=True)
+        if probe.returncode:
+            self.skipTest(f"cannot make a mount namespace: {probe.stderr.decode().strip()}")
+        return subprocess.run(["unshare", "--mount", "sh", "-c", 'mount --bind /dev/null "$0" && exec "$@"',
+                               lib, HWC, "stat", *args], capture_output=True, text=True, timeout=120)
+
+    def test_software_events_need_no_libpfm(self):
+        p = self.stat_hidden("-e", "task-clock,page-faults", "--", PAGETOUCH, "100")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("page-faults", p.stderr)
+
+    def test_native_names_say_libpfm_is_missing(self):
+        p = self.stat_hidden("-e", "skl::INST_RETIRED:ANY_P", "--", *self.marker_cmd())
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("libpfm4 is needed for native event names but cannot be loaded", p.stderr)
+        self.assertIn("install the libpfm4 package", p.stderr)
+        self.assert_not_run()
+        p = self.stat_hidden("-e", "INST_RETIRED:ANY_P", "--", "true")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("unknown event 'INST_RETIRED:ANY_P'", p.stderr)
+        self.assertIn("native event names are unavailable: libpfm4 cannot be loaded", p.stderr)
+
+
 @unittest.skipUnless(shutil.which("setpriv"), "setpriv (util-linux) is not installed")
 class Unprivileged(Tmp):
     """As nobody, with the machine's perf_event_paranoid (2 on these VMs)."""

@@ -63,7 +63,8 @@ static const char usage_text[] =
 	"  -h, --help                show this help\n"
 	"\n"
 	"Exit status: the command's (128+N if a signal N killed it), 127 if it cannot\n"
-	"be executed, 1 on errors, 2 on bad usage, 130 when interrupted.  See hwc-stat(1).\n";
+	"be executed, 1 on errors, 2 on bad usage, 130 (143) when SIGINT (SIGTERM)\n"
+	"ended the counting while the command ran.  See hwc-stat(1).\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
