@@ -117,9 +117,9 @@ $(BUILD)/bin/cpustat: $(call objs,tools/cpustat) $(CPUCMDS_OBJS) $(CPC_LIBS)
 	$(CC) $(LDFLAGS) -o $@ $(call objs,tools/cpustat) $(CPUCMDS_OBJS) -L$(BUILD)/lib -lcpc -lpctx \
 		-lpthread $(RPATH)
 
-$(BUILD)/tests/cpc_%: tests/cpc_%.c tests/check.h $(CPC_LIBS) $(CPC_PCS)
+$(BUILD)/tests/cpc_%: tests/cpc_%.c tests/check.h tests/cpc_test.h $(CPC_LIBS) $(CPC_PCS)
 	$(CC) -D_GNU_SOURCE $(CFLAGS) $(LDFLAGS) -o $@ $< $$($(CPC_PKG) --cflags --libs libcpc libpctx) -lpthread
-$(BUILD)/tests/pctx_%: tests/pctx_%.c tests/check.h $(CPC_LIBS) $(CPC_PCS)
+$(BUILD)/tests/pctx_%: tests/pctx_%.c tests/check.h tests/cpc_test.h $(CPC_LIBS) $(CPC_PCS)
 	$(CC) -D_GNU_SOURCE $(CFLAGS) $(LDFLAGS) -o $@ $< $$($(CPC_PKG) --cflags --libs libcpc libpctx) -lpthread
 
 # Tests use the public API through the shared library, like any client.
