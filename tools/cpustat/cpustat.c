@@ -87,10 +87,11 @@ static size_t stamp(char *buf, size_t size)
 	return 0;
 }
 
+/* A sample line (after the -T timestamp) or, for the totals, a plain one. */
 static void print_line(int cpu, const char *what, cpc_buf_t *buf, const struct cmdset *cs)
 {
 	char line[4096];
-	size_t n = stamp(line, sizeof(line));
+	size_t n = strcmp(what, "total") == 0 ? 0 : stamp(line, sizeof(line));
 	n += (size_t)snprintf(line + n, sizeof(line) - n, "%7.3f %3d %5s ",
 			      cpucmds_timestamp(cpc_buf_hrtime(cpc, buf)), cpu, what);
 	if (opt.tick)
