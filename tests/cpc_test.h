@@ -28,6 +28,10 @@ static inline void touch_pages(long n)
 	munmap((void *)p, (size_t)(n * page));
 }
 
+/* The most page faults touching N pages may take: sanitizer builds also
+ * fault in their shadow memory. */
+#define FAULTS_MAX(n) ((uint64_t)(n) + (uint64_t)(n) / 4 + 10)
+
 /* Everything written to stderr between the two calls. */
 static int stderr_saved = -1;
 static FILE *stderr_file;

@@ -252,7 +252,7 @@ static void controller(int fd, const char *marker)
 
 static void test_controller_killed(void)
 {
-	int sigs[] = {SIGKILL, SIGTERM, SIGINT, SIGSEGV};
+	int sigs[] = {SIGKILL, SIGTERM, SIGINT, SIGHUP};
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 		char marker[64];
 		snprintf(marker, sizeof(marker), "/tmp/pctx-test-%d-%zu", (int)getpid(), i);
