@@ -121,8 +121,10 @@ static void test_sample(void)
 	uint64_t tick = cpc_buf_tick(cpc, d);
 	if (tick == 0)
 		fprintf(stderr, "test_sample: the TSC rate is unknown here: tick not checked\n");
-	else
-		CHECK_U64(tick, >, clock / 10); /* a CPU above 100 MHz */
+	else {
+		CHECK_U64(tick, >, clock / 10);  /* a TSC above 100 MHz */
+		CHECK_U64(tick, <, clock * 10);  /* and below 10 GHz */
+	}
 	/* A buffer created for another set cannot hold this set's sample. */
 	cpc_set_t *one = cpc_set_create(cpc);
 	cpc_set_add_request(cpc, one, "page-faults", 0, CPC_COUNT_USER, 0, NULL);

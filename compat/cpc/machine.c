@@ -1,63 +1,96 @@
-/* What libcpc reports about this machine.  TEMPORARY: until the listinfo
- * API (hwc_cpu_info, hwc_events_walk, hwc_tsc_hz, hwc_event_probe) is on
- * main, this knows only what the counting API can tell. */
+/* What libcpc says about this machine, from libhwc's machine and listing
+ * API: counters only when the kernel exposes a core PMU, native events of
+ * the libpfm4 model detected here, Linux software events, the TSC rate. */
 #include "cpc_impl.h"
 
 #include <errno.h>
 #include <hwc/hwc.h>
 #include <stdio.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
+#include <string.h>
 
 int cpc__probe(const char *spec, char *detail, size_t size)
 {
-	hwc_evlist *l;
-	int err = hwc_evlist_new(&l);
-	if (!err)
-		err = hwc_evlist_add(l, spec);
-	for (size_t i = 0; !err && i < hwc_evlist_size(l); i++) {
-		hwc_evlist_attr(l, i)->exclude_kernel = 1;
-		hwc_evlist_attr(l, i)->exclude_hv = 1;
-	}
-	struct hwc_target t = {.kind = HWC_TARGET_SELF, .flags = HWC_NO_INHERIT | HWC_NO_FALLBACK};
-	hwc_counters *c = NULL;
-	if (!err)
-		err = hwc_counters_open(&c, l, &t);
+	int err = hwc_event_probe(spec, NULL);
 	if (err)
 		snprintf(detail, size, "%s", hwc_errdetail());
-	hwc_counters_close(c);
-	hwc_evlist_free(l);
 	return err;
 }
 
 int cpc__machine(struct cpc_machine *m)
 {
-	char detail[256];
-	m->npic = cpc__probe("cycles", detail, sizeof(detail)) == 0 ? 4 : 0;
+	struct hwc_cpu_info ci;
+	int err = hwc_cpu_info(&ci);
+	if (err)
+		return err;
+	/* illumos counts fixed-function counters as pics too; the NMI
+	 * watchdog's counter is not accessible. */
+	if (ci.core_pmu)
+		m->npic = (unsigned)(ci.counters - (ci.watchdog_counter ? 1 : 0) + ci.fixed);
 #if defined(__x86_64__) || defined(__i386__)
 	m->x86 = true;
-	unsigned a, b, c, d;
-	if (__get_cpuid(0, &a, &b, &c, &d))
-		m->intel = b == 0x756e6547; /* "Genu" */
 #endif
-	snprintf(m->cciname, sizeof(m->cciname), "%s",
-		 m->npic ? "core PMU" : "no hardware PMU (Linux software events only)");
-	snprintf(m->cpuref, sizeof(m->cpuref), "See perf_event_open(2) and `hwc list`.");
-	m->tsc_hz = 0;
+	m->intel = strcmp(ci.vendor, "GenuineIntel") == 0;
+	const char *cpu = ci.brand[0] ? ci.brand : ci.vendor;
+	if (!ci.core_pmu)
+		snprintf(m->cciname, sizeof(m->cciname),
+			 "no hardware PMU (Linux software events only) on %s", cpu);
+	else if (ci.pfm_desc[0])
+		snprintf(m->cciname, sizeof(m->cciname), "%s (%s)", ci.pfm_desc, cpu);
+	else
+		snprintf(m->cciname, sizeof(m->cciname), "%s PMU (%s)", ci.core_pmu_name, cpu);
+	if (m->intel)
+		snprintf(m->cpuref, sizeof(m->cpuref),
+			 "See the \"Performance Monitoring\" chapters of the Intel 64 and IA-32 "
+			 "Architectures Software Developer's Manual, Volume 3, and the event list of "
+			 "`hwc list%s%s`.",
+			 ci.pfm_model[0] ? " --pmu " : "", ci.pfm_model);
+	else if (strcmp(ci.vendor, "AuthenticAMD") == 0 || strcmp(ci.vendor, "HygonGenuine") == 0)
+		snprintf(m->cpuref, sizeof(m->cpuref),
+			 "See the \"Performance Monitor Counters\" section of the AMD64 Architecture "
+			 "Programmer's Manual, Volume 2, the Processor Programming Reference for "
+			 "family %xh, and the event list of `hwc list%s%s`.",
+			 ci.family, ci.pfm_model[0] ? " --pmu " : "", ci.pfm_model);
+	else
+		snprintf(m->cpuref, sizeof(m->cpuref),
+			 "See the processor's reference manual, perf_event_open(2), and the event "
+			 "list of `hwc list`.");
+	double hz;
+	m->tsc_hz = hwc_tsc_hz(&hz, NULL) == 0 ? hz : 0;
+	return 0;
+}
+
+struct walk {
+	void (*fn)(void *arg, const char *name);
+	void *arg;
+};
+
+static int each_name(const struct hwc_event_info *ev, void *arg)
+{
+	struct walk *w = arg;
+	w->fn(w->arg, ev->name);
 	return 0;
 }
 
 void cpc__walk_native(void (*fn)(void *arg, const char *name), void *arg)
 {
-	(void)fn, (void)arg;
+	struct hwc_cpu_info ci;
+	if (hwc_cpu_info(&ci) || !ci.core_pmu)
+		return;
+	/* The model's tables; perf's generic names when libpfm4 has none. */
+	struct walk w = {fn, arg};
+	hwc_events_walk(ci.pfm_model[0] ? ci.pfm_model : "generic", NULL, 0, each_name, &w);
+}
+
+static int each_counting(const struct hwc_event_info *ev, void *arg)
+{
+	/* "dummy" and "bpf-output" open but never count. */
+	if (ev->status == 0 && strcmp(ev->name, "dummy") != 0 && strcmp(ev->name, "bpf-output") != 0)
+		each_name(ev, arg);
+	return 0;
 }
 
 void cpc__walk_software(void (*fn)(void *arg, const char *name), void *arg)
 {
-	static const char *const names[] = {"task-clock", "cpu-clock", "page-faults",
-					    "context-switches", "cpu-migrations", "minor-faults",
-					    "major-faults"};
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		fn(arg, names[i]);
+	struct walk w = {fn, arg};
+	hwc_events_walk("software", NULL, HWC_WALK_PROBE, each_counting, &w);
 }
