@@ -145,6 +145,8 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/lib/libhwc.so
 bench: all $(BENCH_BINS)
 	HWC_BUILD=$(abspath $(BUILD)) bench/run
 
+# The .pc files are made at install: the build's copies name the PREFIX the
+# build had, which may not be this one.
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/hwc \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
@@ -152,14 +154,16 @@ install: all
 	for l in libpctx libcpc; do \
 		install -m 755 $(BUILD)/lib/$$l.so.1 $(DESTDIR)$(LIBDIR)/; \
 		ln -sf $$l.so.1 $(DESTDIR)$(LIBDIR)/$$l.so; \
-		install -m 644 $(BUILD)/lib/pkgconfig/$$l.pc $(DESTDIR)$(LIBDIR)/pkgconfig/; done
+		sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|1|' compat/*/$$l.pc.in \
+			> $(DESTDIR)$(LIBDIR)/pkgconfig/$$l.pc; done
 	install -m 644 $(CPC_HEADERS) $(DESTDIR)$(INCDIR)/
 	install -m 755 $(BUILD)/lib/libhwc.so.$(VERSION) $(DESTDIR)$(LIBDIR)/
 	ln -sf libhwc.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libhwc.so.0
 	ln -sf libhwc.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libhwc.so
 	install -m 644 $(BUILD)/lib/libhwc.a $(DESTDIR)$(LIBDIR)/
 	install -m 644 include/hwc/*.h $(DESTDIR)$(INCDIR)/hwc/
-	install -m 644 $(BUILD)/lib/pkgconfig/libhwc.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' libhwc.pc.in \
+		> $(DESTDIR)$(LIBDIR)/pkgconfig/libhwc.pc
 	for m in $(MAN_PAGES); do \
 		s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
 		install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
@@ -172,6 +176,7 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/pkgconfig/libcpc.pc $(DESTDIR)$(LIBDIR)/pkgconfig/libpctx.pc \
 		$(DESTDIR)$(INCDIR)/libcpc.h $(DESTDIR)$(INCDIR)/libpctx.h
 	rm -rf $(DESTDIR)$(INCDIR)/hwc
+	for m in $(MAN_PAGES); do rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/}; done
 
 clean:
 	rm -rf build build-san

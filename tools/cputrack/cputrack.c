@@ -300,14 +300,18 @@ static int run(pctx_t *pctx, struct pstate *st);
 
 static void fork_event(pctx_t *pctx, pid_t pid, id_t lwpid, pid_t child, void *arg)
 {
-	/* In a new controller process that holds CHILD. */
-	(void)arg;
+	/* In a new controller process that holds CHILD; ARG is this process's
+	 * copy of the parent's state, which the child's handlers get too. */
+	struct pstate *st = arg;
 	print_note(cpucmds_timestamp(0), pid, lwpid, "fork", "%d", (int)child);
 	if (!opt.follow_fork)
 		return;
-	struct pstate st = {.accum = NULL};
+	setgrp_free(st->accum);
+	st->accum = NULL;
+	free_lwps(st);
+	st->stopped_at_exec = false;
 	running_pctx = pctx;
-	run(pctx, &st);
+	run(pctx, st);
 }
 
 static int run(pctx_t *pctx, struct pstate *st)
