@@ -142,6 +142,11 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/lib/libhwc.so
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -std=gnu11 -O2 -g $(WARN) -o $@ $< -L$(BUILD)/lib -lhwc -lpapi -lm $(RPATH)
 
+$(BUILD)/bench/cpc_%: bench/cpc_%.c $(CPC_LIBS) $(CPC_PCS)
+	@mkdir -p $(dir $@)
+	$(CC) -D_GNU_SOURCE -std=gnu11 -O2 -g $(WARN) -o $@ $< \
+		$$($(CPC_PKG) --cflags --libs libcpc libpctx) -lpapi
+
 bench: all $(BENCH_BINS)
 	HWC_BUILD=$(abspath $(BUILD)) bench/run
 

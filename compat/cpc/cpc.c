@@ -44,6 +44,7 @@ struct __cpc_set {
 	enum bind_state state;
 	hwc_counters *counters; /* NULL when bound but no request counts */
 	pid_t tid;              /* CURLWP and CPU: the binding thread; PCTX: the target */
+	pthread_t thread;       /* CURLWP and CPU: the binding thread, compared without a system call */
 	pctx_t *pctx;
 	id_t lwpid;
 	int cpu;
@@ -55,7 +56,7 @@ struct __cpc_buf {
 	int n;
 	uint64_t *data;
 	hrtime_t hrtime;
-	uint64_t tick;
+	uint64_t tick; /* ns on the counters: cpc_buf_tick() converts to cycles */
 	struct __cpc_buf *next;
 };
 
@@ -662,7 +663,7 @@ CPC_EXPORT hrtime_t cpc_buf_hrtime(cpc_t *cpc, cpc_buf_t *buf)
 CPC_EXPORT uint64_t cpc_buf_tick(cpc_t *cpc, cpc_buf_t *buf)
 {
 	(void)cpc;
-	return buf->tick;
+	return (uint64_t)((double)buf->tick * cpc__tsc_hz() / 1e9);
 }
 
 CPC_EXPORT void cpc_buf_sub(cpc_t *cpc, cpc_buf_t *ds, cpc_buf_t *a, cpc_buf_t *b)
@@ -884,6 +885,7 @@ CPC_EXPORT int cpc_bind_curlwp(cpc_t *cpc, cpc_set_t *set, uint_t flags)
 		return -1;
 	set->state = BOUND_CURLWP;
 	set->tid = tid;
+	set->thread = pthread_self();
 	curlwp_set = set;
 	return 0;
 }
@@ -973,6 +975,7 @@ CPC_EXPORT int cpc_bind_cpu(cpc_t *cpc, processorid_t id, cpc_set_t *set, uint_t
 	set->state = BOUND_CPU;
 	set->cpu = id;
 	set->tid = tid;
+	set->thread = pthread_self();
 	return 0;
 }
 
@@ -1007,7 +1010,8 @@ static hrtime_t hrtime_now(void)
 static bool on_own_cpu(const cpc_set_t *set)
 {
 	cpu_set_t now;
-	if (self_tid() != set->tid || sched_getaffinity(0, sizeof(now), &now) < 0)
+	if (!pthread_equal(pthread_self(), set->thread) ||
+	    sched_getaffinity(0, sizeof(now), &now) < 0)
 		return false;
 	return CPU_COUNT(&now) == 1 && CPU_ISSET(set->cpu, &now);
 }
@@ -1015,9 +1019,9 @@ static bool on_own_cpu(const cpc_set_t *set)
 /* Safe in a signal handler: reads and arithmetic only. */
 CPC_EXPORT int cpc_set_sample(cpc_t *cpc, cpc_set_t *set, cpc_buf_t *buf)
 {
-	if (set->state == UNBOUND || buf->n != set->nreq)
+	if (set->cpc != cpc || set->state == UNBOUND || buf->n != set->nreq)
 		return fail(EINVAL);
-	if (set->state == BOUND_CURLWP && set->tid != self_tid())
+	if (set->state == BOUND_CURLWP && !pthread_equal(pthread_self(), set->thread))
 		return fail(EINVAL); /* only the LWP that bound it samples it */
 	if (set->state == BOUND_CPU && !on_own_cpu(set))
 		return fail(EAGAIN);
@@ -1038,7 +1042,7 @@ CPC_EXPORT int cpc_set_sample(cpc_t *cpc, cpc_set_t *set, cpc_buf_t *buf)
 		buf->data[i] = v;
 	}
 	buf->hrtime = hrtime_now();
-	buf->tick = (uint64_t)((double)running * cpc->m.tsc_hz / 1e9);
+	buf->tick = running;
 	return 0;
 }
 

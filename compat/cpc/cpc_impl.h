@@ -15,10 +15,12 @@ struct cpc_machine {
 	bool intel;     /* has the AnyThread bit (anythr) */
 	char cciname[CPC_MAX_IMPL_NAME];
 	char cpuref[CPC_MAX_CPUREF];
-	double tsc_hz;  /* 0 when unknown: cpc_buf_tick() is then 0 */
 };
 
 int cpc__machine(struct cpc_machine *m);
+/* The TSC rate in Hz, 0 when unknown; found on the first call (it may take
+ * a calibration of 25 ms), so only programs that ask for ticks pay. */
+double cpc__tsc_hz(void);
 
 /* Names of this machine's native (libpfm4) events, none without a core PMU. */
 void cpc__walk_native(void (*fn)(void *arg, const char *name), void *arg);

@@ -54,9 +54,13 @@ int cpc__machine(struct cpc_machine *m)
 		snprintf(m->cpuref, sizeof(m->cpuref),
 			 "See the processor's reference manual, perf_event_open(2), and the event "
 			 "list of `hwc list`.");
-	double hz;
-	m->tsc_hz = hwc_tsc_hz(&hz, NULL) == 0 ? hz : 0;
 	return 0;
+}
+
+double cpc__tsc_hz(void)
+{
+	double hz;
+	return hwc_tsc_hz(&hz, NULL) == 0 ? hz : 0; /* libhwc caches it */
 }
 
 struct walk {

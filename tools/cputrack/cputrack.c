@@ -339,6 +339,12 @@ static int run(pctx_t *pctx, struct pstate *st)
 	return err != 0 && !st->stopped_at_exec ? 1 : 0;
 }
 
+/* libpctx's reports, as the tool's own: "cputrack: message". */
+static void pctx_errfn(const char *fn, const char *fmt, va_list ap)
+{
+	cpucmds_errfn(fn, -1, fmt, ap);
+}
+
 static void on_signal(int sig)
 {
 	stop_signal = sig;
@@ -442,13 +448,13 @@ int main(int argc, char **argv)
 	struct pstate st = {.accum = NULL};
 	pctx_t *pctx;
 	if (opt.pid) {
-		pctx = pctx_capture(opt.pid, &st, 1, NULL);
+		pctx = pctx_capture(opt.pid, &st, 1, pctx_errfn);
 		if (!pctx) {
 			cpucmds_error("failed to capture pid %d\n", (int)opt.pid);
 			return 1;
 		}
 	} else {
-		pctx = pctx_create(argv[optind], &argv[optind], &st, 1, NULL);
+		pctx = pctx_create(argv[optind], &argv[optind], &st, 1, pctx_errfn);
 		if (!pctx) {
 			cpucmds_error("failed to start program '%s'\n", argv[optind]);
 			return 1;
