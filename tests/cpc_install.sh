@@ -8,7 +8,10 @@ set -euo pipefail
 dest=$(mktemp -d)
 trap 'rm -rf "$dest"' EXIT
 prefix=/opt/hwc-test
-make -s -C "$HWC_SRC" BUILD="$HWC_BUILD" PREFIX="$prefix" DESTDIR="$dest" install >/dev/null
+# Not part of the make that runs the suite: its own, without the jobserver.
+run_make() { env -u MAKEFLAGS -u MFLAGS make -s -C "$HWC_SRC" BUILD="$HWC_BUILD" PREFIX="$prefix" \
+	DESTDIR="$dest" "$@" >/dev/null; }
+run_make install
 root=$dest$prefix
 fail=0
 for f in include/libcpc.h include/libpctx.h lib/libcpc.so.1 lib/libcpc.so lib/libpctx.so.1 \
@@ -39,7 +42,10 @@ int main(void)
 C
 flags=$(PKG_CONFIG_PATH=$root/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$dest \
 	pkg-config --cflags --libs libcpc libpctx)
-cc -o "$dest/client" "$dest/client.c" $flags
+# A sanitized build installs sanitized libraries: the client must be too.
+san=
+readelf -d "$root/lib/libcpc.so.1" | grep -q 'libasan' && san="-fsanitize=address,undefined"
+cc $san -o "$dest/client" "$dest/client.c" $flags
 out=$(LD_LIBRARY_PATH=$root/lib "$dest/client")
 [[ $out == "ok 1" ]] || { echo "installed client says '$out'"; fail=1; }
 # The installed tools find their libraries next to them.
@@ -47,7 +53,7 @@ out=$(LD_LIBRARY_PATH=$root/lib "$dest/client")
 man -l "$root/share/man/man3/libcpc.3" >/dev/null 2>&1 || { echo "libcpc.3 does not render"; fail=1; }
 
 # make uninstall takes it all away again.
-make -s -C "$HWC_SRC" BUILD="$HWC_BUILD" PREFIX="$prefix" DESTDIR="$dest" uninstall >/dev/null
+run_make uninstall
 left=$(find "$root" -type f -o -type l)
 [[ -z $left ]] || { echo "left after uninstall:"; echo "$left"; fail=1; }
 exit $fail
