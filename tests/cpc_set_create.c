@@ -109,7 +109,7 @@ static void test_bad_flags_and_attributes(void)
 	/* Processor attributes do not apply to software events. */
 	cpc_attr_t umask = {"umask", 1};
 	expect_refused(cpc, set, "page-faults", CPC_COUNT_USER, 1, &umask, CPC_INVALID_ATTRIBUTE,
-		       "'umask' applies to processor events; 'page-faults' is a software event");
+		       "'umask' applies only to processor events; 'page-faults' is a software event");
 	/* Out of range on a raw event code: refused before the machine is asked. */
 	cpc_attr_t wide = {"umask", 0x1ff};
 	expect_refused(cpc, set, "0xc0", CPC_COUNT_USER, 1, &wide, CPC_ATTRIBUTE_OUT_OF_RANGE,

@@ -211,7 +211,7 @@ class Errors(unittest.TestCase):
         self.usage_error("-N", "-3", "-c", "task-clock", "true", message="invalid count '-3'")
         self.usage_error("-p", "x1", "-c", "task-clock", message="invalid pid 'x1'")
         self.usage_error("-c", "no-such-event", "true", message="unknown event 'no-such-event'")
-        self.usage_error("-c", "task-clock,umask=0x1", "true", message="'umask' applies to processor events")
+        self.usage_error("-c", "task-clock,umask=0x1", "true", message="'umask' applies only to processor events")
         self.usage_error("-c", "pic0=task-clock,pic0=page-faults", "true", message="repeated 'pic0' token")
         self.usage_error("-c", "task-clock,cmask=zz", "true", message="invalid value 'zz'")
 

@@ -490,7 +490,7 @@ static int make_spec(cpc_t *cpc, struct req *r)
 		}
 		if (!is_raw && (!r->hw || ev.attr.type != PERF_TYPE_RAW)) {
 			snprintf(detail, sizeof(detail),
-				 "'%s' applies to processor events; '%s' is a %s event", a->ca_name,
+				 "'%s' applies only to processor events; '%s' is a %s event", a->ca_name,
 				 name, r->hw ? "Linux generic" : hwc_source_name(ev.source));
 			cpc_err(cpc, fn, CPC_INVALID_ATTRIBUTE, detail);
 			return fail(EINVAL);
