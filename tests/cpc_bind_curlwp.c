@@ -270,6 +270,41 @@ static void test_overflow(void)
 	signal(SIGEMT, SIG_DFL);
 }
 
+static void test_preset_restart(void)
+{
+	/* cpc_request_preset() takes effect at the next cpc_set_restart(),
+	 * which starts every request from its preset, the new one if any. */
+	cpc_t *cpc = open_cpc();
+	cpc_set_t *set = cpc_set_create(cpc);
+	cpc_set_add_request(cpc, set, "page-faults", 10, CPC_COUNT_USER, 0, NULL);
+	cpc_set_add_request(cpc, set, "page-faults", 5000, CPC_COUNT_USER, 0, NULL);
+	cpc_buf_t *buf = cpc_buf_create(cpc, set);
+	CHECK_INT(cpc_bind_curlwp(cpc, set, 0), ==, 0);
+	touch_pages(100);
+	CHECK_INT(cpc_request_preset(cpc, 0, 1000000), ==, 0);
+	uint64_t a, b;
+	cpc_set_sample(cpc, set, buf);
+	cpc_buf_get(cpc, buf, 0, &a);
+	CHECK_U64(a, >=, 110); /* not yet */
+	CHECK_U64(a, <=, FAULTS_MAX(110));
+	CHECK_INT(cpc_set_restart(cpc, set), ==, 0);
+	touch_pages(100);
+	cpc_set_sample(cpc, set, buf);
+	cpc_buf_get(cpc, buf, 0, &a);
+	cpc_buf_get(cpc, buf, 1, &b);
+	CHECK_U64(a, >=, 1000100);
+	CHECK_U64(a, <=, 1000000 + FAULTS_MAX(100));
+	CHECK_U64(b, >=, 5100); /* restarted from its own preset */
+	CHECK_U64(b, <=, 5000 + FAULTS_MAX(100));
+	/* A new bind starts from the presets of cpc_set_add_request() again. */
+	CHECK_INT(cpc_bind_curlwp(cpc, set, 0), ==, 0);
+	cpc_set_sample(cpc, set, buf);
+	cpc_buf_get(cpc, buf, 0, &a);
+	CHECK_U64(a, >=, 10);
+	CHECK_U64(a, <, 100);
+	cpc_close(cpc);
+}
+
 /* cpc_bind_pctx(): count LWP 1 of another process from its controller. */
 struct pctx_state {
 	cpc_t *cpc;
@@ -428,6 +463,7 @@ int main(void)
 	RUN(test_bad_binds);
 	RUN(test_inherit);
 	RUN(test_overflow);
+	RUN(test_preset_restart);
 	RUN(test_bind_pctx);
 	RUN(test_bind_cpu);
 	RUN(test_unprivileged);

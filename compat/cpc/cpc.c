@@ -26,12 +26,15 @@
 struct req {
 	char *event;      /* as the caller named it */
 	char *spec;       /* what hwc_evlist_add() takes */
-	uint64_t preset;  /* from cpc_set_add_request() or cpc_request_preset() */
+	uint64_t preset;  /* from cpc_set_add_request() */
+	uint64_t start;   /* where the next restart starts: preset, or cpc_request_preset()'s */
+	uint64_t origin;  /* the virtual counter's value at the bind or the last restart */
 	uint_t flags;
 	uint_t nattrs;
 	cpc_attr_t *attrs; /* private copy */
 	bool hw;          /* counts on a hardware counter */
 	int ev;           /* event index in the bound group; -1: counts nothing */
+	bool ovf;         /* its event signals overflows */
 	uint64_t base;    /* raw count at the bind or the last restart */
 };
 
@@ -68,8 +71,10 @@ struct __cpc {
 	struct cpc_machine m;
 };
 
-/* The set the calling thread bound with cpc_bind_curlwp(): found without a
- * lock, since cpc_set_restart() runs in the overflow signal handler. */
+/* The set the calling thread bound with cpc_bind_curlwp(), for the calls
+ * that act on "the calling LWP's set" (cpc_set_restart() among them, from
+ * the overflow signal handler: the handle's lock is only ever held with
+ * that signal blocked). */
 static __thread cpc_set_t *curlwp_set __attribute__((tls_model("initial-exec")));
 
 static pid_t self_tid(void)
@@ -784,8 +789,11 @@ static int bind_set(cpc_t *cpc, cpc_set_t *set, const char *fn, const struct hwc
 		if (i != lead && counts(&set->req[i]))
 			order[n++] = i;
 	for (int i = 0; i < set->nreq; i++) {
-		set->req[i].ev = -1;
-		set->req[i].base = 0;
+		struct req *r = &set->req[i];
+		r->ev = -1;
+		r->ovf = false;
+		r->base = 0;
+		r->start = r->origin = r->preset;
 	}
 	if (n == 0) {
 		free(order);
@@ -831,7 +839,8 @@ static int bind_set(cpc_t *cpc, cpc_set_t *set, const char *fn, const struct hwc
 	hwc_evlist_free(l);
 	for (int k = 0; !err && k < n; k++) {
 		struct req *r = &set->req[order[k]];
-		if ((r->flags & CPC_OVF_NOTIFY_EMT) && overflow_period(r->preset))
+		r->ovf = (r->flags & CPC_OVF_NOTIFY_EMT) && overflow_period(r->preset);
+		if (r->ovf)
 			err = hwc_counters_overflow_signal(set->counters, 0, (size_t)k, cpc_sigemt(),
 							   sig_tid);
 	}
@@ -1033,7 +1042,7 @@ CPC_EXPORT int cpc_set_sample(cpc_t *cpc, cpc_set_t *set, cpc_buf_t *buf)
 	}
 	for (int i = 0; i < set->nreq; i++) {
 		const struct req *r = &set->req[i];
-		uint64_t v = r->preset;
+		uint64_t v = r->origin;
 		struct hwc_value val;
 		if (r->ev >= 0 && hwc_counters_value(set->counters, 0, (size_t)r->ev, &val) == 0) {
 			v += val.raw - r->base; /* wraps at 2^64 like the illumos counter */
@@ -1058,7 +1067,7 @@ CPC_EXPORT int cpc_request_preset(cpc_t *cpc, int index, uint64_t preset)
 	cpc_set_t *set = own_set(cpc);
 	if (!set || index < 0 || index >= set->nreq)
 		return fail(EINVAL);
-	set->req[index].preset = preset;
+	set->req[index].start = preset; /* from the next cpc_set_restart() */
 	return 0;
 }
 
@@ -1072,22 +1081,23 @@ CPC_EXPORT int cpc_set_restart(cpc_t *cpc, cpc_set_t *set)
 	if (!s)
 		return fail(EINVAL);
 	hwc_counters *c = s->counters;
-	if (!c)
-		return 0;
-	int err = hwc_counters_stop(c);
-	if (!err)
+	int err = c ? hwc_counters_stop(c) : 0;
+	if (!err && c)
 		err = hwc_counters_read(c);
 	for (int i = 0; !err && i < s->nreq; i++) {
 		struct req *r = &s->req[i];
+		r->origin = r->start;
 		struct hwc_value v;
 		if (r->ev < 0 || hwc_counters_value(c, 0, (size_t)r->ev, &v))
 			continue;
 		r->base = v.raw;
-		uint64_t period = overflow_period(r->preset);
-		if ((r->flags & CPC_OVF_NOTIFY_EMT) && period)
-			err = hwc_counters_overflow_rearm(c, 0, (size_t)r->ev, period);
+		/* A start too far from 2^64 to overflow: no overflow, ever. */
+		uint64_t period = overflow_period(r->start);
+		if (r->ovf)
+			err = hwc_counters_overflow_rearm(c, 0, (size_t)r->ev,
+							  period ? period : (1ULL << 63) - 1);
 	}
-	if (!err)
+	if (!err && c)
 		err = hwc_counters_start(c);
 	return err ? fail(-err) : 0;
 }
