@@ -705,6 +705,11 @@ PCTX_EXPORT pid_t pctx_lwp_tid(pctx_t *p, id_t lwpid)
  * ptrace-stop), keep pending signals, and let new tracees go too. */
 static void detach_all(pctx_t *p)
 {
+	/* New tracees first: a vfork parent waits for its child to run. */
+	for (size_t i = 0; i < p->nearly; i++)
+		if (WIFSTOPPED(p->early[i].status))
+			ptrace(PTRACE_DETACH, p->early[i].tid, 0, 0);
+	p->nearly = 0;
 	for (size_t i = 0; i < p->nlwp; i++) {
 		struct lwp *l = &p->lwp[i];
 		if (l->exiting && l->state == LWP_RUNNING) {
@@ -750,10 +755,6 @@ static void detach_all(pctx_t *p)
 			ptrace(PTRACE_DETACH, l->tid, 0, l->inject);
 		l->state = LWP_GONE;
 	}
-	for (size_t i = 0; i < p->nearly; i++)
-		if (WIFSTOPPED(p->early[i].status))
-			ptrace(PTRACE_DETACH, p->early[i].tid, 0, 0);
-	p->nearly = 0;
 }
 
 PCTX_EXPORT void pctx_release(pctx_t *p)
