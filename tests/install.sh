@@ -21,8 +21,9 @@ done
 out=$("$prefix/bin/hwc" stat -x, -e page-faults -- "$HWC_BUILD/workloads/pagetouch" 300 2>&1)
 faults=$(echo "$out" | awk -F, '$3 == "page-faults" { print $1 }')
 [[ -n $faults && $faults -ge 300 ]] || { echo "installed hwc stat printed: $out"; fail=1; }
-ldd "$prefix/bin/hwc" | grep -q "libhwc.so.0 => $prefix/" ||
-	{ echo "installed hwc does not use the installed libhwc"; ldd "$prefix/bin/hwc"; fail=1; }
+libs=$(ldd "$prefix/bin/hwc") # not piped into grep -q: pipefail would see ldd's SIGPIPE
+[[ $libs == *"libhwc.so.0 => $prefix/"* ]] ||
+	{ echo "installed hwc does not use the installed libhwc:"; echo "$libs"; fail=1; }
 for m in hwc.1 hwc-stat.1 hwc-list.1 hwc-info.1; do
 	man -l "$prefix/share/man/man1/$m" >/dev/null 2>&1 || { echo "$m does not render"; fail=1; }
 done
@@ -55,7 +56,7 @@ int main(void)
 C
 flags=$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs libhwc)
 san=
-readelf -d "$prefix/lib/libhwc.so.0" | grep -q libasan && san="-fsanitize=address,undefined"
+[[ $(readelf -d "$prefix/lib/libhwc.so.0") == *libasan* ]] && san="-fsanitize=address,undefined"
 cc $san -o "$prefix/client" "$prefix/client.c" $flags
 out=$("$prefix/client")
 [[ $out == "ok 1" ]] || { echo "client built with pkg-config says '$out'"; fail=1; }
