@@ -31,8 +31,12 @@ int hwc__explain_open_error(int err, const struct hwc_event *ev, pid_t pid, int 
 bool hwc__have_cpu_pmu(void);
 /* Event types that use the core PMU's counters. */
 bool hwc__is_core_hw(const struct perf_event_attr *attr);
-/* Number of core counters usable by one group, or 0 when unknown. */
-int hwc__core_counters(const char **model);
+/* General-purpose core counters usable by one group (less the one the NMI
+ * watchdog holds), or 0 when unknown; *NFIXED gets the fixed counters. */
+int hwc__core_counters(const char **model, int *nfixed, bool *watchdog);
+/* The fixed counter (0 instructions, 1 cycles, 2 ref-cycles) that can count
+ * ATTR, or -1 when it needs a general-purpose counter. */
+int hwc__fixed_counter_of(const struct perf_event_attr *attr);
 
 /* An event of an evlist with the storage its public strings point to. */
 struct hwc__ev {
@@ -41,6 +45,7 @@ struct hwc__ev {
 	char pmu[64];
 	char origin[512];
 	char unit[32];
+	bool explicit_gh; /* a G or H modifier chose guest/host counting */
 };
 /* Point pub's strings at the storage; call after filling the arrays. */
 void hwc__ev_fix_strings(struct hwc__ev *ev);
@@ -54,6 +59,7 @@ struct hwc__child {          /* a COMMAND target's process */
 	pid_t pid;           /* -1: none */
 	int go_fd, exec_fd;  /* release pipe, exec status pipe */
 	bool started;        /* released to exec */
+	char name[256];      /* argv[0], for the exec error */
 };
 void hwc__child_init(struct hwc__child *ch);
 /* Fork a child that waits for hwc__child_release() before it execs ARGV. */
@@ -83,11 +89,11 @@ void hwc__make_user_only(struct hwc__ev *ev, size_t n, bool *user_only);
 struct hwc__mods {
 	bool u, k, h;      /* letters given */
 	bool explicit_priv;
+	bool guest, host;  /* G, H given */
 	int precise;
-	bool guest_only, host_only, pinned, exclude_idle;
+	bool pinned, exclude_idle, exclusive;
 };
 int hwc__parse_mods(const char *mods, const char *whole, struct hwc__mods *m);
-void hwc__apply_mods(struct perf_event_attr *attr, const struct hwc__mods *m);
 
 int hwc__resolve_table(const char *base, struct hwc__ev *ev);
 /* The candidates a PAPI/illumos preset maps to (N may be 0: known, unmapped),
@@ -101,6 +107,8 @@ int hwc__resolve_tracepoint(const char *spec, struct hwc__ev *ev);
 typedef void (*hwc__name_fn)(const char *name, void *arg);
 void hwc__table_names(hwc__name_fn fn, void *arg);
 void hwc__pfm_names(hwc__name_fn fn, void *arg);
+/* The events of one libpfm4 model, as "model::EVENT". */
+void hwc__pfm_model_names(const char *model, hwc__name_fn fn, void *arg);
 void hwc__pmu_alias_names(hwc__name_fn fn, void *arg);
 
 /* libpfm4, initialised once; returns 0 or -ENOTSUP with detail. */
@@ -109,6 +117,25 @@ bool hwc__pfm_model_known(const char *model);
 void hwc__pfm_models_with_event(const char *spec);
 /* Name of the libpfm4 model of this CPU (or the forced one), or NULL. */
 const char *hwc__pfm_host_model(int *ncounters, int *nfixed);
+
+/* Listing (list.c puts these together for hwc_events_walk()).  Each calls FN
+ * with probed == false and returns 0, FN's non-zero value, or -errno. */
+int hwc__table_walk(enum hwc_source which, hwc_event_walk_fn fn, void *arg); /* GENERIC, CACHE, SOFTWARE */
+int hwc__preset_walk(int (*fn)(const char *name, const char *desc, void *arg), void *arg);
+int hwc__pfm_models_walk(int (*fn)(const struct hwc_model_info *m, void *arg), void *arg);
+/* The libpfm4 model called MODEL (case-insensitive); -ENOENT without detail. */
+int hwc__pfm_model(const char *model, struct hwc_model_info *out);
+/* -ENOENT without detail when MODEL is no libpfm4 model. */
+int hwc__pfm_events_walk(const char *model, hwc_event_walk_fn fn, void *arg);
+int hwc__pmus_walk(int (*fn)(const struct hwc_pmu_info *p, void *arg), void *arg);
+bool hwc__pmu_exists(const char *name);
+/* -ENOENT without detail when PMU is not in sysfs. */
+int hwc__pmu_events_walk(const char *pmu, hwc_event_walk_fn fn, void *arg);
+/* The tracepoints that match PATTERN (their ids are read only for those);
+ * -ENOENT (tracefs not mounted) or -EACCES (not readable), with detail. */
+int hwc__tracepoints_walk(const char *pattern, hwc_event_walk_fn fn, void *arg);
+/* hwc_events_walk()'s PATTERN rule: NULL, a glob, or a substring; no case. */
+bool hwc__event_matches(const char *pattern, const char *name, const char *spec);
 
 /* Place VALUE into CONFIG words following a sysfs format ("config:0-7,32-35"). */
 int hwc__format_apply(const char *format, uint64_t value, struct perf_event_attr *attr,

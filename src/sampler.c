@@ -378,6 +378,7 @@ static int open_task(hwc_sampler *s, size_t t)
 			attr.disabled = leads;
 			attr.enable_on_exec = leads && s->kind == HWC_TARGET_COMMAND;
 			attr.inherit = task_target(s) && !(s->tflags & HWC_NO_INHERIT);
+			attr.inherit_thread = attr.inherit && (s->tflags & HWC_THREADS_ONLY);
 			if (!attr.inherit)
 				attr.inherit_stat = 0;
 			int group_fd = leads ? -1 : s->fd[SLOT(s, t, c, (size_t)m->leader)];

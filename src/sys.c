@@ -125,20 +125,49 @@ bool hwc__is_core_hw(const struct perf_event_attr *attr)
 	       attr->type == PERF_TYPE_RAW;
 }
 
-int hwc__core_counters(const char **model)
+int hwc__core_counters(const char **model, int *nfixed, bool *watchdog)
 {
 	int ngen = 0, nfix = 0;
 	const char *m = hwc__pfm_host_model(&ngen, &nfix);
 	if (model)
 		*model = m;
+	if (nfixed)
+		*nfixed = m ? nfix : 0;
+	if (watchdog)
+		*watchdog = false;
 	if (!m || ngen <= 0)
 		return 0;
-	long long watchdog = 0;
+	long long wd = 0;
 	/* The NMI watchdog holds one general counter while it runs. */
-	if (hwc__read_int_file("/proc/sys/kernel/nmi_watchdog", &watchdog) == 0 && watchdog &&
-	    hwc__have_cpu_pmu())
+	if (hwc__read_int_file("/proc/sys/kernel/nmi_watchdog", &wd) == 0 && wd &&
+	    hwc__have_cpu_pmu()) {
 		ngen--;
-	return ngen + nfix;
+		if (watchdog)
+			*watchdog = true;
+	}
+	return ngen;
+}
+
+int hwc__fixed_counter_of(const struct perf_event_attr *attr)
+{
+	if (attr->type == PERF_TYPE_HARDWARE) {
+		switch (attr->config) {
+		case PERF_COUNT_HW_INSTRUCTIONS: return 0;
+		case PERF_COUNT_HW_CPU_CYCLES: return 1;
+		case PERF_COUNT_HW_REF_CPU_CYCLES: return 2;
+		default: return -1;
+		}
+	}
+	/* Raw PERFEVTSEL: only the plain event/umask pairs the fixed counters
+	 * count; edge, invert, cmask or any-thread need a general counter. */
+	if (attr->type != PERF_TYPE_RAW || (attr->config & ~0x3ffffULL))
+		return -1;
+	switch (attr->config & 0xffff) {
+	case 0x00c0: return 0;
+	case 0x003c: return 1;
+	case 0x0300: return 2;
+	default: return -1;
+	}
 }
 
 static uid_t owner_of(pid_t pid)
@@ -219,6 +248,22 @@ int hwc__explain_open_error(int err, const struct hwc_event *ev, pid_t pid, int 
 				return hwc__fail(err, "cannot open '%s': CPU %d does not exist "
 						      "(this machine has %ld CPUs)",
 						 n, cpu, conf);
+		}
+		/* msr, power and uncore PMUs count everything or nothing.  The
+		 * exclude bits are the user's, or the user-only fallback's. */
+		if (ev->source == HWC_SRC_PMU && (a->exclude_user || a->exclude_kernel || a->exclude_hv)) {
+			if (!ev->explicit_priv)
+				return hwc__fail(err,
+						 "cannot open '%s': perf_event_paranoid is %d, so this "
+						 "user may count user space only, and PMU '%s' cannot "
+						 "exclude the kernel; run as root or `sysctl "
+						 "kernel.perf_event_paranoid=1`",
+						 n, paranoid, ev->pmu);
+			return hwc__fail(err,
+					 "cannot open '%s': PMU '%s' rejected it; such PMUs usually "
+					 "cannot exclude user, kernel or hypervisor counting: drop the "
+					 "u/k/h modifiers",
+					 n, ev->pmu);
 		}
 		return hwc__fail(err,
 				 "cannot open '%s': the kernel rejected its attributes (type %u, "

@@ -62,6 +62,7 @@ int hwc__child_spawn(struct hwc__child *ch, char *const *argv)
 	}
 	close(go[0]);
 	close(st[1]);
+	snprintf(ch->name, sizeof(ch->name), "%s", argv[0]);
 	ch->pid = pid;
 	ch->go_fd = go[1];
 	ch->exec_fd = st[0];
@@ -99,8 +100,8 @@ int hwc__child_release(struct hwc__child *ch)
 	if (r != (ssize_t)sizeof(child_errno))
 		return 0; /* EOF: exec succeeded and closed the pipe */
 	hwc__child_reap(ch, NULL);
-	return hwc__fail(-child_errno, "cannot execute the command: %s%s", strerror(child_errno),
-			 child_errno == ENOENT ? " (not found in PATH)" : "");
+	return hwc__fail(-child_errno, "cannot execute '%s': %s%s", ch->name, strerror(child_errno),
+			 child_errno == ENOENT && !strchr(ch->name, '/') ? " (not found in PATH)" : "");
 }
 
 void hwc__child_discard(struct hwc__child *ch)
