@@ -172,6 +172,19 @@ size_t hwc__recording_nevents(const struct hwc_recording *rec);
 /* The first event's attr: its sample_id layout is the synthesized records'. */
 const struct perf_event_attr *hwc__recording_first_attr(const struct hwc_recording *rec);
 
+/* ids.c: sample ids to events. */
+struct hwc__idmap {
+	uint64_t id;
+	size_t ev; /* the event's index */
+};
+/* The PERF_SAMPLE_IDENTIFIER of record H: the first word of a sample, the
+ * last of any other record (with sample_id_all); 0 when H is too short. */
+uint64_t hwc__record_id(const struct perf_event_header *h);
+/* Look ID up in MAP[N], sorted by id: true and *EV, or false. */
+bool hwc__idmap_find(const struct hwc__idmap *map, size_t n, uint64_t id, size_t *ev);
+/* Tgid of thread TID from /proc, or -1. */
+pid_t hwc__tgid_of(pid_t tid);
+
 /* synth.c: records describing what existed before sampling started. */
 int hwc__synth_kernel_map(struct hwc_recording *rec);
 /* COMM, MMAP2 and FORK records of process PID and its threads. */

@@ -37,11 +37,6 @@ struct rattr {
 	int leader;        /* attr index of its group's leader, -1: not in a group */
 };
 
-struct idmap {
-	uint64_t id;
-	size_t attr;
-};
-
 struct dso {
 	char *path;
 	bool kernel;
@@ -66,7 +61,7 @@ struct hwc_recording {
 	size_t nmarks, cap_marks;
 	struct rattr *attrs;
 	size_t nattrs;
-	struct idmap *ids;
+	struct hwc__idmap *ids; /* sorted by id */
 	size_t nids, cap_ids;
 	struct dso *dsos;
 	size_t ndsos, cap_dsos;
@@ -258,28 +253,11 @@ HWC_EXPORT int hwc_recording_set_cmdline(hwc_recording *rec, int argc, char *con
 	return err;
 }
 
-static int find_id(const hwc_recording *rec, uint64_t id, size_t *attr)
-{
-	size_t lo = 0, hi = rec->nids;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (rec->ids[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < rec->nids && rec->ids[lo].id == id) {
-		*attr = rec->ids[lo].attr;
-		return 0;
-	}
-	return -ENOENT;
-}
-
 static int add_id(hwc_recording *rec, size_t a, uint64_t id)
 {
 	struct rattr *ra = &rec->attrs[a];
 	size_t where;
-	if (find_id(rec, id, &where) == 0)
+	if (hwc__idmap_find(rec->ids, rec->nids, id, &where))
 		return hwc__fail(-EEXIST, "sample id %llu is already in the recording",
 				 (unsigned long long)id);
 	int err = hwc__reserve(&ra->ids, &ra->cap, ra->nids + 1, sizeof(*ra->ids));
@@ -293,7 +271,7 @@ static int add_id(hwc_recording *rec, size_t a, uint64_t id)
 		rec->ids[i] = rec->ids[i - 1];
 		i--;
 	}
-	rec->ids[i] = (struct idmap){id, a};
+	rec->ids[i] = (struct hwc__idmap){id, a};
 	return 0;
 }
 
@@ -341,17 +319,12 @@ static const struct perf_event_attr *attr_of(const hwc_recording *rec,
 	if (!rec->nattrs)
 		return NULL;
 	const struct perf_event_attr *first = &rec->attrs[0].attr;
-	if (!(first->sample_type & PERF_SAMPLE_IDENTIFIER) || h->size < 16)
-		return first;
-	uint64_t id;
-	if (h->type == PERF_RECORD_SAMPLE)
-		memcpy(&id, h + 1, 8);
-	else if (first->sample_id_all)
-		memcpy(&id, (const uint8_t *)h + h->size - 8, 8);
-	else
-		return first;
 	size_t a;
-	return find_id(rec, id, &a) == 0 ? &rec->attrs[a].attr : first;
+	if (!(first->sample_type & PERF_SAMPLE_IDENTIFIER) ||
+	    (h->type != PERF_RECORD_SAMPLE && !first->sample_id_all) ||
+	    !hwc__idmap_find(rec->ids, rec->nids, hwc__record_id(h), &a))
+		return first;
+	return &rec->attrs[a].attr;
 }
 
 static int add_dso(hwc_recording *rec, const char *path, bool kernel)
@@ -439,7 +412,7 @@ HWC_EXPORT int hwc_recording_write(hwc_recording *rec, const struct perf_event_h
 HWC_EXPORT int hwc_recording_write_user(hwc_recording *rec, const void *data, size_t size)
 {
 	size_t a;
-	if (find_id(rec, USER_ID, &a) != 0) {
+	if (!hwc__idmap_find(rec->ids, rec->nids, USER_ID, &a)) {
 		struct perf_event_attr attr = {
 			.type = PERF_TYPE_SOFTWARE,
 			.config = PERF_COUNT_SW_BPF_OUTPUT,

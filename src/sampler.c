@@ -68,11 +68,6 @@ struct ring {
 	bool hup;
 };
 
-struct idmap {
-	uint64_t id;
-	size_t ev;
-};
-
 struct hwc_sampler {
 	enum hwc_target_kind kind;
 	unsigned tflags;
@@ -93,7 +88,7 @@ struct hwc_sampler {
 	struct pollfd *pfd;   /* [ncpus + 1] */
 	size_t pages;
 	long page_size;
-	struct idmap *ids;
+	struct hwc__idmap *ids; /* sorted by id once all are open */
 	size_t nids, cap_ids;
 	int csw_leader;       /* index of context-switches for HWC_LOG_PROCCSW, or -1 */
 	struct hwc__child child;
@@ -293,7 +288,7 @@ static int add_id(hwc_sampler *s, size_t e, int fd)
 	if (err)
 		return err;
 	m->ids[m->nids++] = id;
-	s->ids[s->nids++] = (struct idmap){id, e};
+	s->ids[s->nids++] = (struct hwc__idmap){id, e};
 	return 0;
 }
 
@@ -516,7 +511,7 @@ static int open_own(hwc_sampler *s)
 
 static int cmp_id(const void *a, const void *b)
 {
-	const struct idmap *x = a, *y = b;
+	const struct hwc__idmap *x = a, *y = b;
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
@@ -587,17 +582,8 @@ static int start_target(hwc_sampler *s, const struct hwc_target *t)
 			return hwc__fail(-EINVAL, "invalid pid %d", (int)t->pid);
 		s->pid = t->pid;
 		s->tgid = t->pid;
-		if (t->kind == HWC_TARGET_THREAD) {
-			char path[64], line[128];
-			snprintf(path, sizeof(path), "/proc/%d/status", (int)t->pid);
-			FILE *f = fopen(path, "re");
-			if (!f)
-				return hwc__fail(-ESRCH, "no thread with id %d", (int)t->pid);
-			while (fgets(line, sizeof(line), f))
-				if (sscanf(line, "Tgid: %d", &s->tgid) == 1)
-					break;
-			fclose(f);
-		}
+		if (t->kind == HWC_TARGET_THREAD && (s->tgid = hwc__tgid_of(t->pid)) < 0)
+			return hwc__fail(-ESRCH, "no thread with id %d", (int)t->pid);
 		s->pidfd = (int)syscall(SYS_pidfd_open, t->pid,
 					t->kind == HWC_TARGET_THREAD ? PIDFD_THREAD : 0);
 		if (s->pidfd < 0 && errno == ESRCH)
@@ -914,24 +900,11 @@ HWC_EXPORT bool hwc_sampler_ended(hwc_sampler *s, int *status)
 
 /* -------------------------------------------------------------- iterating */
 
+/* The event of record H; unknown ids are the first event's. */
 static size_t event_of(const hwc_sampler *s, const struct perf_event_header *h)
 {
-	if (h->size < 16)
-		return 0;
-	uint64_t id;
-	if (h->type == PERF_RECORD_SAMPLE)
-		memcpy(&id, h + 1, 8);
-	else
-		memcpy(&id, (const uint8_t *)h + h->size - 8, 8);
-	size_t lo = 0, hi = s->nids;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (s->ids[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < s->nids && s->ids[lo].id == id ? s->ids[lo].ev : 0;
+	size_t e;
+	return hwc__idmap_find(s->ids, s->nids, hwc__record_id(h), &e) ? e : 0;
 }
 
 static void count(hwc_sampler *s, const struct perf_event_header *h)

@@ -145,24 +145,9 @@ static int maps(hwc_recording *rec, pid_t pid)
 	return err;
 }
 
-static pid_t tgid_of(pid_t pid)
-{
-	char path[64], line[256];
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	int tgid = -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	fclose(f);
-	return tgid;
-}
-
 int hwc__synth_process(hwc_recording *rec, pid_t pid)
 {
-	pid_t tgid = tgid_of(pid);
+	pid_t tgid = hwc__tgid_of(pid);
 	if (tgid <= 0)
 		return 0; /* gone meanwhile: nothing to describe */
 	int err = comm(rec, tgid, tgid);

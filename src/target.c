@@ -218,6 +218,21 @@ int hwc__each_thread(pid_t pid, int (*open_tid)(void *arg, pid_t tid), void *arg
 	return err;
 }
 
+pid_t hwc__tgid_of(pid_t tid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	int tgid = -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
 bool hwc__fallback_allowed(const struct hwc_event *ev, unsigned flags, int err)
 {
 	return (err == -EACCES || err == -EPERM) && !(flags & HWC_NO_FALLBACK) &&

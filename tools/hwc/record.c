@@ -3,6 +3,7 @@
  * recording (the command's exit or death, Ctrl-C, a full disk), the file
  * is finished and valid, and the summary says what it holds, lost and
  * throttled samples included. */
+#include "cli.h"
 #include "hwc.h"
 
 #include <hwc/sample.h>
@@ -18,7 +19,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
-enum { EXIT_ERROR = 1, EXIT_USAGE = 2, EXIT_NOEXEC = 127 };
+enum { EXIT_ERROR = 1, EXIT_NOEXEC = 127 };
 
 struct options {
 	const char **specs;
@@ -27,13 +28,10 @@ struct options {
 	uint64_t period, freq;
 	enum hwc_callgraph callgraph;
 	uint32_t stack_size;
-	pid_t pid, tid;
-	bool all_cpus, no_inherit, group_values, log_exit, log_switch;
-	int *cpus;
-	size_t ncpus;
+	struct cli_target t; /* -p, -t, -a, -C, -i, the command */
+	bool group_values, log_exit, log_switch;
 	size_t pages;
 	const char *output;
-	char **argv;
 };
 
 static const char usage_text[] =
@@ -75,10 +73,7 @@ static const char usage_text[] =
 
 static int usage_error(const char *fmt, const char *arg)
 {
-	fputs("hwc record: ", stderr);
-	fprintf(stderr, fmt, arg);
-	fputs("\n`hwc record --help` lists the options.\n", stderr);
-	return EXIT_USAGE;
+	return cli_usage_error("record", fmt, arg);
 }
 
 static bool parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
@@ -92,44 +87,6 @@ static bool parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 		return false;
 	*out = v;
 	return true;
-}
-
-/* "0-3,6" into o->cpus; each CPU once, in the order given. */
-static bool parse_cpus(const char *s, struct options *o)
-{
-	const char *p = s;
-	while (*p) {
-		char *end;
-		if (*p < '0' || *p > '9')
-			return false;
-		long a = strtol(p, &end, 10), b = a;
-		p = end;
-		if (*p == '-') {
-			if (p[1] < '0' || p[1] > '9')
-				return false;
-			b = strtol(p + 1, &end, 10);
-			p = end;
-		}
-		if (a > b || b >= 65536)
-			return false;
-		for (long c = a; c <= b; c++) {
-			bool dup = false;
-			for (size_t i = 0; i < o->ncpus; i++)
-				dup |= o->cpus[i] == c;
-			if (dup)
-				continue;
-			int *n = realloc(o->cpus, (o->ncpus + 1) * sizeof(*n));
-			if (!n)
-				return false;
-			o->cpus = n;
-			o->cpus[o->ncpus++] = (int)c;
-		}
-		if (*p == ',' && p[1])
-			p++;
-		else if (*p)
-			return false;
-	}
-	return o->ncpus > 0;
 }
 
 static int parse_call_graph(const char *s, struct options *o)
@@ -160,11 +117,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"count", required_argument, NULL, 'c'},
 		{"freq", required_argument, NULL, 'F'},
 		{"call-graph", required_argument, NULL, OPT_CALL_GRAPH},
-		{"pid", required_argument, NULL, 'p'},
-		{"tid", required_argument, NULL, 't'},
-		{"all-cpus", no_argument, NULL, 'a'},
-		{"cpu", required_argument, NULL, 'C'},
-		{"no-inherit", no_argument, NULL, 'i'},
+		CLI_TARGET_LONGOPTS,
 		{"output", required_argument, NULL, 'o'},
 		{"mmap-pages", required_argument, NULL, 'm'},
 		{"group-values", no_argument, NULL, OPT_GROUP_VALUES},
@@ -178,16 +131,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 	int c, r;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:e:c:F:gp:t:aC:io:m:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:e:c:F:go:m:h" CLI_TARGET_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
-		case 'e': {
-			const char **s = realloc(o->specs, (o->nspecs + 1) * sizeof(*s));
-			if (!s)
+		case 'e':
+			if (!cli_add_spec(&o->specs, &o->nspecs, optarg))
 				return usage_error("%s", "out of memory");
-			o->specs = s;
-			o->specs[o->nspecs++] = optarg;
 			break;
-		}
 		case 'c':
 			if (!parse_u64(optarg, 1, UINT64_MAX >> 1, &o->period))
 				return usage_error("invalid period '%s' (expected a positive number of "
@@ -205,22 +154,6 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if ((r = parse_call_graph(optarg, o)) >= 0)
 				return r;
 			break;
-		case 'p':
-		case 't':
-			if (!parse_u64(optarg, 1, INT_MAX, &v))
-				return usage_error(c == 'p' ? "invalid pid '%s' (expected a positive number)"
-							    : "invalid thread id '%s' (expected a positive number)",
-						   optarg);
-			*(c == 'p' ? &o->pid : &o->tid) = (pid_t)v;
-			break;
-		case 'a': o->all_cpus = true; break;
-		case 'C':
-			if (o->cpus)
-				return usage_error("%s", "-C given twice; give one list, e.g. -C 0-3,6");
-			if (!parse_cpus(optarg, o))
-				return usage_error("malformed CPU list '%s' (expected e.g. 0-3,6)", optarg);
-			break;
-		case 'i': o->no_inherit = true; break;
 		case 'o':
 			if (!*optarg)
 				return usage_error("%s", "the output file name of -o cannot be empty");
@@ -238,26 +171,18 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_LOG_SWITCH: o->log_switch = true; break;
 		case OPT_LOG_EVENTS: o->log_events = optarg; break;
 		case 'h': fputs(usage_text, stdout); return 0;
-		case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
-		default: return usage_error("unknown option '%s'", argv[optind - 1]);
+		default:
+			if ((r = cli_other_option("record", c, argv, &o->t)) >= 0)
+				return r;
 		}
 	}
-	o->argv = optind < argc ? argv + optind : NULL;
+	o->t.argv = optind < argc ? argv + optind : NULL;
 
-	bool system = o->all_cpus || o->cpus;
 	if (o->period && o->freq)
 		return usage_error("%s", "give -c (a period) or -F (a frequency), not both");
-	if (o->pid && o->tid)
-		return usage_error("%s", "give either -p or -t, not both");
-	if ((o->pid || o->tid) && system)
-		return usage_error("%s", "-p and -t sample tasks; they cannot be combined with -a or -C");
-	if ((o->pid || o->tid) && o->argv)
-		return usage_error("unexpected command '%s': -p and -t sample a running task",
-				   o->argv[0]);
-	if (!o->argv && !o->pid && !o->tid && !system)
-		return usage_error("%s", "nothing to record: give a command, -p PID, -t TID, -a or -C");
-	if (o->no_inherit && system)
-		return usage_error("%s", "--no-inherit applies to tasks, not to system-wide sampling");
+	if ((r = cli_target_check("record", &o->t, "sample", "record", "sampling")) >= 0)
+		return r;
+	bool system = o->t.all_cpus || o->t.cpus;
 	if ((o->log_exit || o->log_switch) && system)
 		return usage_error("%s", "--log-exit and --log-switch count per thread: give a "
 					 "command, -p or -t, not -a or -C");
@@ -394,33 +319,10 @@ static void summary(const char *path, const struct hwc_recording_stats *rs,
 	}
 }
 
-static int exit_status(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return EXIT_ERROR;
-}
-
 static int record(const struct options *o, int argc, char **argv)
 {
-	struct hwc_target t = {.flags = o->no_inherit ? HWC_NO_INHERIT : 0};
-	if (o->pid) {
-		t.kind = HWC_TARGET_PROCESS;
-		t.pid = o->pid;
-	} else if (o->tid) {
-		t.kind = HWC_TARGET_THREAD;
-		t.pid = o->tid;
-	} else if (o->all_cpus || o->cpus) {
-		t.kind = HWC_TARGET_CPUS;
-		t.cpus = o->cpus;
-		t.ncpus = o->ncpus;
-		t.argv = o->argv;
-	} else {
-		t.kind = HWC_TARGET_COMMAND;
-		t.argv = o->argv;
-	}
+	struct hwc_target t;
+	cli_target_of(&o->t, &t);
 	struct hwc_sampler_opts so = {
 		.period = o->period,
 		.freq = o->freq,
@@ -514,7 +416,7 @@ static int record(const struct options *o, int argc, char **argv)
 	if (stop_signal)
 		return 128 + stop_signal;
 	if (ended && wstatus != -1)
-		status = exit_status(wstatus);
+		status = cli_exit_status(wstatus);
 	else
 		status = 0;
 	return status;
@@ -527,6 +429,6 @@ int cmd_record(int argc, char **argv)
 	if (r < 0)
 		r = record(&o, argc, argv);
 	free(o.specs);
-	free(o.cpus);
+	free(o.t.cpus);
 	return r;
 }
