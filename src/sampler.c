@@ -301,13 +301,16 @@ static int map_ring(hwc_sampler *s, size_t c, int fd)
 		int err = -errno;
 		long long kb = 0;
 		hwc__read_int_file("/proc/sys/kernel/perf_event_mlock_kb", &kb);
-		if (err == -EPERM || err == -ENOMEM)
+		if (err == -EPERM)
 			return hwc__fail(err, "cannot map a ring buffer of %zu pages (%zu KiB) on CPU %d: "
-					      "%s; this user may lock %lld KiB per CPU "
+					      "this user may lock %lld KiB per CPU "
 					      "(kernel.perf_event_mlock_kb) plus RLIMIT_MEMLOCK: use "
 					      "fewer pages (-m) or run as root",
-					 s->pages, s->pages * (size_t)s->page_size / 1024, s->cpus[c],
-					 strerror(-err), kb);
+					 s->pages, s->pages * (size_t)s->page_size / 1024, s->cpus[c], kb);
+		if (err == -ENOMEM)
+			return hwc__fail(err, "cannot map a ring buffer of %zu pages (%zu KiB) on CPU %d: "
+					      "out of memory; use fewer pages (-m)",
+					 s->pages, s->pages * (size_t)s->page_size / 1024, s->cpus[c]);
 		return hwc__fail(err, "cannot map a ring buffer on CPU %d: %s", s->cpus[c],
 				 strerror(-err));
 	}
@@ -338,6 +341,24 @@ static int explain(hwc_sampler *s, int err, size_t e, pid_t pid, int cpu)
 				      "in samples of inherited events (Linux 6.12 can); use "
 				      "--no-inherit (HWC_NO_INHERIT)",
 				 s->ev[e].name);
+	if (err == -EINVAL && (a->freq || a->sample_period)) {
+		/* An event that counts but cannot sample: its PMU has no overflow
+		 * interrupt (msr, most uncore PMUs). */
+		struct perf_event_attr counting = *a;
+		counting.sample_period = 0;
+		counting.freq = 0;
+		counting.sample_type = 0;
+		counting.inherit = 0;
+		int fd = hwc__perf_event_open(&counting, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd >= 0) {
+			close(fd);
+			return hwc__fail(err, "'%s' cannot be sampled: it counts, but its PMU (%s) "
+					      "raises no interrupt to take samples; count it (hwc "
+					      "stat), or sample another event and read it in a group "
+					      "with --group-values",
+					 s->ev[e].name, s->ev[e].pub.pmu);
+		}
+	}
 	if (err == -EINVAL && a->freq) {
 		long long max = 0;
 		hwc__read_int_file("/proc/sys/kernel/perf_event_max_sample_rate", &max);

@@ -523,6 +523,8 @@ class Record(unittest.TestCase):
             (["-C", "4095", true], 1, "CPU 4095 is out of range"),
             (["/nonexistent/command"], 127, "cannot execute '/nonexistent/command'"),
         ]
+        if os.path.exists("/sys/bus/event_source/devices/msr"):
+            cases.append((["-e", "msr/tsc/", true], 1, "'msr/tsc/' cannot be sampled"))
         for args, code, msg in cases:
             r = hwc(*args, cwd=self.dir)
             self.assertEqual(r.returncode, code, (args, r.stderr))
