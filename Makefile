@@ -21,7 +21,7 @@ WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-protot
 CFLAGS    ?=
 CFLAGS    += -std=gnu11 $(OPT) $(WARN) -fno-omit-frame-pointer
 CPPFLAGS  += -Iinclude -D_GNU_SOURCE
-LDLIBS_HWC := -lpfm -lpthread
+LDLIBS_HWC := -lpfm -ldw -lelf -lz -lpthread
 
 # Workloads are what we measure: never instrumented.
 WORK_CFLAGS := -std=gnu11 -O1 -g $(WARN) -fno-omit-frame-pointer
