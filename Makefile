@@ -70,7 +70,7 @@ $(BUILD)/lib/pkgconfig/libhwc.pc: libhwc.pc.in Makefile
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
 
 $(BUILD)/bin/hwc: $(HWC_OBJS) $(BUILD)/lib/libhwc.so
-	$(CC) $(LDFLAGS) -o $@ $(HWC_OBJS) -L$(BUILD)/lib -lhwc -lm $(RPATH)
+	$(CC) $(LDFLAGS) -o $@ $(HWC_OBJS) -L$(BUILD)/lib -lhwc -lz -lm $(RPATH)
 
 # Tests use the public API through the shared library, like any client.
 $(BUILD)/tests/%: tests/%.c tests/check.h $(BUILD)/lib/libhwc.so

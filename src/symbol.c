@@ -492,9 +492,18 @@ static const struct hwc_location *resolve_in_dso(hwc_symbols *s, struct hwc__dso
 		GElf_Off symoff;
 		GElf_Sym esym;
 		const char *name = dwfl_module_addrinfo(d->mod, rel, &symoff, &esym, NULL, NULL, NULL);
-		if (name)
+		if (name) {
+			/* Drop the symbol version ("memcpy@@GLIBC_2.14"), as perf shows names. */
+			char plain[1024];
+			const char *at = strchr(name, '@');
+			if (at && at != name && (size_t)(at - name) < sizeof(plain)) {
+				memcpy(plain, name, (size_t)(at - name));
+				plain[at - name] = '\0';
+				name = plain;
+			}
 			sym = symbol_at(s, &d->syms, intern(s, name), d->name, rel - symoff, esym.st_size,
 					true, false);
+		}
 		if (s->flags & (HWC_SYM_SRCLINE | HWC_SYM_INLINE)) {
 			Dwfl_Line *l = dwfl_module_getsrc(d->mod, rel);
 			if (l)
