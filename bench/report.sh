@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# hwc report vs perf report --stdio on the same recording of at least 1M
+# samples made by `perf record -g` of the bundled workload: wall time and
+# peak RSS, function level and with source lines, side by side in one run.
+# Targets: function level <= 0.33x perf's wall and <= 0.5x its RSS; with
+# source lines <= 0.1x perf's wall.  Usage: bench/report.sh [recording]
+# (HWC_BUILD names the build tree; the recording is made when not given.)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+: "${HWC_BUILD:=$PWD/build}"
+hwc=$HWC_BUILD/bin/hwc
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+rec=${1:-}
+if [[ -z $rec ]]; then
+	rec=$work/bench.data
+	# 10 us of CPU per sample: about 100k samples a second of the workload.
+	perf record -q -e cpu-clock -c 10000 -g -o "$rec" "$HWC_BUILD/workloads/hotspots" 240 >/dev/null
+fi
+samples=$(perf report -i "$rec" --stdio --header-only 2>/dev/null | true; \
+	"$hwc" report --json --sort symbol "$rec" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["samples"])')
+echo "recording: $rec, $samples samples"
+((samples >= 1000000)) || echo "warning: fewer than 1M samples; the targets are for >= 1M" >&2
+
+measure() { # label command... -> prints "wall_s rss_kib"
+	local t=$work/time
+	/usr/bin/time -f "%e %M" -o "$t" "$@" >/dev/null 2>"$work/err" || {
+		echo "$1 failed:" >&2
+		cat "$work/err" >&2
+		exit 1
+	}
+	cat "$t"
+}
+
+row() { # name hwc-wall hwc-rss perf-wall perf-rss wall-target rss-target
+	awk -v n="$1" -v hw="$2" -v hr="$3" -v pw="$4" -v pr="$5" -v wt="$6" -v rt="$7" 'BEGIN {
+		wr = hw / pw; rr = hr / pr;
+		printf "%-14s hwc %7.2fs %8d KiB | perf %8.2fs %8d KiB | wall %.3fx (target <= %s) rss %.3fx%s\n",
+			n, hw, hr, pw, pr, wr, wt, rr, rt == "-" ? "" : " (target <= " rt ")" }'
+}
+
+read -r hw hr < <(measure "$hwc" report --sort comm,dso,symbol "$rec")
+read -r pw pr < <(measure perf report -i "$rec" --stdio --sort comm,dso,symbol)
+row function "$hw" "$hr" "$pw" "$pr" 0.33 0.5
+read -r hw hr < <(measure "$hwc" report --srcline --sort comm,dso,symbol "$rec")
+read -r pw pr < <(measure perf report -i "$rec" --stdio --sort comm,dso,symbol,srcline)
+row "source lines" "$hw" "$hr" "$pw" "$pr" 0.1 -
