@@ -54,6 +54,7 @@ struct hwc_perfdata {
 	 * start (samples) and from its end (other records). */
 	int id_pos_sample, id_pos_other;
 	uint64_t pos; /* offset of the next record in the data section */
+	uint64_t released; /* file pages below this were given back (madvise) */
 	uint64_t *scratch; /* aligned copy of a misaligned record */
 };
 
@@ -541,6 +542,7 @@ HWC_EXPORT void hwc_perfdata_data_section(const hwc_perfdata *f, uint64_t *offse
 HWC_EXPORT void hwc_perfdata_rewind(hwc_perfdata *f)
 {
 	f->pos = f->h.data.offset;
+	f->released = 0;
 }
 
 static const struct hwc_perfdata_attr *record_attr(const hwc_perfdata *f,
@@ -599,6 +601,15 @@ HWC_EXPORT int hwc_perfdata_next(hwc_perfdata *f, struct hwc_perfdata_record *re
 	rec->offset = f->pos;
 	rec->attr = record_attr(f, rec->hdr);
 	f->pos += hdr.size;
+	/* Keep the resident set small on big files: pages already walked are
+	 * dropped; touching them again rereads the file (a private read-only
+	 * mapping), so earlier pointers stay valid. */
+	if (f->mapped && rec->offset - f->released >= (8u << 20)) {
+		uint64_t upto = rec->offset & ~(uint64_t)4095;
+		uint64_t from = f->released & ~(uint64_t)4095;
+		madvise((void *)(f->base + from), upto - from, MADV_DONTNEED);
+		f->released = upto;
+	}
 	return 1;
 }
 

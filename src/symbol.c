@@ -602,7 +602,7 @@ struct hwc__thread {
 	size_t n, cap;
 };
 
-static int set_comm(hwc_symbols *s, uint32_t tid, const char *comm, uint64_t time)
+static int set_comm(hwc_symbols *s, uint32_t tid, const char *comm, uint64_t time, bool exec)
 {
 	struct hwc__thread *t = hwc__map_get(&s->threads, tid);
 	if (!t) {
@@ -618,6 +618,11 @@ static int set_comm(hwc_symbols *s, uint32_t tid, const char *comm, uint64_t tim
 		t->v = v;
 		t->cap = cap;
 	}
+	/* A name read earlier in the file but stamped after this exec (perf
+	 * synthesizes the workload's pre-exec name) only applies before it. */
+	for (size_t i = 0; exec && i < t->n; i++)
+		if (t->v[i].time > time)
+			t->v[i].time = 0;
 	t->v[t->n++] = (struct thread_comm){time, intern(s, comm)};
 	return 0;
 }
@@ -714,7 +719,7 @@ HWC_EXPORT int hwc_symbols_record(hwc_symbols *s, const struct perf_event_header
 			if (p && pid == tid)
 				p->exec_time = time;
 		}
-		return set_comm(s, tid, name, time);
+		return set_comm(s, tid, name, time, hdr->misc & PERF_RECORD_MISC_COMM_EXEC);
 	case PERF_RECORD_FORK:
 		if (hdr->size < 32)
 			return hwc__fail(-EINVAL, "FORK record of %u bytes is too short", hdr->size);
@@ -734,7 +739,7 @@ HWC_EXPORT int hwc_symbols_record(hwc_symbols *s, const struct perf_event_header
 			}
 		}
 		if (tid != ptid && !hwc__map_get(&s->threads, tid))
-			return set_comm(s, tid, hwc_symbols_comm(s, ptid, time), time);
+			return set_comm(s, tid, hwc_symbols_comm(s, ptid, time), time, false);
 		return 0;
 	default:
 		return 0;

@@ -171,16 +171,30 @@ static struct rp_edge *intern_edge(struct rp_report *r, struct rp_func *caller, 
 	return e;
 }
 
-static struct rp_node *child_of(struct rp_node *parent, struct rp_func *f)
+static uint64_t node_hash(const struct rp_node *n)
 {
-	for (struct rp_node *c = parent->child; c; c = c->sibling)
-		if (c->func == f)
-			return c;
+	return hash_ptr(n->parent) * 3 ^ hash_ptr(n->func);
+}
+
+/* The child of PARENT for F, found through one hash of all tree nodes
+ * (a sibling list can hold thousands of leaf functions). */
+static struct rp_node *child_of(struct rp_report *r, struct rp_node *parent, struct rp_func *f)
+{
+	struct rp_node key = {.func = f, .parent = parent};
+	if (r->ncap)
+		for (struct rp_node *c = r->nbuckets[node_hash(&key) & (r->ncap - 1)]; c; c = c->next)
+			if (c->parent == parent && c->func == f)
+				return c;
+	GROW(r->nbuckets, r->ncap, r->nnodes, struct rp_node, node_hash);
 	struct rp_node *c = xcalloc(1, sizeof(*c));
 	c->func = f;
 	c->parent = parent;
 	c->sibling = parent->child;
 	parent->child = c;
+	size_t h = node_hash(c) & (r->ncap - 1);
+	c->next = r->nbuckets[h];
+	r->nbuckets[h] = c;
+	r->nnodes++;
 	return c;
 }
 
@@ -416,7 +430,7 @@ static void add_sample(struct rp_report *r, const struct hwc_sample *s, const st
 	node->total += period;
 	node->total_samples++;
 	for (size_t i = n; i-- > 0;) {
-		node = child_of(node, chain[i]);
+		node = child_of(r, node, chain[i]);
 		node->total += period;
 		node->total_samples++;
 	}
@@ -426,7 +440,7 @@ static void add_sample(struct rp_report *r, const struct hwc_sample *s, const st
 	node->total += period;
 	node->total_samples++;
 	for (size_t i = 0; i < n; i++) {
-		node = child_of(node, chain[i]);
+		node = child_of(r, node, chain[i]);
 		node->total += period;
 		node->total_samples++;
 	}
@@ -700,6 +714,7 @@ static void free_report(struct rp_report *r)
 	free(r->rbuckets);
 	free(r->ebuckets);
 	free(r->tbuckets);
+	free(r->nbuckets);
 	free(r->urecs);
 	rp_free_tree(&r->root);
 	rp_free_tree(&r->croot);

@@ -24,6 +24,7 @@ struct rp_node {
 	uint64_t total, self;
 	uint64_t total_samples, self_samples;
 	struct rp_node *parent, *child, *sibling;
+	struct rp_node *next; /* (parent, func) hash chain */
 };
 
 /* A row of the flat view: the --sort keys of a sample's leaf. */
@@ -102,6 +103,8 @@ struct rp_report {
 	size_t ecap;
 	struct rp_node root;  /* callers first: main -> g -> f2 */
 	struct rp_node croot; /* callees first: f2 -> g -> main */
+	struct rp_node **nbuckets;
+	size_t ncap, nnodes;
 	struct rp_thread **tbuckets;
 	size_t tcap, nthreads;
 	struct rp_urec *urecs;
