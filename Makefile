@@ -51,7 +51,7 @@ RPATH     := -Wl,-rpath,'$$ORIGIN/../lib'
 all: $(BUILD)/lib/libhwc.so $(BUILD)/lib/libhwc.a $(BUILD)/bin/hwc $(BUILD)/lib/pkgconfig/libhwc.pc \
      $(WORK_BINS) $(TEST_BINS)
 
-$(BUILD)/obj/%.o: %.c $(wildcard include/hwc/*.h) $(wildcard src/*.h) | $(BUILD)
+$(BUILD)/obj/%.o: %.c $(wildcard include/hwc/*.h) $(wildcard src/*.h) $(wildcard tools/*/*.h) | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
