@@ -239,6 +239,23 @@ class Recordings(unittest.TestCase):
         text = run([HWC, "report", "--view", "threads", self.fp]).stdout
         self.assertRegex(text, r"hotspots\s+\d+\s+\d+\s+[\d.]+%\s+\d+\s+yes")
 
+    def test_threads_view_switches_and_exit_counts(self):
+        # --switch-events: PERF_RECORD_SWITCH; -s (inherit_stat): a
+        # PERF_RECORD_READ with each child's own count when it exits.
+        rec = perf_record(os.path.join(self.tmp, "sw.data"), [HOTSPOTS, "4"], extra=("-s", "--switch-events"))
+        if not rec:
+            self.skipTest("perf record -s --switch-events failed here")
+        threads = report_json(rec, "--view", "threads")["threads"]
+        main = max(threads, key=lambda t: t["samples"])
+        self.assertGreaterEqual(main["switches"], 4, main)  # it sleeps once per round
+        children = [t for t in threads if t["pid"] != main["pid"] and t["comm"] == "hotspots"]
+        self.assertEqual(len(children), 4, threads)
+        self.assertTrue(all(t["exited"] for t in children), children)
+        # The kernel writes a READ only for a child that ran its event.
+        self.assertTrue(any(t["counts"].get("cpu-clock", 0) > 0 for t in children), children)
+        text = run([HWC, "report", "--view", "threads", rec]).stdout
+        self.assertRegex(text, r"cpu-clock=\d+")
+
     def test_help(self):
         p = run([HWC, "report", "--help"])
         for opt in ("--view", "--sort", "--comm", "--pid", "--dso", "--symbol", "--percent-limit",
