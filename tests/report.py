@@ -79,9 +79,13 @@ class Recordings(unittest.TestCase):
     # ---------------------------------------------------------- shares, graph
 
     def test_bundled_workload_shares(self):
+        # Of the workload's own work (f1 + f2): a loaded machine adds kernel
+        # samples (preemption) that scale both alike.
         shares = self_shares(report_json(self.fp, "--sort", "symbol"))
-        self.assertAlmostEqual(shares["f1"], 25.0, delta=5, msg=shares)
-        self.assertAlmostEqual(shares["f2"], 75.0, delta=5, msg=shares)
+        work = shares["f1"] + shares["f2"]
+        self.assertGreater(work, 50, shares)
+        self.assertAlmostEqual(100 * shares["f1"] / work, 25.0, delta=5, msg=shares)
+        self.assertAlmostEqual(100 * shares["f2"] / work, 75.0, delta=5, msg=shares)
 
     def test_call_graph_g_above_f1_and_f2(self):
         doc = report_json(self.fp, "--view", "caller")
