@@ -597,19 +597,35 @@ struct thread_comm {
 	const char *comm;
 };
 
+/* A thread's names over time, and where it came from: until it names
+ * itself, a forked thread bears its parent's name as of the fork.  That is
+ * looked up when asked, not copied at the FORK record, because perf.data is
+ * not time-ordered across CPUs: the parent's exec COMM can come later in
+ * the file than its child's FORK. */
 struct hwc__thread {
 	struct thread_comm *v;
 	size_t n, cap;
+	bool forked;
+	uint32_t parent_tid;
+	uint64_t fork_time;
 };
 
-static int set_comm(hwc_symbols *s, uint32_t tid, const char *comm, uint64_t time, bool exec)
+static struct hwc__thread *thread_get(hwc_symbols *s, uint32_t tid)
 {
 	struct hwc__thread *t = hwc__map_get(&s->threads, tid);
 	if (!t) {
 		t = hwc__arena_alloc(&s->arena, sizeof(*t));
 		if (!t || hwc__map_put(&s->threads, tid, t))
-			return -ENOMEM;
+			return NULL;
 	}
+	return t;
+}
+
+static int set_comm(hwc_symbols *s, uint32_t tid, const char *comm, uint64_t time, bool exec)
+{
+	struct hwc__thread *t = thread_get(s, tid);
+	if (!t)
+		return -ENOMEM;
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 2;
 		void *v = realloc(t->v, cap * sizeof(*t->v));
@@ -629,15 +645,25 @@ static int set_comm(hwc_symbols *s, uint32_t tid, const char *comm, uint64_t tim
 
 HWC_EXPORT const char *hwc_symbols_comm(hwc_symbols *s, uint32_t tid, uint64_t time)
 {
-	struct hwc__thread *t = hwc__map_get(&s->threads, tid);
-	if (!t || !t->n)
-		return s->unknown;
-	const char *best = NULL, *early = t->v[0].comm;
-	uint64_t bt = 0;
-	for (size_t i = 0; i < t->n; i++)
-		if (t->v[i].time <= time && (!best || t->v[i].time >= bt))
-			best = t->v[i].comm, bt = t->v[i].time;
-	return best ? best : early;
+	/* Walk up the fork chain while the thread had no name of its own yet;
+	 * bounded, in case a corrupt file makes the chain a cycle. */
+	for (int depth = 0; depth < 64; depth++) {
+		struct hwc__thread *t = hwc__map_get(&s->threads, tid);
+		if (!t)
+			return s->unknown;
+		const char *best = NULL;
+		uint64_t bt = 0;
+		for (size_t i = 0; i < t->n; i++)
+			if (t->v[i].time <= time && (!best || t->v[i].time >= bt))
+				best = t->v[i].comm, bt = t->v[i].time;
+		if (best)
+			return best;
+		if (!t->forked)
+			return t->n ? t->v[0].comm : s->unknown;
+		tid = t->parent_tid;
+		time = t->fork_time;
+	}
+	return s->unknown;
 }
 
 /* ------------------------------------------------------------ records */
@@ -738,8 +764,16 @@ HWC_EXPORT int hwc_symbols_record(hwc_symbols *s, const struct perf_event_header
 				child->fork_time = time;
 			}
 		}
-		if (tid != ptid && !hwc__map_get(&s->threads, tid))
-			return set_comm(s, tid, hwc_symbols_comm(s, ptid, time), time, false);
+		if (tid != ptid) {
+			struct hwc__thread *t = thread_get(s, tid);
+			if (!t)
+				return -ENOMEM;
+			if (!t->forked) {
+				t->forked = true;
+				t->parent_tid = ptid;
+				t->fork_time = time;
+			}
+		}
 		return 0;
 	default:
 		return 0;

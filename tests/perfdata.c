@@ -168,8 +168,54 @@ static void test_open_errors(void)
 	CHECK_STR_CONTAINS(hwc_errdetail(), "offset 8");
 }
 
+/* perf.data is not time-ordered across CPUs: a child's FORK can come
+ * before its parent's exec COMM in the file (perf record's workload is
+ * "perf-exec" until it execs).  The child must still be named after what
+ * its parent was called when it forked.  Records built by hand, in the
+ * order a two-CPU recording can have them, since the kernel cannot be
+ * made to interleave its buffers on demand. */
+static void test_comm_out_of_order(void)
+{
+	hwc_symbols *s;
+	CHECK_INT(hwc_symbols_new(&s, 0), ==, 0);
+	struct perf_event_attr attr = {.size = sizeof(attr)}; /* no sample_id_all: times in bodies */
+	struct {
+		struct perf_event_header h;
+		uint32_t pid, tid;
+		char comm[16];
+	} pre = {{PERF_RECORD_COMM, 0, sizeof(pre)}, 100, 100, "perf-exec"},
+	  exec = {{PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, sizeof(exec)}, 100, 100, "hotspots"};
+	struct {
+		struct perf_event_header h;
+		uint32_t pid, ppid, tid, ptid;
+		uint64_t time;
+	} fork1 = {{PERF_RECORD_FORK, 0, sizeof(fork1)}, 200, 100, 200, 100, 50};
+	/* File order: the pre-exec name, the child's fork, then the exec. */
+	CHECK_INT(hwc_symbols_record(s, &pre.h, &attr), ==, 0);
+	CHECK_INT(hwc_symbols_record(s, &fork1.h, &attr), ==, 0);
+	CHECK_INT(hwc_symbols_record(s, &exec.h, &attr), ==, 0);
+	CHECK(strcmp(hwc_symbols_comm(s, 200, 60), "hotspots") == 0);
+	CHECK(strcmp(hwc_symbols_comm(s, 100, 60), "hotspots") == 0);
+	/* A grandchild follows the chain. */
+	fork1.pid = fork1.tid = 300;
+	fork1.ppid = fork1.ptid = 200;
+	fork1.time = 70;
+	CHECK_INT(hwc_symbols_record(s, &fork1.h, &attr), ==, 0);
+	CHECK(strcmp(hwc_symbols_comm(s, 300, 80), "hotspots") == 0);
+	/* A child that execs something else has its own name from then on. */
+	struct {
+		struct perf_event_header h;
+		uint32_t pid, tid;
+		char comm[16];
+	} own = {{PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, sizeof(own)}, 300, 300, "sh"};
+	CHECK_INT(hwc_symbols_record(s, &own.h, &attr), ==, 0);
+	CHECK(strcmp(hwc_symbols_comm(s, 300, 90), "sh") == 0);
+	hwc_symbols_free(s);
+}
+
 int main(void)
 {
+	RUN(test_comm_out_of_order);
 	RUN(test_fp_recording);
 	RUN(test_two_events);
 	RUN(test_open_errors);

@@ -239,6 +239,9 @@ class Recordings(unittest.TestCase):
         # hotspots forks 20 children that exit at once: each is listed as exited.
         exited = [t for t in threads if t["exited"]]
         self.assertGreaterEqual(len(exited), 21, threads)
+        # Every one is named after what its parent was called when it forked,
+        # even where the file has the child's FORK before the parent's exec.
+        self.assertEqual({t["comm"] for t in exited}, {"hotspots"}, threads)
         self.assertEqual(sum(t["samples"] for t in threads), doc["samples"])
         text = run([HWC, "report", "--view", "threads", self.fp]).stdout
         self.assertRegex(text, r"hotspots\s+\d+\s+\d+\s+[\d.]+%\s+\d+\s+yes")
@@ -255,6 +258,7 @@ class Recordings(unittest.TestCase):
         children = [t for t in threads if t["pid"] != main["pid"]]
         self.assertEqual(len(children), 4, threads)
         self.assertTrue(all(t["exited"] for t in children), children)
+        self.assertEqual({t["comm"] for t in threads}, {"hotspots"}, threads)
         # The kernel writes a READ only for a child that ran its event.
         self.assertTrue(any(t["counts"].get("cpu-clock", 0) > 0 for t in children), children)
         text = run([HWC, "report", "--view", "threads", rec]).stdout
