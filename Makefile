@@ -22,7 +22,7 @@ WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-protot
 CFLAGS    ?=
 CFLAGS    += -std=gnu11 $(OPT) $(WARN) -fno-omit-frame-pointer
 CPPFLAGS  += -Iinclude -D_GNU_SOURCE
-LDLIBS_HWC := -ldl -ldw -lelf -lpthread
+LDLIBS_HWC := -ldl -ldw -lelf -lz -lpthread
 
 # Workloads are what we measure: never instrumented.
 WORK_CFLAGS := -std=gnu11 -O1 -g $(WARN) -fno-omit-frame-pointer
@@ -69,8 +69,7 @@ RPATH     := -Wl,-rpath,'$$ORIGIN/../lib'
 all: $(BUILD)/lib/libhwc.so $(BUILD)/lib/libhwc.a $(BUILD)/bin/hwc $(BUILD)/lib/pkgconfig/libhwc.pc \
      $(CPC_LIBS) $(CPC_PCS) $(CPC_TOOLS) $(WORK_BINS) $(TEST_BINS)
 
-$(BUILD)/obj/%.o: %.c $(wildcard include/hwc/*.h) $(wildcard src/*.h) $(wildcard tools/hwc/*.h) \
-		| $(BUILD)
+$(BUILD)/obj/%.o: %.c $(wildcard include/hwc/*.h) $(wildcard src/*.h) $(wildcard tools/*/*.h) | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
@@ -91,7 +90,7 @@ $(BUILD)/lib/pkgconfig/libhwc.pc: libhwc.pc.in Makefile
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
 
 $(BUILD)/bin/hwc: $(HWC_OBJS) $(BUILD)/lib/libhwc.so
-	$(CC) $(LDFLAGS) -o $@ $(HWC_OBJS) -L$(BUILD)/lib -lhwc -lm $(RPATH)
+	$(CC) $(LDFLAGS) -o $@ $(HWC_OBJS) -L$(BUILD)/lib -lhwc -lz -lm $(RPATH)
 
 $(BUILD)/lib/libpctx.so.1: $(PCTX_OBJS) compat/pctx/libpctx.map
 	$(CC) $(LDFLAGS) -shared -Wl,-soname,libpctx.so.1 -Wl,--version-script=compat/pctx/libpctx.map \
