@@ -2,6 +2,7 @@
  * CPUs, memory, topology and PMUs, in the layouts perf's tools read. */
 #include "internal.h"
 #include "perf_file.h"
+#include "hwc/perfdata.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -287,30 +288,30 @@ int hwc__machine_feature(int feat, struct hwc__bytes *b)
 	if (uname(&u) < 0)
 		memset(&u, 0, sizeof(u));
 	switch (feat) {
-	case PF_FEAT_HOSTNAME:
+	case HWC_FEAT_HOSTNAME:
 		return hwc__bytes_string(b, u.nodename);
-	case PF_FEAT_OSRELEASE:
+	case HWC_FEAT_OSRELEASE:
 		return hwc__bytes_string(b, u.release);
-	case PF_FEAT_VERSION:
+	case HWC_FEAT_VERSION:
 		return hwc__bytes_string(b, "hwc " HWC_VERSION_STRING);
-	case PF_FEAT_ARCH:
+	case HWC_FEAT_ARCH:
 		return hwc__bytes_string(b, u.machine);
-	case PF_FEAT_NRCPUS: {
+	case HWC_FEAT_NRCPUS: {
 		long online = sysconf(_SC_NPROCESSORS_ONLN), avail = sysconf(_SC_NPROCESSORS_CONF);
 		int err = hwc__bytes_u32(b, (uint32_t)avail); /* available first, then online */
 		return err ? err : hwc__bytes_u32(b, (uint32_t)online);
 	}
-	case PF_FEAT_CPUDESC:
+	case HWC_FEAT_CPUDESC:
 		return cpu_desc(b);
-	case PF_FEAT_CPUID:
+	case HWC_FEAT_CPUID:
 		return cpu_id(b);
-	case PF_FEAT_TOTAL_MEM:
+	case HWC_FEAT_TOTAL_MEM:
 		return total_mem(b);
-	case PF_FEAT_CPU_TOPOLOGY:
+	case HWC_FEAT_CPU_TOPOLOGY:
 		return cpu_topology(b);
-	case PF_FEAT_NUMA_TOPOLOGY:
+	case HWC_FEAT_NUMA_TOPOLOGY:
 		return numa_topology(b);
-	case PF_FEAT_PMU_MAPPINGS:
+	case HWC_FEAT_PMU_MAPPINGS:
 		return pmu_mappings(b);
 	}
 	return -ENOENT;

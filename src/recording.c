@@ -7,6 +7,7 @@
  * fit. */
 #include "internal.h"
 #include "perf_file.h"
+#include "hwc/perfdata.h"
 #include "hwc/sample.h"
 
 #include <errno.h>
@@ -66,8 +67,8 @@ struct hwc_recording {
 	struct dso *dsos;
 	size_t ndsos, cap_dsos;
 	struct hwc__bytes cmdline;   /* the CMDLINE feature */
-	struct hwc__bytes machine[PF_FEAT_PMU_MAPPINGS + 1]; /* features taken at create */
-	bool have_machine[PF_FEAT_PMU_MAPPINGS + 1];
+	struct hwc__bytes machine[HWC_FEAT_PMU_MAPPINGS + 1]; /* features taken at create */
+	bool have_machine[HWC_FEAT_PMU_MAPPINGS + 1];
 	uint64_t first_time, last_time;
 	bool have_time;
 	struct timespec tod_ref, mono_ref;
@@ -76,9 +77,9 @@ struct hwc_recording {
 };
 
 static const int machine_features[] = {
-	PF_FEAT_HOSTNAME, PF_FEAT_OSRELEASE,  PF_FEAT_VERSION,      PF_FEAT_ARCH,
-	PF_FEAT_NRCPUS,   PF_FEAT_CPUDESC,    PF_FEAT_CPUID,        PF_FEAT_TOTAL_MEM,
-	PF_FEAT_CPU_TOPOLOGY, PF_FEAT_NUMA_TOPOLOGY, PF_FEAT_PMU_MAPPINGS,
+	HWC_FEAT_HOSTNAME, HWC_FEAT_OSRELEASE,  HWC_FEAT_VERSION,      HWC_FEAT_ARCH,
+	HWC_FEAT_NRCPUS,   HWC_FEAT_CPUDESC,    HWC_FEAT_CPUID,        HWC_FEAT_TOTAL_MEM,
+	HWC_FEAT_CPU_TOPOLOGY, HWC_FEAT_NUMA_TOPOLOGY, HWC_FEAT_PMU_MAPPINGS,
 };
 
 static int write_at(int fd, const void *p, size_t n, uint64_t off, size_t *done)
@@ -481,7 +482,7 @@ static int feat_build_ids(hwc_recording *rec, struct hwc__bytes *b)
 		size_t name = strlen(d->path) + 1;
 		size_t padded = (name + PF_NAME_ALIGN - 1) / PF_NAME_ALIGN * PF_NAME_ALIGN;
 		struct perf_event_header h = {
-			PF_RECORD_HEADER_BUILD_ID,
+			HWC_RECORD_HEADER_BUILD_ID,
 			(uint16_t)((d->kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER) |
 				   PF_MISC_BUILD_ID_SIZE),
 			(uint16_t)(sizeof(h) + 4 + 24 + padded)};
@@ -561,27 +562,27 @@ static bool uses_clockid(const hwc_recording *rec)
 static int feature(hwc_recording *rec, int f, struct hwc__bytes *b)
 {
 	switch (f) {
-	case PF_FEAT_BUILD_ID:
+	case HWC_FEAT_BUILD_ID:
 		return feat_build_ids(rec, b);
-	case PF_FEAT_CMDLINE:
+	case HWC_FEAT_CMDLINE:
 		return rec->cmdline.len ? hwc__bytes_put(b, rec->cmdline.p, rec->cmdline.len)
 					: hwc__bytes_u32(b, 0);
-	case PF_FEAT_EVENT_DESC:
+	case HWC_FEAT_EVENT_DESC:
 		return feat_event_desc(rec, b);
-	case PF_FEAT_GROUP_DESC:
+	case HWC_FEAT_GROUP_DESC:
 		return feat_group_desc(rec, b);
-	case PF_FEAT_SAMPLE_TIME:
+	case HWC_FEAT_SAMPLE_TIME:
 		if (!rec->have_time)
 			return -ENOENT;
 		return hwc__bytes_u64(b, rec->first_time) ?: hwc__bytes_u64(b, rec->last_time);
-	case PF_FEAT_CLOCKID: {
+	case HWC_FEAT_CLOCKID: {
 		struct timespec res;
 		if (!uses_clockid(rec) || clock_getres(CLOCK_MONOTONIC, &res) < 0)
 			return -ENOENT;
 		return hwc__bytes_u64(b, (uint64_t)res.tv_sec * 1000000000ULL +
 						 (uint64_t)res.tv_nsec);
 	}
-	case PF_FEAT_CLOCK_DATA: {
+	case HWC_FEAT_CLOCK_DATA: {
 		if (!uses_clockid(rec))
 			return -ENOENT;
 		/* version, clockid, then one instant on the wall clock and on it */
@@ -603,12 +604,12 @@ static int build_tail(hwc_recording *rec, uint64_t data_end, struct hwc__bytes *
 		      struct pf_header *h)
 {
 	static const int order[] = {
-		PF_FEAT_BUILD_ID,     PF_FEAT_HOSTNAME,      PF_FEAT_OSRELEASE,
-		PF_FEAT_VERSION,      PF_FEAT_ARCH,          PF_FEAT_NRCPUS,
-		PF_FEAT_CPUDESC,      PF_FEAT_CPUID,         PF_FEAT_TOTAL_MEM,
-		PF_FEAT_CMDLINE,      PF_FEAT_EVENT_DESC,    PF_FEAT_CPU_TOPOLOGY,
-		PF_FEAT_NUMA_TOPOLOGY, PF_FEAT_PMU_MAPPINGS, PF_FEAT_GROUP_DESC,
-		PF_FEAT_SAMPLE_TIME,  PF_FEAT_CLOCKID,       PF_FEAT_CLOCK_DATA,
+		HWC_FEAT_BUILD_ID,     HWC_FEAT_HOSTNAME,      HWC_FEAT_OSRELEASE,
+		HWC_FEAT_VERSION,      HWC_FEAT_ARCH,          HWC_FEAT_NRCPUS,
+		HWC_FEAT_CPUDESC,      HWC_FEAT_CPUID,         HWC_FEAT_TOTAL_MEM,
+		HWC_FEAT_CMDLINE,      HWC_FEAT_EVENT_DESC,    HWC_FEAT_CPU_TOPOLOGY,
+		HWC_FEAT_NUMA_TOPOLOGY, HWC_FEAT_PMU_MAPPINGS, HWC_FEAT_GROUP_DESC,
+		HWC_FEAT_SAMPLE_TIME,  HWC_FEAT_CLOCKID,       HWC_FEAT_CLOCK_DATA,
 	};
 	struct hwc__bytes body = {0};
 	struct pf_section sec[HWC_ARRAY_SIZE(order)];

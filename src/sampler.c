@@ -6,6 +6,7 @@
  * PERF_SAMPLE_IDENTIFIER, which every event carries. */
 #include "internal.h"
 #include "perf_file.h"
+#include "hwc/perfdata.h"
 #include "hwc/sample.h"
 
 #include <errno.h>
@@ -1037,7 +1038,7 @@ HWC_EXPORT long hwc_sampler_write(hwc_sampler *s, hwc_recording *rec)
 	}
 	if (n) {
 		/* perf sorts records by time up to here before reading on. */
-		struct perf_event_header round = {PF_RECORD_FINISHED_ROUND, 0, 8};
+		struct perf_event_header round = {HWC_RECORD_FINISHED_ROUND, 0, 8};
 		int err = hwc_recording_write(rec, &round);
 		if (err)
 			return err;

@@ -5,6 +5,7 @@ under g, exit and context-switch counts match the workload's own, SIGINT,
 the target's death and a full disk all leave a valid file, lost and
 throttled records are counted in the summary and in the file, and every bad
 input gets a clear error."""
+import json
 import os
 import re
 import shutil
@@ -373,6 +374,22 @@ class Record(unittest.TestCase):
         # One process in the file for each the workload ran, no other.
         self.assertEqual(set(counts), set(own))
         self.assertSwitchesMatch(counts, own)
+
+    @needs_perf
+    def test_hwc_report_reads_the_logs(self):
+        # hwc report's threads view, reading exit and switch logs as
+        # hwc-data(5) describes them, agrees with the workload's own counts.
+        data = self.path("logs.data")
+        own = self.record_procs(data, "--log-exit", "--log-switch", "--log-events",
+                                "context-switches")
+        r = subprocess.run([HWC, "report", "--view", "threads", "--json", data],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        threads = {t["tid"]: t for t in json.loads(r.stdout)["threads"]}
+        self.assertEqual(set(threads), set(own))
+        self.assertTrue(all(t["exited"] for t in threads.values()), threads)
+        self.assertSwitchesMatch({t: threads[t]["switches"] for t in own}, own)
+        self.assertSwitchesMatch({t: threads[t]["counts"]["context-switches"] for t in own}, own)
 
     @needs_perf
     def test_switch_counts(self):
