@@ -2,8 +2,9 @@
 # Workload slowdown while recording: `hwc record -F 4000 -g` against
 # `perf record -F 4000 -g`, on the same workload (workloads/hotspots), on
 # this machine, runs interleaved so machine load hits all three alike.
-# The workload's own wall time is taken inside the recording (/usr/bin/time
-# around the workload), so the tools' start-up and finishing are left out.
+# The workload's own wall time is taken inside the recording (bash's `time`
+# around the workload, in milliseconds), so the tools' start-up and
+# finishing are left out.
 # Run by bench/run (`make bench`); alone: HWC_BUILD=build bench/record.sh.
 # RECORD_RUNS (default 7) and RECORD_ROUNDS (hotspots rounds, default 40).
 set -euo pipefail
@@ -13,19 +14,18 @@ RUNS=${RECORD_RUNS:-7}
 ROUNDS=${RECORD_ROUNDS:-40}
 W=$HWC_BUILD/workloads/hotspots
 HWC=$HWC_BUILD/bin/hwc
-TIME=/usr/bin/time
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-if ! command -v perf >/dev/null || [[ ! -x $TIME ]]; then
-	echo "== recording slowdown: skipped (needs perf and /usr/bin/time; see scripts/deps)"
+if ! command -v perf >/dev/null; then
+	echo "== recording slowdown: skipped (needs perf; see scripts/deps)"
 	exit 0
 fi
 
 # Wall seconds of the workload, run by "$@" (a recorder, or nothing).
 run() {
-	"$@" "$TIME" -f %e -o "$tmp/t" "$W" "$ROUNDS" >/dev/null 2>"$tmp/err" ||
-		{ cat "$tmp/err" >&2; exit 1; }
+	"$@" bash -c 'TIMEFORMAT=%3R; { time "$0" "$1" >/dev/null; } 2>"$2"' "$W" "$ROUNDS" "$tmp/t" \
+		>/dev/null 2>"$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
 	cat "$tmp/t"
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
