@@ -41,6 +41,8 @@ TEST_BINS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 WORK_SRCS   := $(wildcard workloads/*.c)
 WORK_BINS   := $(patsubst workloads/%.c,$(BUILD)/workloads/%,$(WORK_SRCS))
 MAN_PAGES   := $(wildcard docs/*.[1-8])
+BENCH_SRCS  := $(wildcard bench/*.c)
+BENCH_BINS  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
 # Tools find libhwc next to them in the build tree and after install.
 RPATH     := -Wl,-rpath,'$$ORIGIN/../lib'
@@ -85,7 +87,12 @@ check: all
 check-sanitize:
 	$(MAKE) BUILD=build-san SANITIZE=1 check
 
-bench: all
+# Benchmarks link the peers they compare with (PAPI) and are never sanitized.
+$(BUILD)/bench/%: bench/%.c $(BUILD)/lib/libhwc.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -std=gnu11 -O2 -g $(WARN) -o $@ $< -L$(BUILD)/lib -lhwc -lpapi -lm $(RPATH)
+
+bench: all $(BENCH_BINS)
 	HWC_BUILD=$(abspath $(BUILD)) bench/run
 
 install: all

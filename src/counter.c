@@ -662,13 +662,15 @@ HWC_EXPORT int hwc_counters_value(const hwc_counters *c, size_t inst, size_t ev,
 {
 	if (ev >= c->nev || (inst != HWC_ALL && inst >= c->ninst))
 		return hwc__fail(-EINVAL, "no event %zu / instance %zu", ev, inst);
-	memset(out, 0, sizeof(*out));
-	if (c->status[ev])
+	if (c->status[ev]) {
+		*out = (struct hwc_value){0};
 		return c->status[ev];
-	if (inst != HWC_ALL) {
-		delta(c, inst, ev, out);
+	}
+	if (inst != HWC_ALL || c->ninst == 1) {
+		delta(c, inst == HWC_ALL ? 0 : inst, ev, out);
 		return 0;
 	}
+	*out = (struct hwc_value){0};
 	for (size_t i = 0; i < c->ninst; i++) {
 		struct hwc_value v;
 		delta(c, i, ev, &v);
