@@ -1,0 +1,210 @@
+/* /dev/perfmon as a FreeBSD program sees it: only <machine/perfmon.h>,
+ * open(2), ioctl(2) and close(2), linked with the perfmon library.  Live on
+ * this host: PMIOTSTAMP, every request's error paths, and ENODEV for a
+ * valid setup where the kernel exposes no hardware PMU (where it does, the
+ * counter counts). */
+#include <sys/types.h>
+#include <sys/ioctl.h>
+#include <machine/cpu.h>
+#include <machine/perfmon.h>
+
+#include "check.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static bool have_pmu(void)
+{
+	struct stat st;
+	return stat("/sys/bus/event_source/devices/cpu", &st) == 0 ||
+	       stat("/sys/bus/event_source/devices/cpu_core", &st) == 0;
+}
+
+/* ioctl's errno, or 0 when it succeeded. */
+static int ioctl_errno(int fd, unsigned long req, void *arg)
+{
+	errno = 0;
+	return ioctl(fd, req, arg) == 0 ? 0 : errno;
+}
+
+static struct pmc instructions(int num, int flags)
+{
+	struct pmc p;
+	memset(&p, 0, sizeof(p));
+	p.pmc_num = num;
+	p.pmc_event = PMC6_INST_RETIRED;
+	p.pmc_flags = (unsigned char)flags;
+	return p;
+}
+
+static void one_writer_at_a_time(void)
+{
+	int w = open(_PATH_PERFMON, O_RDWR);
+	CHECK_INT(w, >=, 0);
+	errno = 0;
+	CHECK_INT(open(_PATH_PERFMON, O_WRONLY), ==, -1);
+	CHECK_INT(errno, ==, EBUSY);
+	int r = open(_PATH_PERFMON, O_RDONLY); /* readers are welcome */
+	CHECK_INT(r, >=, 0);
+	close(w);
+	w = open(_PATH_PERFMON, O_WRONLY);
+	CHECK_INT(w, >=, 0);
+	close(w);
+	close(r);
+}
+
+static void writing_requests_need_write_access(void)
+{
+	int fd = open(_PATH_PERFMON, O_RDONLY);
+	struct pmc p = instructions(0, PMCF_USR);
+	int num = 0;
+	CHECK_INT(ioctl_errno(fd, PMIOSETUP, &p), ==, EPERM);
+	CHECK_INT(ioctl_errno(fd, PMIOSTART, &num), ==, EPERM);
+	CHECK_INT(ioctl_errno(fd, PMIOSTOP, &num), ==, EPERM);
+	CHECK_INT(ioctl_errno(fd, PMIORESET, &num), ==, EPERM);
+	close(fd);
+}
+
+static void counter_numbers_and_setup_state(void)
+{
+	int fd = open(_PATH_PERFMON, O_RDWR);
+	for (int num = -1; num <= NPMC; num += NPMC + 1) { /* -1 and NPMC: no such counter */
+		struct pmc p = instructions(num, PMCF_USR);
+		struct pmc_data d = {num, 0};
+		CHECK_INT(ioctl_errno(fd, PMIOSETUP, &p), ==, EINVAL);
+		CHECK_INT(ioctl_errno(fd, PMIOGET, &p), ==, EINVAL);
+		CHECK_INT(ioctl_errno(fd, PMIOSTART, &num), ==, EINVAL);
+		CHECK_INT(ioctl_errno(fd, PMIOSTOP, &num), ==, EINVAL);
+		CHECK_INT(ioctl_errno(fd, PMIORESET, &num), ==, EINVAL);
+		CHECK_INT(ioctl_errno(fd, PMIOREAD, &d), ==, EINVAL);
+	}
+	/* A counter never set up: EBUSY, FreeBSD's (reversed-sense) answer. */
+	int num = 1;
+	struct pmc p = instructions(1, 0);
+	struct pmc_data d = {1, 0};
+	CHECK_INT(ioctl_errno(fd, PMIOGET, &p), ==, EBUSY);
+	CHECK_INT(ioctl_errno(fd, PMIOSTART, &num), ==, EBUSY);
+	CHECK_INT(ioctl_errno(fd, PMIOSTOP, &num), ==, EBUSY);
+	CHECK_INT(ioctl_errno(fd, PMIORESET, &num), ==, EBUSY);
+	CHECK_INT(ioctl_errno(fd, PMIOREAD, &d), ==, EBUSY);
+	close(fd);
+}
+
+static void setup_here(void)
+{
+	int fd = open(_PATH_PERFMON, O_RDWR);
+	struct pmc pin = instructions(0, PMCF_USR | PMCF_PC);
+	CHECK_INT(ioctl_errno(fd, PMIOSETUP, &pin), ==, EINVAL); /* perf cannot drive the pins */
+	struct pmc p = instructions(0, PMCF_USR | PMCF_OS | PMCF_E | PMCF_INV);
+	p.pmc_mask = 2;
+	p.pmc_unit = 0x0f;
+	if (!have_pmu()) {
+		CHECK_INT(ioctl_errno(fd, PMIOSETUP, &p), ==, ENODEV);
+		struct pmc none = instructions(1, 0);
+		CHECK_INT(ioctl_errno(fd, PMIOSETUP, &none), ==, ENODEV);
+		CHECK_INT(ioctl_errno(fd, PMIOGET, &p), ==, EBUSY); /* still not set up */
+		close(fd);
+		return;
+	}
+	fprintf(stderr, "(the kernel exposes a hardware PMU: the counter counts)\n");
+	struct pmc u = instructions(0, PMCF_USR | PMCF_INT | PMCF_EN);
+	CHECK_INT(ioctl_errno(fd, PMIOSETUP, &u), ==, 0);
+	struct pmc got = {.pmc_num = 0};
+	CHECK_INT(ioctl_errno(fd, PMIOGET, &got), ==, 0);
+	CHECK_INT(got.pmc_flags, ==, PMCF_USR); /* INT and EN are the driver's */
+	int num = 0;
+	CHECK_INT(ioctl_errno(fd, PMIOSTART, &num), ==, 0);
+	volatile unsigned long x = 0;
+	for (int i = 0; i < 1000000; i++)
+		x += (unsigned long)i;
+	CHECK_INT(ioctl_errno(fd, PMIORESET, &num), ==, EBUSY);
+	CHECK_INT(ioctl_errno(fd, PMIOSTOP, &num), ==, 0);
+	struct pmc_data d = {0, 0};
+	CHECK_INT(ioctl_errno(fd, PMIOREAD, &d), ==, 0);
+	CHECK_U64(d.pmcd_value, >=, 1000000);
+	close(fd);
+}
+
+static double monotonic_raw_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static void tstamp_reads_the_tsc_and_its_rate(void)
+{
+	int fd = open(_PATH_PERFMON, O_RDONLY);
+	struct pmc_tstamp a, b;
+	double t0 = monotonic_raw_ns();
+	CHECK_INT(ioctl_errno(fd, PMIOTSTAMP, &a), ==, 0);
+	struct timespec nap = {0, 100 * 1000 * 1000};
+	nanosleep(&nap, NULL);
+	CHECK_INT(ioctl_errno(fd, PMIOTSTAMP, &b), ==, 0);
+	double t1 = monotonic_raw_ns();
+	CHECK_U64(b.pmct_value, >, a.pmct_value);
+	CHECK_INT(a.pmct_rate, ==, b.pmct_rate);
+	/* Sanity only (the exact rate is hwc_tsc_hz()'s, tested there): the
+	 * ticks seen over at least 100 ms are at most the rate times the
+	 * bracketing time, with 1% for rounding to whole MHz. */
+	double mhz_seen = (double)(b.pmct_value - a.pmct_value) / (t1 - t0) * 1e3;
+	CHECK_INT(a.pmct_rate, >, 0);
+	CHECK_INT(mhz_seen, <=, a.pmct_rate * 1.01 + 1);
+	CHECK_INT(mhz_seen, >=, a.pmct_rate * 0.5);
+	close(fd);
+}
+
+static void unknown_request(void)
+{
+	int fd = open(_PATH_PERFMON, O_RDONLY);
+	int x = 0;
+	CHECK_INT(ioctl_errno(fd, _IOW('5', 9, int), &x), ==, ENOTTY);
+	close(fd);
+}
+
+static void unprivileged_kernel_counting(void)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "(not root: cannot switch to nobody; skipped)\n");
+		return;
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (setgid(65534) || setuid(65534))
+			_exit(3);
+		int fd = open(_PATH_PERFMON, O_RDWR);
+		struct pmc k = instructions(0, PMCF_OS), u = instructions(0, PMCF_USR);
+		int ek = ioctl_errno(fd, PMIOSETUP, &k), eu = ioctl_errno(fd, PMIOSETUP, &u);
+		FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+		int paranoid = 2;
+		if (f && fscanf(f, "%d", &paranoid) != 1)
+			paranoid = 2;
+		if (paranoid >= 2 && ek != EACCES)
+			_exit(4);
+		if (eu != (have_pmu() ? 0 : ENODEV))
+			_exit(5);
+		_exit(0);
+	}
+	int status = -1;
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status));
+	CHECK_INT(WEXITSTATUS(status), ==, 0);
+}
+
+int main(void)
+{
+	RUN(one_writer_at_a_time);
+	RUN(writing_requests_need_write_access);
+	RUN(counter_numbers_and_setup_state);
+	RUN(setup_here);
+	RUN(tstamp_reads_the_tsc_and_its_rate);
+	RUN(unknown_request);
+	RUN(unprivileged_kernel_counting);
+	return check_exit();
+}
