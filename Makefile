@@ -137,6 +137,18 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/lib/libhwc.so
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -std=gnu11 -O2 -g $(WARN) -o $@ $< -L$(BUILD)/lib -lhwc -lpapi -lm $(RPATH)
 
+# The device reads, built once per driver with a software event standing in
+# for the hardware (see bench/pctr_read.c).
+BENCH_BINS += $(BUILD)/bench/perfmon_read
+$(BUILD)/bench/pctr_read: DEVICE := PCTR
+$(BUILD)/bench/pctr_read: $(filter-out %/event.o,$(PCTR_OBJS))
+$(BUILD)/bench/perfmon_read: DEVICE := PERFMON
+$(BUILD)/bench/perfmon_read: $(filter-out %/event.o,$(PERFMON_OBJS))
+$(BUILD)/bench/pctr_read $(BUILD)/bench/perfmon_read: bench/pctr_read.c $(BUILD)/lib/libhwc.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(COMPAT_CPPFLAGS) -DBENCH_$(DEVICE) -std=gnu11 -O2 -g $(WARN) -o $@ $< \
+		$(filter %.o,$^) -L$(BUILD)/lib -lhwc -lpthread -lm $(RPATH)
+
 bench: all $(BENCH_BINS)
 	HWC_BUILD=$(abspath $(BUILD)) bench/run
 

@@ -616,7 +616,10 @@ HWC_EXPORT int hwc_counters_read_fast(hwc_counters *c, size_t inst, size_t ev,
 		return hwc__fail(c->status[ev], "%s", c->error[ev]);
 	struct snap now;
 	const struct perf_event_mmap_page *pg = c->page && inst == 0 ? c->page[ev] : NULL;
-	if (!HWC__HAVE_RDPMC || !pg || !pthread_equal(c->owner, pthread_self()) ||
+	/* The capability first: where there is no rdpmc the fallback costs one
+	 * load more than read(2). */
+	if (!HWC__HAVE_RDPMC || !pg || !(pg->capabilities & HWC__CAP_USER_RDPMC) ||
+	    !pthread_equal(c->owner, pthread_self()) ||
 	    !hwc__userpage_read(pg, hwc__rdpmc, hwc__rdtsc_insn, &now.raw, &now.enabled,
 				&now.running)) {
 		size_t g = c->leader[ev];

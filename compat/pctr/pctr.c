@@ -16,6 +16,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct counter {
 	unsigned fn;
 	hwc_counters *c; /* NULL: never set */
+	bool counts;     /* the function counts something: read it */
 	pctrval mask;    /* the hardware counter's width */
 } counters[PCTR_NUM];
 
@@ -34,7 +35,7 @@ static void pctr_close(int flags)
 static int value(const struct counter *k, pctrval *out)
 {
 	*out = 0;
-	if (!k->c)
+	if (!k->counts)
 		return 0;
 	struct hwc_value v;
 	int err = hwc_counters_read_fast(k->c, 0, 0, &v);
@@ -63,7 +64,7 @@ static int set_function(unsigned n, unsigned fn)
 	unsigned width = pg && pg->pmc_width ? pg->pmc_width : 64;
 	pthread_mutex_lock(&lock);
 	hwc_counters_close(counters[n].c);
-	counters[n] = (struct counter){fn, c, width >= 64 ? ~0ULL : (1ULL << width) - 1};
+	counters[n] = (struct counter){fn, c, counts, width >= 64 ? ~0ULL : (1ULL << width) - 1};
 	pthread_mutex_unlock(&lock);
 	return 0;
 }

@@ -112,6 +112,11 @@ static int read_value(const struct counter *k, long long *out)
  * rate is available. */
 static int tsc_mhz(int *mhz)
 {
+	static int cached;
+	if (cached) {
+		*mhz = cached;
+		return 0;
+	}
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC_RAW, &t0);
 	uint64_t c0 = __builtin_ia32_rdtsc();
@@ -120,7 +125,7 @@ static int tsc_mhz(int *mhz)
 	while ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) < 20000000L);
 	uint64_t c1 = __builtin_ia32_rdtsc();
 	double ns = (double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec);
-	*mhz = (int)lround((double)(c1 - c0) / ns * 1e3);
+	*mhz = cached = (int)lround((double)(c1 - c0) / ns * 1e3);
 	return 0;
 }
 
