@@ -69,6 +69,9 @@ int hwc__parse_mods(const char *mods, const char *whole, struct hwc__mods *m)
 	if (!*mods)
 		return hwc__fail(-EINVAL, "empty modifier after ':' in '%s'", whole);
 	for (const char *p = mods; *p; p++) {
+		if (*p != 'p' && strchr(p + 1, *p))
+			return hwc__fail(-EINVAL, "malformed event '%s': modifier '%c' is repeated",
+					 whole, *p);
 		switch (*p) {
 		case 'u': m->u = true; break;
 		case 'k': m->k = true; break;
@@ -77,15 +80,16 @@ int hwc__parse_mods(const char *mods, const char *whole, struct hwc__mods *m)
 			if (++m->precise > 3)
 				return hwc__fail(-EINVAL, "too many 'p' modifiers in '%s' (at most 3)", whole);
 			break;
-		case 'G': m->guest_only = true; break;
-		case 'H': m->host_only = true; break;
+		case 'G': m->guest = true; break;
+		case 'H': m->host = true; break;
 		case 'D': m->pinned = true; break;
 		case 'I': m->exclude_idle = true; break;
+		case 'e': m->exclusive = true; break;
 		default:
 			return hwc__fail(-EINVAL,
 					 "malformed event '%s': unknown modifier '%c' (modifiers: u user, "
 					 "k kernel, h hypervisor, p precise, G guest, H host, D pinned, "
-					 "I exclude idle)",
+					 "I exclude idle, e exclusive)",
 					 whole, *p);
 		}
 	}
@@ -93,9 +97,11 @@ int hwc__parse_mods(const char *mods, const char *whole, struct hwc__mods *m)
 	return 0;
 }
 
-/* perf's rule: the first of u/k/h given excludes all levels, then each
- * letter given includes its level again. */
-static void apply_mods(struct hwc__ev *ev, const struct hwc__mods *m)
+/* perf's rules, so that group modifiers combine with the members' own:
+ * the first of u/k/h given excludes all levels, then each letter given
+ * includes its level again; G and H work the same way on guest and host;
+ * p letters add up. */
+static int apply_mods(struct hwc__ev *ev, const struct hwc__mods *m, const char *whole)
 {
 	struct perf_event_attr *a = &ev->pub.attr;
 	if (m->explicit_priv) {
@@ -109,16 +115,37 @@ static void apply_mods(struct hwc__ev *ev, const struct hwc__mods *m)
 			a->exclude_hv = 0;
 		ev->pub.explicit_priv = true;
 	}
-	if (m->precise)
-		a->precise_ip = (unsigned)m->precise;
-	if (m->guest_only)
-		a->exclude_host = 1;
-	if (m->host_only)
-		a->exclude_guest = 1;
+	if (m->guest || m->host) {
+		if (!ev->explicit_gh)
+			a->exclude_guest = a->exclude_host = 1;
+		if (m->guest)
+			a->exclude_guest = 0;
+		if (m->host)
+			a->exclude_host = 0;
+		ev->explicit_gh = true;
+	}
+	if (m->precise) {
+		if (a->precise_ip + (unsigned)m->precise > 3)
+			return hwc__fail(-EINVAL, "too many 'p' modifiers for '%s' in '%s' (at most 3 "
+						  "in all)",
+					 ev->name, whole);
+		a->precise_ip += (unsigned)m->precise;
+	}
 	if (m->pinned)
 		a->pinned = 1;
 	if (m->exclude_idle)
 		a->exclude_idle = 1;
+	if (m->exclusive)
+		a->exclusive = 1;
+	return 0;
+}
+
+/* Parse MODS and apply them to EV. */
+static int modify(struct hwc__ev *ev, const char *mods, const char *whole)
+{
+	struct hwc__mods m = {0};
+	int err = hwc__parse_mods(mods, whole, &m);
+	return err ? err : apply_mods(ev, &m, whole);
 }
 
 /* ------------------------------------------------------------- did you mean */
@@ -132,10 +159,9 @@ struct suggest {
 	} best[3];
 };
 
-static void suggest_one(const char *name, void *arg)
+/* Rank NAME at distance D among the best three. */
+static void suggest_at(struct suggest *s, const char *name, size_t d)
 {
-	struct suggest *s = arg;
-	size_t d = hwc__edit_distance(s->word, name, s->limit);
 	if (d > s->limit)
 		return;
 	for (size_t i = 0; i < 3; i++) {
@@ -152,26 +178,70 @@ static void suggest_one(const char *name, void *arg)
 	}
 }
 
+static void suggest_one(const char *name, void *arg)
+{
+	struct suggest *s = arg;
+	suggest_at(s, name, hwc__edit_distance(s->word, name, s->limit));
+}
+
+/* NAME is "model::EVENT": compare the EVENT part. */
+static void suggest_native(const char *name, void *arg)
+{
+	struct suggest *s = arg;
+	const char *ev = strstr(name, "::");
+	suggest_at(s, name, hwc__edit_distance(s->word, ev ? ev + 2 : name, s->limit));
+}
+
+/* NAME is "pmu/alias/": "tsc" is close to "msr/tsc/". */
+static void suggest_alias(const char *name, void *arg)
+{
+	struct suggest *s = arg;
+	const char *alias = strchr(name, '/') + 1;
+	char word[96];
+	snprintf(word, sizeof(word), "%.*s", (int)strcspn(alias, "/"), alias);
+	size_t whole = hwc__edit_distance(s->word, name, s->limit);
+	size_t part = hwc__edit_distance(s->word, word, s->limit);
+	suggest_at(s, name, part < whole ? part : whole);
+}
+
+/* TOKEN resolved nowhere: say so, with the closest known names.  The names
+ * are compared without unit masks or modifiers, and a model:: prefix
+ * limits them to that model's events. */
 static int unknown_event(const char *token, const char *spec)
 {
-	struct suggest s = {.word = token};
-	size_t len = strlen(token);
+	char word[96], model[64] = "";
+	const char *dcolon = strstr(token, "::");
+	const char *name = dcolon ? dcolon + 2 : token;
+	if (dcolon)
+		snprintf(model, sizeof(model), "%.*s", (int)(dcolon - token), token);
+	snprintf(word, sizeof(word), "%.*s", (int)strcspn(name, ":"), name);
+	struct suggest s = {.word = word};
+	size_t len = strlen(word);
 	s.limit = len < 6 ? 2 : len / 3;
-	hwc__table_names(suggest_one, &s);
-	hwc__pfm_names(suggest_one, &s);
-	hwc__pmu_alias_names(suggest_one, &s);
-	const char *model = hwc__pfm_host_model(NULL, NULL);
-	hwc__fail(-ENOENT, "unknown event '%s'", token);
+	if (model[0]) {
+		hwc__pfm_model_names(model, suggest_native, &s);
+	} else {
+		hwc__table_names(suggest_one, &s);
+		hwc__pfm_names(suggest_one, &s);
+		hwc__pmu_alias_names(suggest_alias, &s);
+	}
+	const char *host = hwc__pfm_host_model(NULL, NULL);
+	if (model[0])
+		hwc__fail(-ENOENT, "unknown event '%s' in libpfm4 model %s", word, model);
+	else
+		hwc__fail(-ENOENT, "unknown event '%s'", token);
 	if (strcmp(token, spec) != 0)
 		hwc__fail_append(" in '%s'", spec);
-	if (model)
-		hwc__fail_append(" on this CPU (%s)", model);
+	if (!model[0] && host)
+		hwc__fail_append(" on this CPU (%s)", host);
 	hwc__pfm_models_with_event(token);
 	if (s.best[0].name[0]) {
 		hwc__fail_append("; did you mean");
 		for (size_t i = 0; i < 3 && s.best[i].name[0]; i++)
 			hwc__fail_append("%s '%s'", i ? "," : "", s.best[i].name);
 		hwc__fail_append("?");
+	} else if (model[0]) {
+		hwc__fail_append("; `hwc list --pmu %s` shows its events", model);
 	} else {
 		hwc__fail_append("; `hwc list` shows the events of this machine");
 	}
@@ -188,6 +258,22 @@ static bool is_raw(const char *s)
 		if (!isxdigit((unsigned char)*s))
 			return false;
 	return true;
+}
+
+/* rNNNN: the hex digits are the config, which has 64 bits. */
+static int resolve_raw(const char *base, const char *token, struct hwc__ev *ev)
+{
+	if (strlen(base + 1) > 16)
+		return hwc__fail(-EINVAL, "raw event '%s' has more than 16 hex digits; the config "
+					  "is 64 bits",
+				 token);
+	ev->pub.attr.type = PERF_TYPE_RAW;
+	ev->pub.attr.config = strtoull(base + 1, NULL, 16);
+	ev->pub.source = HWC_SRC_RAW;
+	snprintf(ev->pmu, sizeof(ev->pmu), "cpu");
+	snprintf(ev->origin, sizeof(ev->origin), "raw config %#llx",
+		 (unsigned long long)ev->pub.attr.config);
+	return 0;
 }
 
 static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, int depth);
@@ -222,6 +308,8 @@ static int resolve_preset(const char *base, const char *model, const char *spec,
 			snprintf(tmp.name, sizeof(tmp.name), "%s", cand[i]);
 		char cspec[sizeof(tmp.name)];
 		memcpy(cspec, tmp.name, sizeof(cspec));
+		/* A failed candidate's detail must not make the next one look wrong. */
+		hwc__clear_error();
 		if (resolve_one(cspec, spec, &tmp, depth + 1) == 0) {
 			snprintf(tmp.name, sizeof(tmp.name), "%s", ev->name);
 			snprintf(ev->origin, sizeof(ev->origin), "%s = %s (%s)", label, cspec, tmp.origin);
@@ -265,19 +353,17 @@ static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, 
 		const char *mods = end + 1;
 		if (*mods == ':')
 			mods++;
-		if (*mods) {
-			struct hwc__mods m = {0};
-			if ((err = hwc__parse_mods(mods, token, &m)))
-				return err;
-			apply_mods(ev, &m);
-		}
-		return 0;
+		return *mods ? modify(ev, mods, token) : 0;
 	}
 
 	/* model::EVENT (libpfm4) or model::PRESET */
 	char *dcolon = strstr(buf, "::");
 	if (dcolon) {
 		*dcolon = '\0';
+		if (!buf[0] || !dcolon[2] || dcolon[2] == ':')
+			return hwc__fail(-EINVAL, "malformed event '%s': write model::EVENT, e.g. "
+						  "skl::INST_RETIRED:ANY_P",
+					 token);
 		if (!hwc__pfm_model_known(buf))
 			return hwc__fail(-ENOENT, "unknown libpfm4 model '%s' in '%s'; "
 						  "`hwc list --pmu help` lists the models",
@@ -288,15 +374,8 @@ static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, 
 		err = resolve_preset(rest, buf, spec, ev, depth);
 		if (colon)
 			*colon = ':';
-		if (err != -ENOENT || hwc_errdetail()[0]) {
-			if (err == 0 && colon) {
-				struct hwc__mods m = {0};
-				if ((err = hwc__parse_mods(colon + 1, token, &m)))
-					return err;
-				apply_mods(ev, &m);
-			}
-			return err;
-		}
+		if (err != -ENOENT || hwc_errdetail()[0])
+			return err == 0 && colon ? modify(ev, colon + 1, token) : err;
 		err = hwc__resolve_pfm(token, ev);
 		return err == -ENOENT ? unknown_event(token, spec) : err;
 	}
@@ -308,28 +387,15 @@ static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, 
 		mods = colon + 1;
 	}
 	err = hwc__resolve_table(buf, ev);
-	if (err == -ENOENT && is_raw(buf)) {
-		ev->pub.attr.type = PERF_TYPE_RAW;
-		ev->pub.attr.config = strtoull(buf + 1, NULL, 16);
-		ev->pub.source = HWC_SRC_RAW;
-		snprintf(ev->pmu, sizeof(ev->pmu), "cpu");
-		snprintf(ev->origin, sizeof(ev->origin), "raw config %#llx",
-			 (unsigned long long)ev->pub.attr.config);
-		err = 0;
-	}
+	if (err == -ENOENT && !hwc_errdetail()[0] && is_raw(buf))
+		err = resolve_raw(buf, token, ev);
 	if (err == -ENOENT && !hwc_errdetail()[0])
 		err = resolve_preset(buf, NULL, spec, ev, depth);
 	if (err == 0) {
 		if (!ev->origin[0])
 			snprintf(ev->origin, sizeof(ev->origin), "%s event %s",
 				 hwc_source_name(ev->pub.source), buf);
-		if (mods) {
-			struct hwc__mods m = {0};
-			if ((err = hwc__parse_mods(mods, token, &m)))
-				return err;
-			apply_mods(ev, &m);
-		}
-		return 0;
+		return mods ? modify(ev, mods, token) : 0;
 	}
 	if (err != -ENOENT || hwc_errdetail()[0])
 		return err;
@@ -390,9 +456,15 @@ static int split(const char *s, const char *spec, int (*fn)(const char *, size_t
 				return hwc__fail(-EINVAL, "malformed '%s': group not closed, missing '}'", spec);
 			if (c == '\0' && in_terms)
 				return hwc__fail(-EINVAL, "malformed '%s': missing closing '/'", spec);
-			if (i == start)
+			/* Blanks around an event are not part of it, as in perf. */
+			size_t end = i;
+			while (start < end && isspace((unsigned char)s[start]))
+				start++;
+			while (end > start && isspace((unsigned char)s[end - 1]))
+				end--;
+			if (end == start)
 				return hwc__fail(-EINVAL, "malformed '%s': empty event in the list", spec);
-			int err = fn(s + start, i - start, arg);
+			int err = fn(s + start, end - start, arg);
 			if (err)
 				return err;
 			start = i + 1;
@@ -427,12 +499,8 @@ static int add_event(const char *s, size_t len, void *arg)
 	memcpy(token, ev->name, len + 1);
 	hwc__clear_error();
 	int err = resolve_one(token, ctx->spec, ev, 0);
-	if (!err && ctx->group_mods) {
-		struct hwc__mods m = {0};
-		err = hwc__parse_mods(ctx->group_mods, ctx->spec, &m);
-		if (!err)
-			apply_mods(ev, &m);
-	}
+	if (!err && ctx->group_mods)
+		err = modify(ev, ctx->group_mods, ctx->spec);
 	if (!err)
 		err = push(ctx->tmp, ev);
 	if (err) {

@@ -49,27 +49,32 @@ static const struct named software[] = {
 	{"cgroup-switches", 11 /* PERF_COUNT_SW_CGROUP_SWITCHES */, "switches between cgroups"},
 };
 
-/* Cache events: <cache>-<op>s and <cache>-<op>-misses, with perf's aliases. */
-static const struct {
-	const char *names[4];
-	const char *canonical;
-} caches[] = {
-	{{"L1-dcache", "l1-d", "l1d", "L1-data"}, "L1-dcache"},
-	{{"L1-icache", "l1-i", "l1i", "L1-instruction"}, "L1-icache"},
-	{{"LLC", "L2", NULL, NULL}, "LLC"},
-	{{"dTLB", "d-tlb", "Data-TLB", NULL}, "dTLB"},
-	{{"iTLB", "i-tlb", "Instruction-TLB", NULL}, "iTLB"},
-	{{"branch", "branches", "bpu", "btb"}, "branch"},
-	{{"node", NULL, NULL, NULL}, "node"},
+/* Cache events, in perf's grammar: a cache name, then up to two words, each
+ * an operation or a result, in either order; the operation defaults to
+ * load and the result to access ("LLC-misses" is LLC-load-misses).  The
+ * words and aliases are perf's (tools/perf/util/evsel.c); matching ignores
+ * case. */
+static const char *const caches[][5] = {
+	{"L1-dcache", "l1-d", "l1d", "L1-data"},
+	{"L1-icache", "l1-i", "l1i", "L1-instruction"},
+	{"LLC", "L2"},
+	{"dTLB", "d-tlb", "Data-TLB"},
+	{"iTLB", "i-tlb", "Instruction-TLB"},
+	{"branch", "branches", "bpu", "btb", "bpc"},
+	{"node"},
 };
-static const struct {
-	const char *names[3];
-	const char *canonical;
-} cache_ops[] = {
-	{{"load", "read", NULL}, "load"},
-	{{"store", "write", NULL}, "store"},
-	{{"prefetch", "speculative-read", "speculative-load"}, "prefetch"},
+static const char *const cache_ops[][4] = {
+	{"load", "loads", "read"},
+	{"store", "stores", "write"},
+	{"prefetch", "prefetches", "speculative-read", "speculative-load"},
 };
+static const char *const cache_results[][4] = {
+	{"refs", "Reference", "ops", "access"},
+	{"misses", "miss"},
+};
+/* The canonical spelling, for listings and messages: loads, stores, prefetches. */
+static const char *const cache_op_plural[] = {"loads", "stores", "prefetches"};
+
 /* Which (cache, op) pairs exist: perf's validity table. */
 static bool cache_op_valid(int cache, int op)
 {
@@ -84,50 +89,75 @@ static bool cache_op_valid(int cache, int op)
 	}
 }
 
-/* Match PREFIX against NAME case-insensitively; return the rest or NULL. */
-static const char *skip_word(const char *s, const char *word)
+/* The longest of WORDS (rows of N aliases) that starts S and ends at '-' or
+ * the end; returns its row and sets *LEN, or -1. */
+static int match_word(const char *s, const char *const (*words)[4], size_t rows, size_t *len)
 {
-	size_t n = strlen(word);
-	return strncasecmp(s, word, n) == 0 ? s + n : NULL;
+	int best = -1;
+	*len = 0;
+	for (size_t r = 0; r < rows; r++)
+		for (size_t i = 0; i < 4 && words[r][i]; i++) {
+			size_t n = strlen(words[r][i]);
+			if (n > *len && strncasecmp(s, words[r][i], n) == 0 && (!s[n] || s[n] == '-')) {
+				best = (int)r;
+				*len = n;
+			}
+		}
+	return best;
 }
 
 static int resolve_cache(const char *base, struct hwc__ev *ev)
 {
-	for (size_t c = 0; c < HWC_ARRAY_SIZE(caches); c++) {
-		for (size_t ci = 0; ci < 4 && caches[c].names[ci]; ci++) {
-			const char *p = skip_word(base, caches[c].names[ci]);
-			if (!p || *p != '-')
-				continue;
-			p++;
-			for (size_t o = 0; o < HWC_ARRAY_SIZE(cache_ops); o++) {
-				for (size_t oi = 0; oi < 3 && cache_ops[o].names[oi]; oi++) {
-					const char *q = skip_word(p, cache_ops[o].names[oi]);
-					if (!q)
-						continue;
-					int result;
-					if (strcasecmp(q, "s") == 0 || strcasecmp(q, "es") == 0 ||
-					    strcasecmp(q, "-refs") == 0 || strcasecmp(q, "-access") == 0 ||
-					    strcasecmp(q, "-accesses") == 0)
-						result = PERF_COUNT_HW_CACHE_RESULT_ACCESS;
-					else if (strcasecmp(q, "-misses") == 0 || strcasecmp(q, "-miss") == 0)
-						result = PERF_COUNT_HW_CACHE_RESULT_MISS;
-					else
-						continue;
-					if (!cache_op_valid((int)c, (int)o))
-						return hwc__fail(-EINVAL,
-								 "'%s' does not exist: %s caches have no %s "
-								 "operation",
-								 base, caches[c].canonical, cache_ops[o].canonical);
-					ev->pub.source = HWC_SRC_CACHE;
-					snprintf(ev->pmu, sizeof(ev->pmu), "cpu");
-					ev->pub.attr.type = PERF_TYPE_HW_CACHE;
-					ev->pub.attr.config = c | (o << 8) | ((uint64_t)result << 16);
-					return 0;
-				}
+	int cache = -1;
+	size_t len = 0;
+	for (size_t c = 0; c < HWC_ARRAY_SIZE(caches); c++)
+		for (size_t i = 0; i < 5 && caches[c][i]; i++) {
+			size_t n = strlen(caches[c][i]);
+			if (n > len && strncasecmp(base, caches[c][i], n) == 0 &&
+			    (!base[n] || base[n] == '-')) {
+				cache = (int)c;
+				len = n;
 			}
 		}
+	if (cache < 0)
+		return -ENOENT;
+	int op = -1, result = -1;
+	for (const char *p = base + len; *p;) {
+		p++; /* the '-' */
+		size_t n;
+		int w = match_word(p, cache_ops, HWC_ARRAY_SIZE(cache_ops), &n);
+		if (w >= 0 && op < 0) {
+			op = w;
+		} else if ((w = match_word(p, cache_results, HWC_ARRAY_SIZE(cache_results), &n)) >= 0 &&
+			   result < 0) {
+			result = w;
+		} else {
+			/* Not a cache event after all ("L1-dcache-foo"), or a word
+			 * given twice, which perf would silently ignore. */
+			if (w < 0 && match_word(p, cache_ops, HWC_ARRAY_SIZE(cache_ops), &n) < 0)
+				return -ENOENT;
+			return hwc__fail(-EINVAL,
+					 "malformed cache event '%s': '%.*s' repeats the %s (write "
+					 "<cache>-<operation>-<result>, e.g. %s-loads or %s-load-misses)",
+					 base, (int)n, p, w >= 0 ? "result" : "operation", caches[cache][0],
+					 caches[cache][0]);
+		}
+		p += n;
 	}
-	return -ENOENT;
+	if (op < 0)
+		op = PERF_COUNT_HW_CACHE_OP_READ;
+	if (result < 0)
+		result = PERF_COUNT_HW_CACHE_RESULT_ACCESS;
+	if (!cache_op_valid(cache, op))
+		return hwc__fail(-EINVAL, "'%s' does not exist: %s has no %s (perf and the kernel "
+					  "define only %s-loads%s)",
+				 base, caches[cache][0], cache_op_plural[op], caches[cache][0],
+				 cache == PERF_COUNT_HW_CACHE_L1I ? " and -prefetches" : "");
+	ev->pub.source = HWC_SRC_CACHE;
+	snprintf(ev->pmu, sizeof(ev->pmu), "cpu");
+	ev->pub.attr.type = PERF_TYPE_HW_CACHE;
+	ev->pub.attr.config = (uint64_t)cache | ((uint64_t)op << 8) | ((uint64_t)result << 16);
+	return 0;
 }
 
 int hwc__resolve_table(const char *base, struct hwc__ev *ev)
@@ -174,8 +204,9 @@ static const struct preset {
 	{"PAPI_BR_CN", "conditional branch instructions",
 	 {"BR_INST_RETIRED:CONDITIONAL", "BR_INST_RETIRED:COND",
 	  "RETIRED_CONDITIONAL_BRANCH_INSTRUCTIONS"}},
-	{"PAPI_BR_TKN", "conditional branches taken",
-	 {"BR_INST_RETIRED:NEAR_TAKEN", "RETIRED_TAKEN_BRANCH_INSTRUCTIONS"}},
+	/* Skylake's NEAR_TAKEN and Zen's RETIRED_TAKEN_BRANCH_INSTRUCTIONS
+	 * count unconditional branches too: no mapping there. */
+	{"PAPI_BR_TKN", "conditional branches taken", {"BR_INST_RETIRED:COND_TAKEN"}},
 	{"PAPI_BR_NTK", "conditional branches not taken",
 	 {"BR_INST_RETIRED:NOT_TAKEN", "BR_INST_RETIRED:COND_NTAKEN"}},
 	{"PAPI_L1_DCM", "level 1 data cache misses", {"L1-dcache-load-misses"}},
@@ -184,8 +215,12 @@ static const struct preset {
 	{"PAPI_L1_STM", "level 1 store misses", {"L1-dcache-store-misses"}},
 	{"PAPI_L1_ICM", "level 1 instruction cache misses", {"L1-icache-load-misses"}},
 	{"PAPI_L1_ICA", "level 1 instruction cache accesses", {"L1-icache-loads"}},
-	{"PAPI_L2_TCM", "level 2 cache misses", {"L2_RQSTS:MISS"}},
-	{"PAPI_L2_TCA", "level 2 cache accesses", {"L2_RQSTS:REFERENCES"}},
+	/* Requests that miss L2 are the ones the last-level cache sees. */
+	{"PAPI_L2_TCM", "level 2 cache misses",
+	 {"L2_RQSTS:MISS", "LONGEST_LAT_CACHE:REFERENCES", "LONGEST_LAT_CACHE:REFERENCE",
+	  "CORE_TO_L2_CACHEABLE_REQUEST_ACCESS_STATUS:LS_RD_BLK_C:IC_FILL_MISS"}},
+	{"PAPI_L2_TCA", "level 2 cache accesses",
+	 {"L2_RQSTS:REFERENCES", "L2_RQSTS:ALL_DEMAND_REFERENCES"}},
 	{"PAPI_L3_TCM", "level 3 (last level) cache misses", {"cache-misses"}},
 	{"PAPI_L3_TCA", "level 3 (last level) cache accesses", {"cache-references"}},
 	{"PAPI_L3_LDM", "level 3 load misses", {"LLC-load-misses"}},
@@ -196,39 +231,96 @@ static const struct preset {
 	{"PAPI_SR_INS", "store instructions",
 	 {"MEM_INST_RETIRED:ALL_STORES", "MEM_UOPS_RETIRED:ALL_STORES",
 	  "LS_DISPATCH:STORE_DISPATCH"}},
-	{"PAPI_STL_ICY", "cycles with no instruction issue", {"stalled-cycles-frontend"}},
-	{"PAPI_RES_STL", "cycles stalled on any resource", {"stalled-cycles-backend"}},
+	/* Intel kernels have no generic stalled-cycles events since Sandy
+	 * Bridge: the native event comes first where there is one. */
+	{"PAPI_STL_ICY", "cycles with no instruction issue",
+	 {"IDQ_UOPS_NOT_DELIVERED:CYCLES_0_UOPS_DELIV_CORE", "stalled-cycles-frontend"}},
+	{"PAPI_RES_STL", "cycles stalled on any resource",
+	 {"RESOURCE_STALLS:ANY", "stalled-cycles-backend"}},
 	{"PAPI_HW_INT", "hardware interrupts", {"HW_INTERRUPTS:RECEIVED", "INTERRUPT_TAKEN"}},
+	/* Every width and precision, so each FP instruction counts once.
+	 * Zen counts FLOPs, not instructions: that is PAPI_FP_OPS. */
 	{"PAPI_FP_INS", "floating point instructions",
-	 {"FP_ARITH_INST_RETIRED:SCALAR_DOUBLE", "RETIRED_SSE_AVX_FLOPS"}},
+	 {"FP_ARITH_INST_RETIRED:SCALAR_DOUBLE:SCALAR_SINGLE:128B_PACKED_DOUBLE:128B_PACKED_SINGLE:"
+	  "256B_PACKED_DOUBLE:256B_PACKED_SINGLE:512B_PACKED_DOUBLE:512B_PACKED_SINGLE"}},
 	{"PAPI_FP_OPS", "floating point operations", {"RETIRED_SSE_AVX_FLOPS"}},
 	{"PAPI_TOT_IIS", "instructions issued", {"UOPS_ISSUED:ANY"}},
-#define UNMAPPED(n) {n, NULL, {NULL}}
-	UNMAPPED("PAPI_L1_TCM"), UNMAPPED("PAPI_L2_DCM"), UNMAPPED("PAPI_L2_ICM"),
-	UNMAPPED("PAPI_L3_DCM"), UNMAPPED("PAPI_L3_ICM"), UNMAPPED("PAPI_CA_SNP"),
-	UNMAPPED("PAPI_CA_SHR"), UNMAPPED("PAPI_CA_CLN"), UNMAPPED("PAPI_CA_INV"),
-	UNMAPPED("PAPI_CA_ITV"), UNMAPPED("PAPI_L3_STM"), UNMAPPED("PAPI_BRU_IDL"),
-	UNMAPPED("PAPI_FXU_IDL"), UNMAPPED("PAPI_FPU_IDL"), UNMAPPED("PAPI_LSU_IDL"),
-	UNMAPPED("PAPI_TLB_TL"), UNMAPPED("PAPI_L2_LDM"), UNMAPPED("PAPI_L2_STM"),
-	UNMAPPED("PAPI_BTAC_M"), UNMAPPED("PAPI_PRF_DM"), UNMAPPED("PAPI_L3_DCH"),
-	UNMAPPED("PAPI_TLB_SD"), UNMAPPED("PAPI_CSR_FAL"), UNMAPPED("PAPI_CSR_SUC"),
-	UNMAPPED("PAPI_CSR_TOT"), UNMAPPED("PAPI_MEM_SCY"), UNMAPPED("PAPI_MEM_RCY"),
-	UNMAPPED("PAPI_MEM_WCY"), UNMAPPED("PAPI_STL_CCY"), UNMAPPED("PAPI_FUL_ICY"),
-	UNMAPPED("PAPI_FUL_CCY"), UNMAPPED("PAPI_BR_UCN"), UNMAPPED("PAPI_BR_PRC"),
-	UNMAPPED("PAPI_FMA_INS"), UNMAPPED("PAPI_INT_INS"), UNMAPPED("PAPI_LST_INS"),
-	UNMAPPED("PAPI_SYC_INS"), UNMAPPED("PAPI_L1_DCH"), UNMAPPED("PAPI_L2_DCH"),
-	UNMAPPED("PAPI_L2_DCA"), UNMAPPED("PAPI_L3_DCA"), UNMAPPED("PAPI_L1_DCR"),
-	UNMAPPED("PAPI_L2_DCR"), UNMAPPED("PAPI_L3_DCR"), UNMAPPED("PAPI_L1_DCW"),
-	UNMAPPED("PAPI_L2_DCW"), UNMAPPED("PAPI_L3_DCW"), UNMAPPED("PAPI_L1_ICH"),
-	UNMAPPED("PAPI_L2_ICH"), UNMAPPED("PAPI_L3_ICH"), UNMAPPED("PAPI_L2_ICA"),
-	UNMAPPED("PAPI_L3_ICA"), UNMAPPED("PAPI_L1_ICR"), UNMAPPED("PAPI_L2_ICR"),
-	UNMAPPED("PAPI_L3_ICR"), UNMAPPED("PAPI_L1_TCH"), UNMAPPED("PAPI_L2_TCH"),
-	UNMAPPED("PAPI_L1_TCA"), UNMAPPED("PAPI_L1_TCR"), UNMAPPED("PAPI_L2_TCR"),
-	UNMAPPED("PAPI_L3_TCR"), UNMAPPED("PAPI_L1_TCW"), UNMAPPED("PAPI_L2_TCW"),
-	UNMAPPED("PAPI_L3_TCW"), UNMAPPED("PAPI_FML_INS"), UNMAPPED("PAPI_FAD_INS"),
-	UNMAPPED("PAPI_FDV_INS"), UNMAPPED("PAPI_FSQ_INS"), UNMAPPED("PAPI_FNV_INS"),
-	UNMAPPED("PAPI_VEC_INS"), UNMAPPED("PAPI_SP_OPS"), UNMAPPED("PAPI_DP_OPS"),
-	UNMAPPED("PAPI_VEC_SP"), UNMAPPED("PAPI_VEC_DP"), UNMAPPED("PAPI_STL_SCY"),
+#define UNMAPPED(n, d) {n, d, {NULL}}
+	UNMAPPED("PAPI_L1_TCM", "level 1 cache misses"),
+	UNMAPPED("PAPI_L2_DCM", "level 2 data cache misses"),
+	UNMAPPED("PAPI_L2_ICM", "level 2 instruction cache misses"),
+	UNMAPPED("PAPI_L3_DCM", "level 3 data cache misses"),
+	UNMAPPED("PAPI_L3_ICM", "level 3 instruction cache misses"),
+	UNMAPPED("PAPI_CA_SNP", "requests for a snoop"),
+	UNMAPPED("PAPI_CA_SHR", "requests for exclusive access to a shared cache line"),
+	UNMAPPED("PAPI_CA_CLN", "requests for exclusive access to a clean cache line"),
+	UNMAPPED("PAPI_CA_INV", "requests for cache line invalidation"),
+	UNMAPPED("PAPI_CA_ITV", "requests for cache line intervention"),
+	UNMAPPED("PAPI_L3_STM", "level 3 store misses"),
+	UNMAPPED("PAPI_BRU_IDL", "cycles the branch units are idle"),
+	UNMAPPED("PAPI_FXU_IDL", "cycles the integer units are idle"),
+	UNMAPPED("PAPI_FPU_IDL", "cycles the floating point units are idle"),
+	UNMAPPED("PAPI_LSU_IDL", "cycles the load/store units are idle"),
+	UNMAPPED("PAPI_TLB_TL", "total TLB misses"),
+	UNMAPPED("PAPI_L2_LDM", "level 2 load misses"),
+	UNMAPPED("PAPI_L2_STM", "level 2 store misses"),
+	UNMAPPED("PAPI_BTAC_M", "branch target address cache misses"),
+	UNMAPPED("PAPI_PRF_DM", "data prefetch cache misses"),
+	UNMAPPED("PAPI_L3_DCH", "level 3 data cache hits"),
+	UNMAPPED("PAPI_TLB_SD", "TLB shootdowns"),
+	UNMAPPED("PAPI_CSR_FAL", "failed store conditional instructions"),
+	UNMAPPED("PAPI_CSR_SUC", "successful store conditional instructions"),
+	UNMAPPED("PAPI_CSR_TOT", "total store conditional instructions"),
+	UNMAPPED("PAPI_MEM_SCY", "cycles stalled waiting for memory accesses"),
+	UNMAPPED("PAPI_MEM_RCY", "cycles stalled waiting for memory reads"),
+	UNMAPPED("PAPI_MEM_WCY", "cycles stalled waiting for memory writes"),
+	UNMAPPED("PAPI_STL_CCY", "cycles with no instruction completed"),
+	UNMAPPED("PAPI_FUL_ICY", "cycles with maximum instruction issue"),
+	UNMAPPED("PAPI_FUL_CCY", "cycles with maximum instructions completed"),
+	UNMAPPED("PAPI_BR_UCN", "unconditional branch instructions"),
+	UNMAPPED("PAPI_BR_PRC", "conditional branches correctly predicted"),
+	UNMAPPED("PAPI_FMA_INS", "fused multiply-add instructions"),
+	UNMAPPED("PAPI_INT_INS", "integer instructions"),
+	UNMAPPED("PAPI_LST_INS", "load and store instructions"),
+	UNMAPPED("PAPI_SYC_INS", "synchronization instructions"),
+	UNMAPPED("PAPI_L1_DCH", "level 1 data cache hits"),
+	UNMAPPED("PAPI_L2_DCH", "level 2 data cache hits"),
+	UNMAPPED("PAPI_L2_DCA", "level 2 data cache accesses"),
+	UNMAPPED("PAPI_L3_DCA", "level 3 data cache accesses"),
+	UNMAPPED("PAPI_L1_DCR", "level 1 data cache reads"),
+	UNMAPPED("PAPI_L2_DCR", "level 2 data cache reads"),
+	UNMAPPED("PAPI_L3_DCR", "level 3 data cache reads"),
+	UNMAPPED("PAPI_L1_DCW", "level 1 data cache writes"),
+	UNMAPPED("PAPI_L2_DCW", "level 2 data cache writes"),
+	UNMAPPED("PAPI_L3_DCW", "level 3 data cache writes"),
+	UNMAPPED("PAPI_L1_ICH", "level 1 instruction cache hits"),
+	UNMAPPED("PAPI_L2_ICH", "level 2 instruction cache hits"),
+	UNMAPPED("PAPI_L3_ICH", "level 3 instruction cache hits"),
+	UNMAPPED("PAPI_L2_ICA", "level 2 instruction cache accesses"),
+	UNMAPPED("PAPI_L3_ICA", "level 3 instruction cache accesses"),
+	UNMAPPED("PAPI_L1_ICR", "level 1 instruction cache reads"),
+	UNMAPPED("PAPI_L2_ICR", "level 2 instruction cache reads"),
+	UNMAPPED("PAPI_L3_ICR", "level 3 instruction cache reads"),
+	UNMAPPED("PAPI_L1_TCH", "level 1 cache hits"),
+	UNMAPPED("PAPI_L2_TCH", "level 2 cache hits"),
+	UNMAPPED("PAPI_L1_TCA", "level 1 cache accesses"),
+	UNMAPPED("PAPI_L1_TCR", "level 1 cache reads"),
+	UNMAPPED("PAPI_L2_TCR", "level 2 cache reads"),
+	UNMAPPED("PAPI_L3_TCR", "level 3 cache reads"),
+	UNMAPPED("PAPI_L1_TCW", "level 1 cache writes"),
+	UNMAPPED("PAPI_L2_TCW", "level 2 cache writes"),
+	UNMAPPED("PAPI_L3_TCW", "level 3 cache writes"),
+	UNMAPPED("PAPI_FML_INS", "floating point multiply instructions"),
+	UNMAPPED("PAPI_FAD_INS", "floating point add instructions"),
+	UNMAPPED("PAPI_FDV_INS", "floating point divide instructions"),
+	UNMAPPED("PAPI_FSQ_INS", "floating point square root instructions"),
+	UNMAPPED("PAPI_FNV_INS", "floating point inverse instructions"),
+	UNMAPPED("PAPI_VEC_INS", "vector/SIMD instructions"),
+	UNMAPPED("PAPI_SP_OPS", "single precision floating point operations"),
+	UNMAPPED("PAPI_DP_OPS", "double precision floating point operations"),
+	UNMAPPED("PAPI_VEC_SP", "single precision vector/SIMD instructions"),
+	UNMAPPED("PAPI_VEC_DP", "double precision vector/SIMD instructions"),
+	UNMAPPED("PAPI_STL_SCY", "cycles with no instruction issue, stalled"),
 #undef UNMAPPED
 };
 
@@ -257,12 +349,93 @@ void hwc__table_names(hwc__name_fn fn, void *arg)
 		for (size_t o = 0; o < HWC_ARRAY_SIZE(cache_ops); o++) {
 			if (!cache_op_valid((int)c, (int)o))
 				continue;
-			snprintf(name, sizeof(name), "%s-%ss", caches[c].canonical, cache_ops[o].canonical);
+			snprintf(name, sizeof(name), "%s-%s", caches[c][0], cache_op_plural[o]);
 			fn(name, arg);
-			snprintf(name, sizeof(name), "%s-%s-misses", caches[c].canonical,
-				 cache_ops[o].canonical);
+			snprintf(name, sizeof(name), "%s-%s-misses", caches[c][0], cache_ops[o][0]);
 			fn(name, arg);
 		}
 	for (size_t i = 0; i < HWC_ARRAY_SIZE(presets); i++)
 		fn(presets[i].name, arg);
+}
+
+/* The listing of one category, as public event infos. */
+static int walk_named(const struct named *t, size_t n, enum hwc_source src, const char *pmu,
+		      hwc_event_walk_fn fn, void *arg)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct hwc_event_info ev = {.name = t[i].name, .spec = t[i].name, .pmu = pmu,
+					    .source = src, .desc = t[i].desc, .code = t[i].config};
+		int r = fn(&ev, arg);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* How listings spell and describe the caches and operations, in the
+ * kernel's PERF_COUNT_HW_CACHE_* order (the resolver accepts more). */
+static const struct {
+	const char *name, *desc;
+} cache_listing[] = {
+	{"L1-dcache", "level 1 data cache"},  {"L1-icache", "level 1 instruction cache"},
+	{"LLC", "last-level cache"},          {"dTLB", "data TLB"},
+	{"iTLB", "instruction TLB"},          {"branch", "branch prediction unit"},
+	{"node", "local NUMA node memory"},
+};
+static const struct {
+	const char *one, *many;
+} op_listing[] = {{"load", "loads"}, {"store", "stores"}, {"prefetch", "prefetches"}};
+
+static int walk_caches(hwc_event_walk_fn fn, void *arg)
+{
+	char name[64], desc[128];
+	for (int c = 0; c < (int)HWC_ARRAY_SIZE(cache_listing); c++)
+		for (int o = 0; o < (int)HWC_ARRAY_SIZE(op_listing); o++) {
+			if (!cache_op_valid(c, o))
+				continue;
+			for (int miss = 0; miss <= 1; miss++) {
+				snprintf(name, sizeof(name), "%s-%s%s", cache_listing[c].name,
+					 miss ? op_listing[o].one : op_listing[o].many,
+					 miss ? "-misses" : "");
+				snprintf(desc, sizeof(desc), "%s: %s%s", cache_listing[c].desc,
+					 miss ? op_listing[o].one : op_listing[o].many,
+					 miss ? " misses" : "");
+				int result = miss ? PERF_COUNT_HW_CACHE_RESULT_MISS
+						  : PERF_COUNT_HW_CACHE_RESULT_ACCESS;
+				struct hwc_event_info ev = {
+					.name = name, .spec = name, .pmu = "cache",
+					.source = HWC_SRC_CACHE, .desc = desc,
+					.code = (uint64_t)c | ((uint64_t)o << 8) | ((uint64_t)result << 16)};
+				int r = fn(&ev, arg);
+				if (r)
+					return r;
+			}
+		}
+	return 0;
+}
+
+int hwc__table_walk(enum hwc_source which, hwc_event_walk_fn fn, void *arg)
+{
+	switch (which) {
+	case HWC_SRC_GENERIC:
+		return walk_named(hardware, HWC_ARRAY_SIZE(hardware), HWC_SRC_GENERIC, "generic",
+				  fn, arg);
+	case HWC_SRC_SOFTWARE:
+		return walk_named(software, HWC_ARRAY_SIZE(software), HWC_SRC_SOFTWARE, "software",
+				  fn, arg);
+	case HWC_SRC_CACHE:
+		return walk_caches(fn, arg);
+	default:
+		return 0;
+	}
+}
+
+int hwc__preset_walk(int (*fn)(const char *name, const char *desc, void *arg), void *arg)
+{
+	for (size_t i = 0; i < HWC_ARRAY_SIZE(presets); i++) {
+		int r = fn(presets[i].name, presets[i].desc, arg);
+		if (r)
+			return r;
+	}
+	return 0;
 }

@@ -41,6 +41,7 @@ struct hwc__ev {
 	char pmu[64];
 	char origin[512];
 	char unit[32];
+	bool explicit_gh; /* a G or H modifier chose guest/host counting */
 };
 /* Point pub's strings at the storage; call after filling the arrays. */
 void hwc__ev_fix_strings(struct hwc__ev *ev);
@@ -51,11 +52,11 @@ void hwc__ev_fix_strings(struct hwc__ev *ev);
 struct hwc__mods {
 	bool u, k, h;      /* letters given */
 	bool explicit_priv;
+	bool guest, host;  /* G, H given */
 	int precise;
-	bool guest_only, host_only, pinned, exclude_idle;
+	bool pinned, exclude_idle, exclusive;
 };
 int hwc__parse_mods(const char *mods, const char *whole, struct hwc__mods *m);
-void hwc__apply_mods(struct perf_event_attr *attr, const struct hwc__mods *m);
 
 int hwc__resolve_table(const char *base, struct hwc__ev *ev);
 /* The candidates a PAPI/illumos preset maps to (N may be 0: known, unmapped),
@@ -69,6 +70,8 @@ int hwc__resolve_tracepoint(const char *spec, struct hwc__ev *ev);
 typedef void (*hwc__name_fn)(const char *name, void *arg);
 void hwc__table_names(hwc__name_fn fn, void *arg);
 void hwc__pfm_names(hwc__name_fn fn, void *arg);
+/* The events of one libpfm4 model, as "model::EVENT". */
+void hwc__pfm_model_names(const char *model, hwc__name_fn fn, void *arg);
 void hwc__pmu_alias_names(hwc__name_fn fn, void *arg);
 
 /* libpfm4, initialised once; returns 0 or -ENOTSUP with detail. */
@@ -77,6 +80,25 @@ bool hwc__pfm_model_known(const char *model);
 void hwc__pfm_models_with_event(const char *spec);
 /* Name of the libpfm4 model of this CPU (or the forced one), or NULL. */
 const char *hwc__pfm_host_model(int *ncounters, int *nfixed);
+
+/* Listing (list.c puts these together for hwc_events_walk()).  Each calls FN
+ * with probed == false and returns 0, FN's non-zero value, or -errno. */
+int hwc__table_walk(enum hwc_source which, hwc_event_walk_fn fn, void *arg); /* GENERIC, CACHE, SOFTWARE */
+int hwc__preset_walk(int (*fn)(const char *name, const char *desc, void *arg), void *arg);
+int hwc__pfm_models_walk(int (*fn)(const struct hwc_model_info *m, void *arg), void *arg);
+/* The libpfm4 model called MODEL (case-insensitive); -ENOENT without detail. */
+int hwc__pfm_model(const char *model, struct hwc_model_info *out);
+/* -ENOENT without detail when MODEL is no libpfm4 model. */
+int hwc__pfm_events_walk(const char *model, hwc_event_walk_fn fn, void *arg);
+int hwc__pmus_walk(int (*fn)(const struct hwc_pmu_info *p, void *arg), void *arg);
+bool hwc__pmu_exists(const char *name);
+/* -ENOENT without detail when PMU is not in sysfs. */
+int hwc__pmu_events_walk(const char *pmu, hwc_event_walk_fn fn, void *arg);
+/* The tracepoints that match PATTERN (their ids are read only for those);
+ * -ENOENT (tracefs not mounted) or -EACCES (not readable), with detail. */
+int hwc__tracepoints_walk(const char *pattern, hwc_event_walk_fn fn, void *arg);
+/* hwc_events_walk()'s PATTERN rule: NULL, a glob, or a substring; no case. */
+bool hwc__event_matches(const char *pattern, const char *name, const char *spec);
 
 /* Place VALUE into CONFIG words following a sysfs format ("config:0-7,32-35"). */
 int hwc__format_apply(const char *format, uint64_t value, struct perf_event_attr *attr,

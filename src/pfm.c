@@ -36,6 +36,15 @@ static bool pmu_info(int pmu, pfm_pmu_info_t *info)
 	return pfm_get_pmu_info(pmu, info) == PFM_SUCCESS;
 }
 
+/* libpfm4's "perf" and "perf_raw" tables restate perf's generic events
+ * under other spellings (CYCLES, PERF_COUNT_HW_CPU_CYCLES, r0x1c2); hwc has
+ * one spelling for those, so a bare name never resolves through them.
+ * perf::NAME still does, as in PAPI. */
+static bool is_generic_table(const char *pmu)
+{
+	return strcmp(pmu, "perf") == 0 || strcmp(pmu, "perf_raw") == 0;
+}
+
 const char *hwc__pfm_host_model(int *ncounters, int *nfixed)
 {
 	if (hwc__pfm_init())
@@ -46,7 +55,7 @@ const char *hwc__pfm_host_model(int *ncounters, int *nfixed)
 	{
 		if (!pmu_info(pmu, &info) || !info.is_present || info.type != PFM_PMU_TYPE_CORE)
 			continue;
-		if (strcmp(info.name, "perf") == 0 || strcmp(info.name, "perf_raw") == 0)
+		if (is_generic_table(info.name))
 			continue;
 		if (ncounters)
 			*ncounters = info.num_cntrs;
@@ -57,47 +66,100 @@ const char *hwc__pfm_host_model(int *ncounters, int *nfixed)
 	return NULL;
 }
 
-/* Does the event string choose privilege levels itself (u, k, h)? */
-static bool chooses_priv(const char *spec)
+/* The ':'-separated parts of SPEC after the event name ("skl::EV:A:c=1"
+ * gives "A" and "c=1"), for FN(part, length, arg); stops when FN returns
+ * true and returns that part, else NULL. */
+static const char *find_part(const char *spec, bool (*fn)(const char *, size_t, void *), void *arg)
 {
 	const char *p = strstr(spec, "::");
 	p = strchr(p ? p + 2 : spec, ':');
 	while (p) {
-		const char *t = p + 1;
-		size_t len = strcspn(t, ":");
-		if ((len == 1 || (len > 1 && t[1] == '=')) && strchr("ukh", t[0]))
-			return true;
-		p = strchr(t, ':');
+		const char *part = p + 1;
+		size_t len = strcspn(part, ":");
+		if (fn(part, len, arg))
+			return part;
+		p = part[len] ? part + len : NULL;
 	}
-	return false;
+	return NULL;
 }
 
-/* List the unit masks and modifiers of the event SPEC names, for errors. */
-static void append_attrs(const char *spec)
+/* u, k or h, alone or with a value (u=1). */
+static bool is_priv(const char *part, size_t len, void *letters)
+{
+	return (len == 1 || (len > 1 && part[1] == '=')) && strchr(letters, part[0]);
+}
+
+/* The libpfm4 event of SPEC (without its attributes), or -1. */
+static int event_index(const char *spec)
 {
 	char base[256];
-	size_t len = strcspn(spec, ":");
 	const char *model_sep = strstr(spec, "::");
-	if (model_sep)
-		len = (size_t)(model_sep - spec) + 2 + strcspn(model_sep + 2, ":");
+	size_t len = model_sep ? (size_t)(model_sep - spec) + 2 + strcspn(model_sep + 2, ":")
+			       : strcspn(spec, ":");
 	if (len >= sizeof(base))
-		return;
+		return -1;
 	memcpy(base, spec, len);
 	base[len] = '\0';
-	int idx = pfm_find_event(base);
-	if (idx < 0)
-		return;
+	return pfm_find_event(base);
+}
+
+struct attr_probe {
+	int idx;
+	bool want_value; /* looking for a modifier whose value is wrong */
+};
+
+/* Is PART no attribute of the event (or, with want_value, a modifier)? */
+static bool bad_part(const char *part, size_t len, void *arg)
+{
+	struct attr_probe *ap = arg;
+	size_t key = strcspn(part, "=");
+	if (key > len)
+		key = len;
 	pfm_event_info_t info = {.size = sizeof(info)};
-	if (pfm_get_event_info(idx, PFM_OS_PERF_EVENT_EXT, &info) != PFM_SUCCESS)
-		return;
-	hwc__fail_append(" (valid for %s:", base);
+	if (pfm_get_event_info(ap->idx, PFM_OS_PERF_EVENT_EXT, &info) != PFM_SUCCESS)
+		return false;
+	for (int a = 0; a < info.nattrs; a++) {
+		pfm_event_attr_info_t ai = {.size = sizeof(ai)};
+		if (pfm_get_event_attr_info(ap->idx, a, PFM_OS_PERF_EVENT_EXT, &ai) != PFM_SUCCESS ||
+		    strlen(ai.name) != key || strncasecmp(ai.name, part, key) != 0)
+			continue;
+		return ap->want_value && ai.type != PFM_ATTR_UMASK;
+	}
+	return !ap->want_value;
+}
+
+/* Explain a libpfm4 encoding error RET for SPEC, naming the offending part
+ * and listing the unit masks and modifiers of the event. */
+static int encoding_error(const char *spec, int ret)
+{
+	int idx = event_index(spec);
+	struct attr_probe ap = {.idx = idx, .want_value = ret == PFM_ERR_ATTR_VAL};
+	const char *part = idx >= 0 && (ret == PFM_ERR_ATTR || ret == PFM_ERR_ATTR_VAL)
+				   ? find_part(spec, bad_part, &ap)
+				   : NULL;
+	int len = part ? (int)strcspn(part, ":") : 0;
+	if (part && !len)
+		hwc__fail(-EINVAL, "malformed event '%s': empty unit mask or modifier after ':'", spec);
+	else if (part && ret == PFM_ERR_ATTR)
+		hwc__fail(-EINVAL, "malformed event '%s': unknown unit mask or modifier '%.*s'", spec,
+			  len, part);
+	else if (part)
+		hwc__fail(-EINVAL, "malformed event '%s': bad value in '%.*s' (%s)", spec, len, part,
+			  memchr(part, '=', (size_t)len) ? "out of range" : "it needs one: name=value");
+	else
+		hwc__fail(-EINVAL, "malformed event '%s': %s", spec, pfm_strerror(ret));
+	pfm_event_info_t info = {.size = sizeof(info)};
+	if (idx < 0 || pfm_get_event_info(idx, PFM_OS_PERF_EVENT_EXT, &info) != PFM_SUCCESS)
+		return -EINVAL;
+	pfm_pmu_info_t pinfo;
+	hwc__fail_append("; %s::%s takes", pmu_info(info.pmu, &pinfo) ? pinfo.name : "?", info.name);
 	for (int a = 0; a < info.nattrs; a++) {
 		pfm_event_attr_info_t ai = {.size = sizeof(ai)};
 		if (pfm_get_event_attr_info(idx, a, PFM_OS_PERF_EVENT_EXT, &ai) != PFM_SUCCESS)
 			continue;
 		hwc__fail_append(" %s%s", ai.name, ai.type == PFM_ATTR_UMASK ? "" : "=");
 	}
-	hwc__fail_append(")");
+	return -EINVAL;
 }
 
 int hwc__resolve_pfm(const char *spec, struct hwc__ev *ev)
@@ -114,18 +176,27 @@ int hwc__resolve_pfm(const char *spec, struct hwc__ev *ev)
 	arg.fstr = &fstr;
 	arg.size = sizeof(arg);
 	int ret = pfm_get_os_event_encoding(spec, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
-	if (ret == PFM_ERR_NOTFOUND)
+	/* PFM_ERR_INVAL: not even a libpfm4 name (blanks, odd characters). */
+	if (ret == PFM_ERR_NOTFOUND || ret == PFM_ERR_INVAL)
 		return -ENOENT;
-	if (ret != PFM_SUCCESS) {
-		hwc__fail(-EINVAL, "malformed event '%s': %s", spec, pfm_strerror(ret));
-		append_attrs(spec);
-		return -EINVAL;
+	if (ret != PFM_SUCCESS)
+		return encoding_error(spec, ret);
+	if (arg.cpu >= 0) {
+		free(fstr);
+		return hwc__fail(-EINVAL, "malformed event '%s': the cpu= modifier is not supported "
+					  "in an event; choose the CPUs to count on with the target",
+				 spec);
 	}
 	pfm_event_info_t info = {.size = sizeof(info)};
 	pfm_pmu_info_t pinfo;
 	if (pfm_get_event_info(arg.idx, PFM_OS_PERF_EVENT_EXT, &info) == PFM_SUCCESS &&
-	    pmu_info(info.pmu, &pinfo))
+	    pmu_info(info.pmu, &pinfo)) {
+		if (is_generic_table(pinfo.name) && !strstr(spec, "::")) {
+			free(fstr);
+			return -ENOENT;
+		}
 		snprintf(ev->pmu, sizeof(ev->pmu), "%s", pinfo.name);
+	}
 	snprintf(ev->origin, sizeof(ev->origin), "libpfm4 %s", fstr ? fstr : spec);
 	free(fstr);
 
@@ -136,10 +207,29 @@ int hwc__resolve_pfm(const char *spec, struct hwc__ev *ev)
 	a->config2 = attr.config2;
 	a->exclude_user = attr.exclude_user;
 	a->exclude_kernel = attr.exclude_kernel;
-	a->exclude_hv = attr.exclude_hv;
+	/* libpfm4 excludes the hypervisor by default where the PMU has that
+	 * level (AMD) and never elsewhere (Intel).  Follow perf's modifiers
+	 * instead: all levels unless the spec chose some, and then the
+	 * hypervisor only as its h said (h exists only where libpfm4 honours
+	 * it). */
+	ev->pub.explicit_priv = find_part(spec, is_priv, "ukh") != NULL;
+	if (!ev->pub.explicit_priv)
+		a->exclude_hv = 0;
+	else if (find_part(spec, is_priv, "h"))
+		a->exclude_hv = attr.exclude_hv;
+	else
+		a->exclude_hv = 1;
+	if (a->exclude_user && a->exclude_kernel && a->exclude_hv)
+		return hwc__fail(-EINVAL, "'%s' counts nothing: it excludes user, kernel and "
+					  "hypervisor",
+				 spec);
+	/* period=, freq=, precise=, pinned=, excl= */
+	a->sample_period = attr.sample_period;
+	a->freq = attr.freq;
 	a->precise_ip = attr.precise_ip;
+	a->pinned = attr.pinned;
+	a->exclusive = attr.exclusive;
 	ev->pub.source = HWC_SRC_PFM;
-	ev->pub.explicit_priv = chooses_priv(spec);
 	return 0;
 }
 
@@ -151,12 +241,33 @@ void hwc__pfm_names(hwc__name_fn fn, void *arg)
 	int pmu;
 	pfm_for_all_pmus(pmu)
 	{
-		if (!pmu_info(pmu, &pinfo) || !pinfo.is_present)
+		if (!pmu_info(pmu, &pinfo) || !pinfo.is_present || is_generic_table(pinfo.name))
 			continue;
 		for (int idx = pinfo.first_event; idx != -1; idx = pfm_get_event_next(idx)) {
 			pfm_event_info_t info = {.size = sizeof(info)};
 			if (pfm_get_event_info(idx, PFM_OS_PERF_EVENT_EXT, &info) == PFM_SUCCESS)
 				fn(info.name, arg);
+		}
+	}
+}
+
+void hwc__pfm_model_names(const char *model, hwc__name_fn fn, void *arg)
+{
+	if (hwc__pfm_init())
+		return;
+	pfm_pmu_info_t pinfo;
+	int pmu;
+	char name[256];
+	pfm_for_all_pmus(pmu)
+	{
+		if (!pmu_info(pmu, &pinfo) || strcasecmp(pinfo.name, model) != 0)
+			continue;
+		for (int idx = pinfo.first_event; idx != -1; idx = pfm_get_event_next(idx)) {
+			pfm_event_info_t info = {.size = sizeof(info)};
+			if (pfm_get_event_info(idx, PFM_OS_PERF_EVENT_EXT, &info) != PFM_SUCCESS)
+				continue;
+			snprintf(name, sizeof(name), "%s::%s", pinfo.name, info.name);
+			fn(name, arg);
 		}
 	}
 }
@@ -204,4 +315,123 @@ void hwc__pfm_models_with_event(const char *spec)
 		hwc__fail_append(" and %d more", found - 8);
 	if (found)
 		hwc__fail_append(" (write model::EVENT to encode for one of them)");
+}
+
+/* ------------------------------------------------------------- listing */
+
+static void model_info(const pfm_pmu_info_t *p, struct hwc_model_info *m)
+{
+	*m = (struct hwc_model_info){
+		.name = p->name,
+		.desc = p->desc ? p->desc : "",
+		.present = p->is_present,
+		.core = p->type == PFM_PMU_TYPE_CORE,
+		.os_tables = p->type == PFM_PMU_TYPE_OS_GENERIC,
+		.nevents = p->nevents,
+		.ncounters = p->num_cntrs,
+		.nfixed = p->num_fixed_cntrs,
+	};
+}
+
+int hwc__pfm_models_walk(int (*fn)(const struct hwc_model_info *m, void *arg), void *arg)
+{
+	int err = hwc__pfm_init();
+	if (err)
+		return err;
+	pfm_pmu_info_t pinfo;
+	int pmu;
+	pfm_for_all_pmus(pmu)
+	{
+		if (!pmu_info(pmu, &pinfo) || !pinfo.name)
+			continue;
+		struct hwc_model_info m;
+		model_info(&pinfo, &m);
+		int r = fn(&m, arg);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* The libpfm4 PMU called MODEL (case-insensitive), or -1. */
+static int find_model(const char *model, pfm_pmu_info_t *pinfo)
+{
+	if (hwc__pfm_init())
+		return -1;
+	int pmu;
+	pfm_for_all_pmus(pmu)
+	{
+		if (pmu_info(pmu, pinfo) && pinfo->name && strcasecmp(pinfo->name, model) == 0)
+			return pmu;
+	}
+	return -1;
+}
+
+int hwc__pfm_model(const char *model, struct hwc_model_info *out)
+{
+	pfm_pmu_info_t pinfo;
+	int pmu = find_model(model, &pinfo);
+	if (pmu < 0)
+		return -ENOENT;
+	model_info(&pinfo, out);
+	return 0;
+}
+
+static enum hwc_attr_kind attr_kind(pfm_attr_t type)
+{
+	switch (type) {
+	case PFM_ATTR_MOD_BOOL:
+		return HWC_ATTR_FLAG;
+	case PFM_ATTR_MOD_INTEGER:
+		return HWC_ATTR_VALUE;
+	default:
+		return HWC_ATTR_UMASK;
+	}
+}
+
+int hwc__pfm_events_walk(const char *model, hwc_event_walk_fn fn, void *arg)
+{
+	pfm_pmu_info_t pinfo;
+	if (find_model(model, &pinfo) < 0)
+		return -ENOENT;
+	struct hwc_event_attr_info *attrs = NULL;
+	size_t cap = 0;
+	char spec[512];
+	int r = 0;
+	for (int idx = pinfo.first_event; idx != -1 && !r; idx = pfm_get_event_next(idx)) {
+		pfm_event_info_t info = {.size = sizeof(info)};
+		if (pfm_get_event_info(idx, PFM_OS_PERF_EVENT_EXT, &info) != PFM_SUCCESS)
+			continue;
+		if ((size_t)info.nattrs > cap) {
+			struct hwc_event_attr_info *a = realloc(attrs, (size_t)info.nattrs * sizeof(*a));
+			if (!a) {
+				r = hwc__fail(-ENOMEM, "out of memory");
+				break;
+			}
+			attrs = a;
+			cap = (size_t)info.nattrs;
+		}
+		size_t n = 0;
+		for (int i = 0; i < info.nattrs; i++) {
+			pfm_event_attr_info_t ai = {.size = sizeof(ai)};
+			if (pfm_get_event_attr_info(idx, i, PFM_OS_PERF_EVENT_EXT, &ai) != PFM_SUCCESS)
+				continue;
+			attrs[n++] = (struct hwc_event_attr_info){
+				.name = ai.name,
+				.desc = ai.desc ? ai.desc : "",
+				.kind = attr_kind(ai.type),
+				.is_default = ai.is_dfl,
+				.code = ai.type == PFM_ATTR_UMASK || ai.type == PFM_ATTR_RAW_UMASK
+						? ai.code
+						: 0,
+			};
+		}
+		snprintf(spec, sizeof(spec), "%s::%s", pinfo.name, info.name);
+		struct hwc_event_info ev = {.name = info.name, .spec = spec, .pmu = pinfo.name,
+					    .source = HWC_SRC_PFM, .desc = info.desc ? info.desc : "",
+					    .code = info.code, .nattrs = n, .attrs = attrs};
+		r = fn(&ev, arg);
+	}
+	free(attrs);
+	return r;
 }

@@ -3,12 +3,16 @@
  * cpu/ when the kernel has no cpu PMU (so encodings work on any host). */
 #include "internal.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* The x86 PERFEVTSEL layout, as Intel and AMD cpu PMUs describe it. */
 static const struct {
@@ -20,13 +24,17 @@ static const struct {
 	{"cmask", "config:24-31"},
 };
 
+/* A decimal or 0x hex number, as perf reads terms: a leading 0 does not
+ * make it octal (event=010 is ten). */
 static int parse_u64(const char *s, uint64_t *out)
 {
-	char *end;
-	if (!*s || *s == '-')
+	bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+	const char *digits = hex ? s + 2 : s;
+	if (!(hex ? isxdigit((unsigned char)*digits) : isdigit((unsigned char)*digits)))
 		return -EINVAL;
+	char *end;
 	errno = 0;
-	unsigned long long v = strtoull(s, &end, 0);
+	unsigned long long v = strtoull(digits, &end, hex ? 16 : 10);
 	if (errno || *end)
 		return -EINVAL;
 	*out = v;
@@ -108,76 +116,67 @@ struct term_ctx {
 	struct hwc__ev *ev;
 };
 
-static int apply_terms(struct term_ctx *t, const char *terms, bool from_alias);
+/* One term of a term list: KEY=VAL, or KEY alone (VAL NULL). */
+struct term {
+	char *key, *val;
+};
+#define MAX_TERMS 64
 
-static int apply_alias(struct term_ctx *t, const char *alias)
+/* Split the comma-separated LIST (modified in place) into terms. */
+static int split_terms(struct term_ctx *t, char *list, struct term *out, size_t *n)
 {
-	char path[1024], body[1024];
-	pmu_path(path, sizeof(path), t->pmu, "events", alias);
-	int err = hwc__read_file(path, body, sizeof(body));
-	if (err)
-		return err;
-	char scale[64], unit[32];
-	pmu_path(path, sizeof(path), t->pmu, "events", alias);
-	strncat(path, ".scale", sizeof(path) - strlen(path) - 1);
-	if (hwc__read_file(path, scale, sizeof(scale)) == 0)
-		t->ev->pub.scale = strtod(scale, NULL);
-	pmu_path(path, sizeof(path), t->pmu, "events", alias);
-	strncat(path, ".unit", sizeof(path) - strlen(path) - 1);
-	if (hwc__read_file(path, unit, sizeof(unit)) == 0)
-		snprintf(t->ev->unit, sizeof(t->ev->unit), "%s", unit);
-	snprintf(t->ev->origin, sizeof(t->ev->origin), "sysfs alias %s/%s/ = %s", t->pmu, alias, body);
-	return apply_terms(t, body, true);
+	*n = 0;
+	if (!*list)
+		return 0;
+	for (char *tok = list;;) {
+		char *comma = strchr(tok, ',');
+		if (comma)
+			*comma = '\0';
+		if (*n == MAX_TERMS)
+			return hwc__fail(-EINVAL, "too many terms in '%s' (at most %d)", t->spec, MAX_TERMS);
+		char *eq = strchr(tok, '=');
+		if (eq)
+			*eq = '\0';
+		if (!*tok)
+			return hwc__fail(-EINVAL, "malformed event '%s': empty term", t->spec);
+		out[(*n)++] = (struct term){tok, eq ? eq + 1 : NULL};
+		if (!comma)
+			return 0;
+		tok = comma + 1;
+	}
 }
 
-static int apply_term(struct term_ctx *t, const char *key, const char *val, bool from_alias)
+static bool is_config_word(const char *key)
 {
-	struct perf_event_attr *a = &t->ev->pub.attr;
-	uint64_t v = 1;
-	if (val && parse_u64(val, &v))
-		return hwc__fail(-EINVAL, "malformed value '%s' for term '%s' in '%s' (expected a "
-					  "decimal or 0x hex number)",
-				 val, key, t->spec);
-	if (strcmp(key, "config") == 0 || strcmp(key, "config1") == 0 ||
-	    strcmp(key, "config2") == 0) {
-		if (!val)
-			return hwc__fail(-EINVAL, "term '%s' needs a value in '%s'", key, t->spec);
-		*(key[6] == '1' ? &a->config1 : key[6] == '2' ? &a->config2 : &a->config) = v;
-		return 0;
-	}
-	if (strcmp(key, "period") == 0) {
-		a->sample_period = v;
-		return 0;
-	}
-	if (strcmp(key, "name") == 0) {
-		if (!val)
-			return hwc__fail(-EINVAL, "term 'name' needs a value in '%s'", t->spec);
-		snprintf(t->ev->name, sizeof(t->ev->name), "%s", val);
-		return 0;
-	}
-	if (t->is_cpu && (strcmp(key, "usr") == 0 || strcmp(key, "os") == 0)) {
-		if (v > 1)
-			return hwc__fail(-EINVAL, "term '%s' is 0 or 1 in '%s'", key, t->spec);
-		*(key[0] == 'u' ? &t->usr : &t->os) = (int)v;
-		return 0;
-	}
-	char path[1024], format[256];
-	if (t->sysfs) {
-		pmu_path(path, sizeof(path), t->pmu, "format", key);
-		if (hwc__read_file(path, format, sizeof(format)) == 0)
-			return hwc__format_apply(format, v, a, key);
-		pmu_path(path, sizeof(path), t->pmu, "events", key);
-		struct stat st;
-		if (!from_alias && !val && stat(path, &st) == 0)
-			return apply_alias(t, key);
-	} else {
-		for (size_t i = 0; i < HWC_ARRAY_SIZE(evtsel_layout); i++)
-			if (strcmp(key, evtsel_layout[i].term) == 0)
-				return hwc__format_apply(evtsel_layout[i].format, v, a, key);
-	}
-	hwc__fail(-EINVAL, "unknown term '%s' for PMU '%s' in '%s'; valid terms: config, config1, "
-			   "config2, name, period",
-		  key, t->pmu, t->spec);
+	return strcmp(key, "config") == 0 || strcmp(key, "config1") == 0 ||
+	       strcmp(key, "config2") == 0;
+}
+
+/* Is KEY an event alias of the PMU (events/KEY) rather than a format term? */
+static bool is_alias(struct term_ctx *t, const struct term *term)
+{
+	char path[1024];
+	struct stat st;
+	if (!t->sysfs || term->val || is_config_word(term->key))
+		return false;
+	pmu_path(path, sizeof(path), t->pmu, "format", term->key);
+	if (stat(path, &st) == 0)
+		return false;
+	pmu_path(path, sizeof(path), t->pmu, "events", term->key);
+	return stat(path, &st) == 0;
+}
+
+static int unknown_term(struct term_ctx *t, const char *key, const char *alias)
+{
+	char path[1024];
+	if (alias)
+		hwc__fail(-EINVAL, "event alias %s/%s/ uses term '%s', which PMU '%s' has no format "
+				   "for, in '%s'",
+			  t->pmu, alias, key, t->pmu, t->spec);
+	else
+		hwc__fail(-EINVAL, "unknown term '%s' for PMU '%s' in '%s'; valid terms: config, "
+				   "config1, config2, name, period",
+			  key, t->pmu, t->spec);
 	if (t->is_cpu)
 		hwc__fail_append(", usr, os");
 	if (t->sysfs) {
@@ -193,25 +192,142 @@ static int apply_term(struct term_ctx *t, const char *key, const char *val, bool
 	return -EINVAL;
 }
 
-static int apply_terms(struct term_ctx *t, const char *terms, bool from_alias)
+/* Apply one term.  ALIAS names the event alias the term comes from, or NULL
+ * for a term the user wrote. */
+static int apply_term(struct term_ctx *t, const struct term *term, const char *alias)
 {
-	char *copy = strdup(terms), *save = NULL;
-	if (!copy)
-		return -ENOMEM;
-	int err = 0;
-	for (char *tok = strtok_r(copy, ",", &save); tok && !err; tok = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(tok, '=');
-		if (eq)
-			*eq = '\0';
-		if (!*tok)
-			err = hwc__fail(-EINVAL, "empty term in '%s'", t->spec);
-		else if (eq && strchr(eq + 1, '?'))
-			continue; /* alias parameter the user has to supply; unused here */
-		else
-			err = apply_term(t, tok, eq ? eq + 1 : NULL, from_alias);
+	struct perf_event_attr *a = &t->ev->pub.attr;
+	const char *key = term->key, *val = term->val;
+	if (strcmp(key, "name") == 0) {
+		if (!val || !*val)
+			return hwc__fail(-EINVAL, "term 'name' needs a value in '%s'", t->spec);
+		snprintf(t->ev->name, sizeof(t->ev->name), "%s", val);
+		return 0;
 	}
-	free(copy);
+	uint64_t v = 1;
+	if (val && parse_u64(val, &v))
+		return hwc__fail(-EINVAL, "malformed value '%s' for term '%s' in '%s' (expected a "
+					  "decimal or 0x hex number)",
+				 val, key, t->spec);
+	if (is_config_word(key)) {
+		if (!val)
+			return hwc__fail(-EINVAL, "term '%s' needs a value in '%s'", key, t->spec);
+		*(key[6] == '1' ? &a->config1 : key[6] == '2' ? &a->config2 : &a->config) = v;
+		return 0;
+	}
+	if (strcmp(key, "period") == 0) {
+		a->sample_period = v;
+		return 0;
+	}
+	if (t->is_cpu && (strcmp(key, "usr") == 0 || strcmp(key, "os") == 0)) {
+		if (v > 1)
+			return hwc__fail(-EINVAL, "term '%s' is 0 or 1 in '%s'", key, t->spec);
+		*(key[0] == 'u' ? &t->usr : &t->os) = (int)v;
+		return 0;
+	}
+	if (t->sysfs) {
+		char path[1024], format[256];
+		pmu_path(path, sizeof(path), t->pmu, "format", key);
+		if (hwc__read_file(path, format, sizeof(format)) == 0)
+			return hwc__format_apply(format, v, a, key);
+	} else {
+		for (size_t i = 0; i < HWC_ARRAY_SIZE(evtsel_layout); i++)
+			if (strcmp(key, evtsel_layout[i].term) == 0)
+				return hwc__format_apply(evtsel_layout[i].format, v, a, key);
+	}
+	return unknown_term(t, key, alias);
+}
+
+static const struct term *find_term(const struct term *terms, size_t n, const char *key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(terms[i].key, key) == 0)
+			return &terms[i];
+	return NULL;
+}
+
+/* Read events/NAME.SUFFIX of the PMU into BUF; false when it is absent. */
+static bool read_alias_file(struct term_ctx *t, const char *name, const char *suffix, char *buf,
+			    size_t size)
+{
+	char path[1024];
+	pmu_path(path, sizeof(path), t->pmu, "events", name);
+	strncat(path, suffix, sizeof(path) - strlen(path) - 1);
+	return hwc__read_file(path, buf, size) == 0;
+}
+
+/* The alias's terms are defaults: a term the user wrote wins over the
+ * alias's term for the same field, wherever it stands in the list.  A
+ * '?' value is a parameter the user must supply. */
+static int apply_alias(struct term_ctx *t, const char *alias, const struct term *user, size_t nuser)
+{
+	char body[1024], scale[64];
+	if (!read_alias_file(t, alias, "", body, sizeof(body)))
+		return hwc__fail(-EINVAL, "cannot read event alias %s/%s/", t->pmu, alias);
+	if (read_alias_file(t, alias, ".scale", scale, sizeof(scale))) {
+		/* sysfs writes a C-locale number whatever the caller's locale is. */
+		locale_t c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+		char *end = scale;
+		if (c) {
+			t->ev->pub.scale = strtod_l(scale, &end, c);
+			freelocale(c);
+		}
+		if (end == scale || *end || !(t->ev->pub.scale > 0))
+			return hwc__fail(-EINVAL, "cannot use scale '%s' of event alias %s/%s/", scale,
+					 t->pmu, alias);
+	}
+	read_alias_file(t, alias, ".unit", t->ev->unit, sizeof(t->ev->unit));
+	snprintf(t->ev->origin, sizeof(t->ev->origin), "sysfs alias %s/%s/ = %s", t->pmu, alias, body);
+	struct term terms[MAX_TERMS];
+	size_t n;
+	int err = split_terms(t, body, terms, &n);
+	for (size_t i = 0; i < n && !err; i++) {
+		const struct term *mine = find_term(user, nuser, terms[i].key);
+		if (terms[i].val && strcmp(terms[i].val, "?") == 0) {
+			if (!mine)
+				err = hwc__fail(-EINVAL, "event %s/%s/ needs the parameter '%s': write "
+							 "%s/%s,%s=N/",
+						t->pmu, alias, terms[i].key, t->pmu, alias, terms[i].key);
+		} else if (!mine) {
+			err = apply_term(t, &terms[i], alias);
+		}
+	}
 	return err;
+}
+
+/* Apply the user's TERMS: first an event alias among them (at most one),
+ * then config/config1/config2, then named fields, so that the order the
+ * user wrote them in never matters.  A term given twice is an error. */
+static int apply_terms(struct term_ctx *t, char *list)
+{
+	struct term terms[MAX_TERMS];
+	size_t n;
+	int err = split_terms(t, list, terms, &n);
+	if (err)
+		return err;
+	const char *alias = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (find_term(terms, i, terms[i].key))
+			return hwc__fail(-EINVAL, "term '%s' is given twice in '%s'", terms[i].key,
+					 t->spec);
+		if (!is_alias(t, &terms[i]))
+			continue;
+		if (alias)
+			return hwc__fail(-EINVAL, "'%s' names two events, '%s' and '%s'; write one "
+						  "event per %s/.../",
+					 t->spec, alias, terms[i].key, t->pmu);
+		alias = terms[i].key;
+	}
+	if (alias && (err = apply_alias(t, alias, terms, n)))
+		return err;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < n; i++) {
+			if (terms[i].key == alias || is_config_word(terms[i].key) != (pass == 0))
+				continue;
+			if ((err = apply_term(t, &terms[i], NULL)))
+				return err;
+		}
+	return 0;
 }
 
 /* Known PMU names, for "unknown PMU" hints. */
@@ -224,9 +340,11 @@ static void append_pmus(void)
 
 int hwc__resolve_pmu(const char *pmu, const char *terms, struct hwc__ev *ev)
 {
-	char path[1024];
+	char path[1024], spec[sizeof(ev->name)];
 	long long type;
-	struct term_ctx t = {.pmu = pmu, .spec = ev->name, .usr = -1, .os = -1, .ev = ev};
+	/* A name= term renames the event: keep the spec for messages. */
+	snprintf(spec, sizeof(spec), "%s", ev->name);
+	struct term_ctx t = {.pmu = pmu, .spec = spec, .usr = -1, .os = -1, .ev = ev};
 	t.is_cpu = strcmp(pmu, "cpu") == 0 || strncmp(pmu, "cpu_", 4) == 0;
 	pmu_path(path, sizeof(path), pmu, "type", NULL);
 	if (hwc__read_int_file(path, &type) == 0) {
@@ -240,20 +358,26 @@ int hwc__resolve_pmu(const char *pmu, const char *terms, struct hwc__ev *ev)
 		snprintf(ev->origin, sizeof(ev->origin),
 			 "x86 PERFEVTSEL layout (the kernel exposes no cpu PMU)");
 	} else {
-		hwc__fail(-ENOENT, "unknown PMU '%s' in '%s'; PMUs on this machine: ", pmu, ev->name);
+		hwc__fail(-ENOENT, "unknown PMU '%s' in '%s'; PMUs on this machine: ", pmu, spec);
 		append_pmus();
 		return -ENOENT;
 	}
 	snprintf(ev->pmu, sizeof(ev->pmu), "%s", pmu);
-	int err = apply_terms(&t, terms, false);
+	char *list = strdup(terms);
+	if (!list)
+		return hwc__fail(-ENOMEM, "out of memory");
+	int err = apply_terms(&t, list);
+	free(list);
 	if (err)
 		return err;
 	if (t.usr >= 0 || t.os >= 0) {
 		int usr = t.usr >= 0 ? t.usr : 0, os = t.os >= 0 ? t.os : 0;
 		if (!usr && !os)
-			return hwc__fail(-EINVAL, "'%s' counts nothing: set usr=1 and/or os=1", ev->name);
+			return hwc__fail(-EINVAL, "'%s' counts nothing: set usr=1 and/or os=1", spec);
+		/* Like :u and :k, choosing levels excludes the hypervisor. */
 		ev->pub.attr.exclude_user = !usr;
 		ev->pub.attr.exclude_kernel = !os;
+		ev->pub.attr.exclude_hv = 1;
 		ev->pub.explicit_priv = true;
 	}
 	return 0;
@@ -352,4 +476,223 @@ HWC_EXPORT int hwc_evlist_add_evtsel(hwc_evlist *list, uint64_t evtsel)
 	snprintf(spec + n, sizeof(spec) - (size_t)n, ",usr=%u,os=%u/",
 		 (unsigned)(evtsel >> 16) & 1, (unsigned)(evtsel >> 17) & 1);
 	return hwc_evlist_add(list, spec);
+}
+
+/* ------------------------------------------------------------- listing */
+
+static int skip_dot(const struct dirent *de)
+{
+	return de->d_name[0] != '.';
+}
+
+/* Entries of DIR without a '.' in their name (sysfs aliases have .scale,
+ * .unit, .snapshot companions), sorted; returns the count or -errno. */
+static int list_dir(const char *dir, struct dirent ***out)
+{
+	int n = scandir(dir, out, skip_dot, alphasort);
+	if (n < 0)
+		return -errno;
+	int k = 0;
+	for (int i = 0; i < n; i++) {
+		if (strchr((*out)[i]->d_name, '.'))
+			free((*out)[i]);
+		else
+			(*out)[k++] = (*out)[i];
+	}
+	return k;
+}
+
+static void free_dir(struct dirent **ents, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(ents[i]);
+	free(ents);
+}
+
+/* "name=contents ..." for the files of DIR, into B (space-separated: format
+ * contents have commas, "config:0-7,32-35"). */
+static void join_files(const char *dir, struct hwc__buf *b)
+{
+	struct dirent **ents;
+	int n = list_dir(dir, &ents);
+	char path[1024], body[256];
+	for (int i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, ents[i]->d_name);
+		if (hwc__read_file(path, body, sizeof(body)) == 0)
+			hwc__buf_printf(b, "%s%s=%s", b->len ? " " : "", ents[i]->d_name, body);
+	}
+	if (n >= 0)
+		free_dir(ents, n);
+}
+
+bool hwc__pmu_exists(const char *name)
+{
+	char path[1024];
+	struct stat st;
+	if (!*name || strchr(name, '/'))
+		return false;
+	pmu_path(path, sizeof(path), name, "type", NULL);
+	return stat(path, &st) == 0;
+}
+
+int hwc__pmus_walk(int (*fn)(const struct hwc_pmu_info *p, void *arg), void *arg)
+{
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/bus/event_source/devices", hwc__sysfs_root());
+	struct dirent **ents;
+	int n = list_dir(path, &ents);
+	if (n < 0)
+		return hwc__fail(n, "cannot read %s: %s", path, strerror(-n));
+	int r = 0;
+	for (int i = 0; i < n && !r; i++) {
+		const char *name = ents[i]->d_name;
+		long long type, rdpmc = -1;
+		pmu_path(path, sizeof(path), name, "type", NULL);
+		if (hwc__read_int_file(path, &type))
+			continue;
+		struct hwc__buf formats = {0}, caps = {0};
+		char cpumask[1024] = "";
+		pmu_path(path, sizeof(path), name, "cpumask", NULL);
+		hwc__read_file(path, cpumask, sizeof(cpumask));
+		pmu_path(path, sizeof(path), name, "rdpmc", NULL);
+		hwc__read_int_file(path, &rdpmc);
+		pmu_path(path, sizeof(path), name, "format", NULL);
+		join_files(path, &formats);
+		pmu_path(path, sizeof(path), name, "caps", NULL);
+		join_files(path, &caps);
+		struct dirent **evs;
+		pmu_path(path, sizeof(path), name, "events", NULL);
+		int nev = list_dir(path, &evs);
+		if (nev > 0)
+			free_dir(evs, nev);
+		struct hwc_pmu_info p = {
+			.name = name,
+			.type = (uint32_t)type,
+			.core = strcmp(name, "cpu") == 0 || strncmp(name, "cpu_", 4) == 0,
+			.cpumask = cpumask,
+			.nevents = nev > 0 ? (size_t)nev : 0,
+			.formats = formats.s ? formats.s : "",
+			.caps = caps.s ? caps.s : "",
+			.rdpmc = (int)rdpmc,
+		};
+		r = fn(&p, arg);
+		free(formats.s);
+		free(caps.s);
+	}
+	free_dir(ents, n);
+	return r;
+}
+
+int hwc__pmu_events_walk(const char *pmu, hwc_event_walk_fn fn, void *arg)
+{
+	if (!hwc__pmu_exists(pmu))
+		return -ENOENT;
+	char path[1024], body[1024], extra[128], name[512];
+	pmu_path(path, sizeof(path), pmu, "events", NULL);
+	struct dirent **ents;
+	int n = list_dir(path, &ents);
+	if (n < 0)
+		return 0; /* a PMU without aliases */
+	int r = 0;
+	for (int i = 0; i < n && !r; i++) {
+		const char *alias = ents[i]->d_name;
+		struct hwc__buf desc = {0};
+		pmu_path(path, sizeof(path), pmu, "events", alias);
+		if (hwc__read_file(path, body, sizeof(body)) == 0)
+			hwc__buf_printf(&desc, "%s", body);
+		strncat(path, ".unit", sizeof(path) - strlen(path) - 1);
+		if (hwc__read_file(path, extra, sizeof(extra)) == 0)
+			hwc__buf_printf(&desc, " (unit %s)", extra);
+		snprintf(name, sizeof(name), "%s/%s/", pmu, alias);
+		struct hwc_event_info ev = {.name = alias, .spec = name, .pmu = pmu,
+					    .source = HWC_SRC_PMU, .desc = desc.s ? desc.s : ""};
+		r = fn(&ev, arg);
+		free(desc.s);
+	}
+	free_dir(ents, n);
+	return r;
+}
+
+/* The tracefs root with an events/ directory, or -ENOENT (not mounted) or
+ * -EACCES (not readable by this user), with detail. */
+static int tracefs_root(const char **root)
+{
+	char path[512];
+	struct stat st;
+	int err = -ENOENT;
+	for (size_t i = 0; i < HWC_ARRAY_SIZE(tracefs_roots); i++) {
+		snprintf(path, sizeof(path), "%s/events", tracefs_roots[i]);
+		if (stat(path, &st) == 0) {
+			*root = tracefs_roots[i];
+			return 0;
+		}
+		if (errno == EACCES)
+			err = hwc__fail(-EACCES, "tracepoints: %s is not readable by this user "
+						 "(tracefs is usually root-only)",
+					tracefs_roots[i]);
+	}
+	if (err == -ENOENT)
+		hwc__fail(err, "tracepoints: tracefs is not mounted; `mount -t tracefs nodev "
+			       "/sys/kernel/tracing`");
+	return err;
+}
+
+/* A tracepoint's id, read relative to its subsystem's directory: tracefs
+ * path lookups are most of a listing's cost. */
+static int read_tracepoint_id(int subsystem_fd, const char *event, long long *id)
+{
+	char rel[512], buf[32], *end;
+	snprintf(rel, sizeof(rel), "%s/id", event);
+	int fd = openat(subsystem_fd, rel, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EINVAL;
+	buf[n] = '\0';
+	*id = strtoll(buf, &end, 10);
+	return end == buf ? -EINVAL : 0;
+}
+
+int hwc__tracepoints_walk(const char *pattern, hwc_event_walk_fn fn, void *arg)
+{
+	const char *root = NULL;
+	int err = tracefs_root(&root);
+	if (err)
+		return err;
+	char path[1024], name[512];
+	snprintf(path, sizeof(path), "%s/events", root);
+	struct dirent **subs;
+	int nsub = list_dir(path, &subs);
+	if (nsub < 0)
+		return hwc__fail(nsub, "cannot read %s: %s", path, strerror(-nsub));
+	int events_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r = events_fd < 0 ? hwc__fail(-errno, "cannot open %s: %s", path, strerror(errno)) : 0;
+	for (int s = 0; s < nsub && !r; s++) {
+		int sub_fd = openat(events_fd, subs[s]->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (sub_fd < 0)
+			continue; /* a file such as events/enable */
+		struct dirent **evs;
+		snprintf(path, sizeof(path), "%s/events/%s", root, subs[s]->d_name);
+		int nev = list_dir(path, &evs);
+		for (int e = 0; e < nev && !r; e++) {
+			long long id = 0;
+			snprintf(name, sizeof(name), "%s:%s", subs[s]->d_name, evs[e]->d_name);
+			if (!hwc__event_matches(pattern, name, name) ||
+			    read_tracepoint_id(sub_fd, evs[e]->d_name, &id))
+				continue;
+			struct hwc_event_info ev = {.name = name, .spec = name, .pmu = "tracepoint",
+						    .source = HWC_SRC_TRACEPOINT, .desc = "",
+						    .code = (uint64_t)id};
+			r = fn(&ev, arg);
+		}
+		if (nev >= 0)
+			free_dir(evs, nev);
+		close(sub_fd);
+	}
+	if (events_fd >= 0)
+		close(events_fd);
+	free_dir(subs, nsub);
+	return r;
 }

@@ -220,6 +220,22 @@ int hwc__explain_open_error(int err, const struct hwc_event *ev, pid_t pid, int 
 						      "(this machine has %ld CPUs)",
 						 n, cpu, conf);
 		}
+		/* msr, power and uncore PMUs count everything or nothing.  The
+		 * exclude bits are the user's, or the user-only fallback's. */
+		if (ev->source == HWC_SRC_PMU && (a->exclude_user || a->exclude_kernel || a->exclude_hv)) {
+			if (!ev->explicit_priv)
+				return hwc__fail(err,
+						 "cannot open '%s': perf_event_paranoid is %d, so this "
+						 "user may count user space only, and PMU '%s' cannot "
+						 "exclude the kernel; run as root or `sysctl "
+						 "kernel.perf_event_paranoid=1`",
+						 n, paranoid, ev->pmu);
+			return hwc__fail(err,
+					 "cannot open '%s': PMU '%s' rejected it; such PMUs usually "
+					 "cannot exclude user, kernel or hypervisor counting: drop the "
+					 "u/k/h modifiers",
+					 n, ev->pmu);
+		}
 		return hwc__fail(err,
 				 "cannot open '%s': the kernel rejected its attributes (type %u, "
 				 "config %#llx%s)",

@@ -7,6 +7,7 @@
 #include <hwc/hwc.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -73,6 +74,45 @@ static void test_self(void)
 	CHECK_U64(clock.running, ==, faults.running);
 	CHECK_U64(faults.scaled, ==, faults.raw);
 	CHECK(!hwc_value_multiplexed(&faults));
+	hwc_counters_close(c);
+	hwc_evlist_free(l);
+}
+
+/* A group is one kernel group: one read(2) of the leader returns every
+ * member, and the members count only while the leader is scheduled. */
+static void test_group_is_one_kernel_group(void)
+{
+	hwc_evlist *l = events("{task-clock,page-faults,context-switches},page-faults");
+	struct hwc_target t = {.kind = HWC_TARGET_SELF};
+	hwc_counters *c = open_or_die(l, &t);
+	CHECK_INT(hwc_evlist_event(l, 0)->group, ==, hwc_evlist_event(l, 2)->group);
+	CHECK_INT(hwc_evlist_event(l, 3)->group, !=, hwc_evlist_event(l, 0)->group);
+	CHECK_INT(hwc_counters_start(c), ==, 0);
+	touch_pages(200);
+
+	/* PERF_FORMAT_GROUP: nr, time enabled, time running, then one value
+	 * per member, all from the leader's file descriptor. */
+	uint64_t buf[16] = {0};
+	int leader = hwc_counters_fd(c, 0, 0);
+	CHECK(leader >= 0);
+	ssize_t n = read(leader, buf, sizeof(buf));
+	CHECK_INT(n, ==, (ssize_t)(6 * sizeof(uint64_t)));
+	CHECK_U64(buf[0], ==, 3);
+	CHECK_U64(buf[1], >, 0);
+	CHECK_U64(buf[4], >=, 200); /* page-faults, the second member */
+	/* The single event after the group is a group of its own. */
+	CHECK_INT(read(hwc_counters_fd(c, 0, 3), buf + 8, sizeof(buf) / 2), ==,
+		  (ssize_t)(3 * sizeof(uint64_t)));
+
+	/* Disabling the leader alone takes the whole group off the PMU: the
+	 * members stop, the event outside the group goes on. */
+	CHECK_INT(ioctl(leader, PERF_EVENT_IOC_DISABLE, 0), ==, 0);
+	CHECK_INT(hwc_counters_read(c), ==, 0);
+	uint64_t member = value(c, 1), outside = value(c, 3);
+	touch_pages(200);
+	CHECK_INT(hwc_counters_read(c), ==, 0);
+	CHECK_U64(value(c, 1), ==, member);
+	CHECK_U64(value(c, 3), >=, outside + 200);
 	hwc_counters_close(c);
 	hwc_evlist_free(l);
 }
@@ -447,6 +487,7 @@ int main(void)
 {
 	page_size = sysconf(_SC_PAGESIZE);
 	RUN(test_self);
+	RUN(test_group_is_one_kernel_group);
 	RUN(test_start_stop_reset);
 	RUN(test_command);
 	RUN(test_command_not_found);

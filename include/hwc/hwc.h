@@ -226,6 +226,109 @@ struct hwc_userpage_readers {
 int hwc_userpage_read(const struct perf_event_mmap_page *page,
 		      const struct hwc_userpage_readers *readers, struct hwc_value *out);
 
+/* ------------------------------------------------------------------ listing */
+
+/* What "can it be opened here?" means everywhere below: can the event count
+ * the calling thread, as hwc_counters_open() with HWC_TARGET_SELF would open
+ * it (falling back to user space when kernel counting is denied). */
+
+/* Open SPEC (anything hwc_evlist_add() accepts) on the calling thread and
+ * close it again.  Returns 0 when every event opens, else the -errno of the
+ * first that does not, with hwc_errdetail() saying why.  *USER_ONLY (may be
+ * NULL) is set when the events open only restricted to user space.  To see
+ * what SPEC would open without opening it, use hwc_evlist_add(). */
+int hwc_event_probe(const char *spec, bool *user_only);
+
+/* Kinds of event attributes. */
+enum hwc_attr_kind {
+	HWC_ATTR_UMASK, /* a unit mask, selected as EVENT:NAME */
+	HWC_ATTR_FLAG,  /* a boolean modifier: EVENT:NAME or EVENT:NAME=0|1 */
+	HWC_ATTR_VALUE, /* an integer modifier: EVENT:NAME=N */
+};
+
+/* One unit mask or modifier of a listed event. */
+struct hwc_event_attr_info {
+	const char *name;
+	const char *desc;        /* "" when there is none */
+	enum hwc_attr_kind kind;
+	bool is_default;         /* a unit mask used when the spec selects none */
+	uint64_t code;           /* a unit mask's code in the model's tables; 0 otherwise */
+};
+
+/* One event of a listing.  Strings and ATTRS are valid during the callback only. */
+struct hwc_event_info {
+	const char *name;   /* "task-clock", "INST_RETIRED", "tsc", "sched:sched_switch" */
+	const char *spec;   /* what hwc_evlist_add() takes: "skl::INST_RETIRED", "msr/tsc/" */
+	const char *pmu;    /* "generic", "cache", "software", "preset", "tracepoint",
+			       a libpfm4 model ("skl"), or a sysfs PMU ("msr") */
+	enum hwc_source source;
+	const char *desc;   /* "" when there is none */
+	const char *equiv;  /* presets: the event it stands for here; NULL when
+			       it has no mapping here (listed, never hidden) */
+	uint64_t code;      /* libpfm4 event code, perf config, or tracepoint id */
+	size_t nattrs;
+	const struct hwc_event_attr_info *attrs;
+
+	/* Filled with HWC_WALK_PROBE; otherwise status is 0 and probed false. */
+	bool probed;
+	int status;           /* 0: can be opened here; else -errno */
+	bool user_only;       /* opens only restricted to user space */
+	const char *why_not;  /* the reason when status != 0, else "" */
+};
+
+/* Flags of hwc_events_walk(). */
+#define HWC_WALK_PROBE 0x1u /* say whether each event can be opened here */
+
+typedef int (*hwc_event_walk_fn)(const struct hwc_event_info *ev, void *arg);
+
+/* Call FN for every event of PMU whose name or spec matches PATTERN, in a
+ * stable order.  PATTERN is NULL (every event), a glob (with *, ? or [...])
+ * that must match whole, or else a substring; both ignore case.  PMU is:
+ *   NULL          this machine: generic, cache, software, preset, the libpfm4
+ *                 models detected here, the sysfs PMUs' events, tracepoints;
+ *   "generic", "cache", "software", "preset", "tracepoint": one category;
+ *   a libpfm4 model (see hwc_models_walk()), present here or not;
+ *   a sysfs PMU (see hwc_pmus_walk()): its events/ aliases.
+ * With HWC_WALK_PROBE each event shown says whether it can be opened here.  Events
+ * that share a PMU whose answer is the same for all of them are probed once:
+ * a libpfm4 model's events (one probe per model; a model that is not this
+ * CPU's is reported as such without a probe) and tracepoints (one probe).
+ * FN returns 0 to go on; a non-zero value stops the walk and is returned.
+ * Returns 0, FN's value, -ENOENT (unknown PMU, with the closest name) or
+ * -EINVAL (empty PMU name). */
+int hwc_events_walk(const char *pmu, const char *pattern, unsigned flags, hwc_event_walk_fn fn,
+		    void *arg);
+
+/* A libpfm4 model: a table of events for one CPU (or uncore) PMU. */
+struct hwc_model_info {
+	const char *name;  /* what model::EVENT and hwc_events_walk() take: "skl" */
+	const char *desc;  /* "Intel Skylake" */
+	bool present;      /* detected on this machine's CPU (the kernel may still lack the PMU) */
+	bool core;         /* a core PMU, as opposed to uncore or OS tables */
+	bool os_tables;    /* libpfm4's copy of perf's generic events ("perf", "perf_raw") */
+	int nevents;
+	int ncounters;     /* general-purpose counters in libpfm4's table */
+	int nfixed;        /* fixed counters in libpfm4's table */
+};
+
+/* Call FN for every libpfm4 model, in libpfm4's order; FN as for hwc_events_walk(). */
+int hwc_models_walk(int (*fn)(const struct hwc_model_info *m, void *arg), void *arg);
+
+/* A PMU the kernel exposes in /sys/bus/event_source/devices. */
+struct hwc_pmu_info {
+	const char *name;     /* "cpu", "software", "msr", "uncore_imc_0" */
+	uint32_t type;        /* perf_event_attr.type */
+	bool core;            /* the core PMU: "cpu", or a hybrid "cpu_core"/"cpu_atom" */
+	const char *cpumask;  /* CPUs it counts on, "" when it follows tasks */
+	size_t nevents;       /* aliases in events/ */
+	const char *formats;  /* its terms, space-separated: "event=config:0-7,32-35 umask=config:8-15" */
+	const char *caps;     /* its caps/ files, space-separated: "max_precise=3 pmu_name=skylake" */
+	int rdpmc;            /* its rdpmc file: 0 off, 1 own events, 2 any; -1 none */
+};
+
+/* Call FN for every sysfs PMU, sorted by name; FN as for hwc_events_walk(). */
+int hwc_pmus_walk(int (*fn)(const struct hwc_pmu_info *p, void *arg), void *arg);
+
 /* ------------------------------------------------------------------ machine */
 
 /* Read kernel.perf_event_paranoid into *LEVEL. */
@@ -233,6 +336,87 @@ int hwc_paranoid(int *level);
 
 /* Online CPUs into CPUS (up to MAX); returns how many are online. */
 int hwc_online_cpus(int *cpus, size_t max);
+
+/* The CPU and its core PMU. */
+struct hwc_cpu_info {
+	char vendor[16];       /* CPUID vendor: "GenuineIntel", "AuthenticAMD" */
+	unsigned family, model, stepping; /* as displayed (extended fields folded in) */
+	char brand[64];        /* "AMD EPYC 7B13", "" when the CPU has none */
+	int cpus_online, cpus_configured;
+	bool tsc_invariant;    /* the TSC ticks at a constant rate in all states */
+
+	char pfm_model[32];    /* libpfm4 model detected from CPUID, "" for none */
+	char pfm_desc[64];
+	int pfm_counters, pfm_fixed; /* counters in that model's table */
+
+	/* The core PMU as the kernel exposes it.  Without one, no hardware event
+	 * can be opened and every count below is 0, whatever the CPU has. */
+	bool core_pmu;
+	char core_pmu_name[32];  /* "cpu", "cpu_core", "" */
+	int counters;            /* general-purpose counters */
+	int counter_width;       /* their width in bits */
+	int fixed;               /* fixed-function counters */
+	int fixed_width;
+	char counters_source[64]; /* how they were obtained: "CPUID leaf 0xA", ... */
+
+	int nmi_watchdog;        /* kernel.nmi_watchdog: 1 on, 0 off, -1 unknown */
+	bool watchdog_counter;   /* the watchdog holds one general counter */
+};
+
+/* Describe this machine's CPU and core PMU.  Returns 0 or -errno. */
+int hwc_cpu_info(struct hwc_cpu_info *out);
+
+/* What perf_event_paranoid and the caller's capabilities allow, each
+ * established by opening a software event (so it is what the kernel says). */
+struct hwc_permissions {
+	int paranoid;          /* kernel.perf_event_paranoid */
+	bool privileged;       /* CAP_PERFMON or CAP_SYS_ADMIN: the limits do not apply */
+	bool user;             /* may count its own threads in user space */
+	bool kernel;           /* ... and in the kernel */
+	bool cpu_wide;         /* may count all tasks on a CPU */
+	char summary[256];     /* one sentence saying the above */
+};
+
+int hwc_permissions(struct hwc_permissions *out);
+
+/* ------------------------------------------------------------------ time */
+
+/* The CPU's time-stamp counter (x86 rdtsc, not serializing; on other
+ * architectures their constant-rate counter). */
+uint64_t hwc_rdtsc(void);
+
+/* How hwc_tsc_hz() obtained the rate. */
+enum hwc_tsc_source {
+	HWC_TSC_PERF_MMAP,     /* the kernel's conversion (perf mmap page, cap_user_time) */
+	HWC_TSC_CPUID_15,      /* CPUID leaf 0x15: crystal clock x ratio */
+	HWC_TSC_CPUID_16,      /* CPUID leaf 0x15 ratio, crystal from the 0x16 base MHz */
+	HWC_TSC_HYPERVISOR,    /* CPUID leaf 0x40000010 (VMware/KVM timing leaf), kHz */
+	HWC_TSC_CALIBRATED,    /* measured against CLOCK_MONOTONIC_RAW */
+};
+
+/* The exact rate of hwc_rdtsc() in Hz, from the first source that has it, in
+ * the enum's order; computed on the first call and cached.  SRC may be NULL. */
+int hwc_tsc_hz(double *hz, enum hwc_tsc_source *src);
+
+/* "perf mmap page (cap_user_time)", "calibrated against CLOCK_MONOTONIC_RAW", ... */
+const char *hwc_tsc_source_name(enum hwc_tsc_source src);
+
+/* Whether user space may read time and counters without a system call. */
+struct hwc_user_reads {
+	bool time;             /* cap_user_time: perf time from the TSC (time_mult, time_shift) */
+	bool time_zero;        /* cap_user_time_zero: absolute perf timestamps from the TSC */
+	uint32_t time_mult;    /* the kernel's TSC-to-ns conversion, when TIME */
+	uint16_t time_shift;
+	bool rdpmc;            /* cap_user_rdpmc on a core event of the calling thread */
+	int rdpmc_sysfs;       /* the core PMU's rdpmc file: 0, 1, 2; -1 when absent */
+	int pmc_width;         /* counter width from the mmap page, 0 when no core event opens */
+	char time_why[512];    /* why not TIME, or "" */
+	char rdpmc_why[512];   /* why not RDPMC, or "" */
+};
+
+/* Establish the above by opening a software event (time) and a core event
+ * (rdpmc) on the calling thread and reading their mmap pages. */
+int hwc_user_reads(struct hwc_user_reads *out);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,251 @@
+/* Machine information and time through the public API, checked against the
+ * kernel's own files (/proc/cpuinfo, /proc/sys/kernel, sysfs) and clocks:
+ * the TSC rate against CLOCK_MONOTONIC_RAW to 50 ppm, permissions as root
+ * and as nobody, and no counters claimed without a core PMU. */
+#include "check.h"
+
+#include <errno.h>
+#include <hwc/hwc.h>
+#include <math.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static bool have_core_pmu(void)
+{
+	struct stat st;
+	return stat("/sys/bus/event_source/devices/cpu", &st) == 0 ||
+	       stat("/sys/bus/event_source/devices/cpu_core", &st) == 0;
+}
+
+static long long read_proc_int(const char *path)
+{
+	long long v = -1;
+	FILE *f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%lld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+/* The first "KEY : value" line of /proc/cpuinfo. */
+static bool cpuinfo(const char *key, char *out, size_t size)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[1024];
+	bool found = false;
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		size_t n = strlen(key);
+		if (strncmp(line, key, n) != 0)
+			continue;
+		const char *v = line + n;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		if (*v++ != ':')
+			continue; /* "model" must not match "model name" */
+		while (*v == ' ')
+			v++;
+		snprintf(out, size, "%s", v);
+		out[strcspn(out, "\n")] = '\0';
+		found = true;
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static void test_cpu_info(void)
+{
+	struct hwc_cpu_info c;
+	CHECK_INT(hwc_cpu_info(&c), ==, 0);
+	char v[256];
+	if (cpuinfo("vendor_id", v, sizeof(v))) {
+		CHECK(strcmp(c.vendor, v) == 0);
+		CHECK(cpuinfo("cpu family", v, sizeof(v)));
+		CHECK_INT(c.family, ==, atoi(v));
+		CHECK(cpuinfo("model", v, sizeof(v)));
+		CHECK_INT(c.model, ==, atoi(v));
+		CHECK(cpuinfo("stepping", v, sizeof(v)));
+		CHECK_INT(c.stepping, ==, atoi(v));
+		CHECK(cpuinfo("model name", v, sizeof(v)));
+		CHECK(strcmp(c.brand, v) == 0);
+		if (strcmp(c.brand, v) != 0)
+			fprintf(stderr, "brand '%s' vs cpuinfo '%s'\n", c.brand, v);
+	} else {
+		fprintf(stderr, "note: /proc/cpuinfo has no vendor_id (not x86): identity not compared\n");
+	}
+	CHECK_INT(c.cpus_online, ==, sysconf(_SC_NPROCESSORS_ONLN));
+	CHECK_INT(c.cpus_configured, ==, sysconf(_SC_NPROCESSORS_CONF));
+	CHECK_INT(c.nmi_watchdog, ==, read_proc_int("/proc/sys/kernel/nmi_watchdog") > 0 ? 1 : 0);
+	if (*c.pfm_model) {
+		CHECK(c.pfm_desc[0] != '\0');
+		CHECK_INT(c.pfm_counters, >, 0);
+	}
+	CHECK(c.core_pmu == have_core_pmu());
+	if (!c.core_pmu) {
+		/* No core PMU: whatever CPUID or libpfm4 say, nothing can count. */
+		CHECK_INT(c.counters, ==, 0);
+		CHECK_INT(c.counter_width, ==, 0);
+		CHECK_INT(c.fixed, ==, 0);
+		CHECK_INT(c.fixed_width, ==, 0);
+		CHECK(!c.watchdog_counter);
+		CHECK(c.core_pmu_name[0] == '\0');
+		CHECK(c.counters_source[0] == '\0');
+	} else {
+		CHECK_INT(c.counters, >, 0);
+		CHECK_INT(c.counter_width, >=, 32);
+		CHECK(c.counters_source[0] != '\0');
+		CHECK(c.watchdog_counter == (c.nmi_watchdog == 1));
+	}
+}
+
+static void test_permissions_root(void)
+{
+	struct hwc_permissions p;
+	CHECK_INT(hwc_permissions(&p), ==, 0);
+	CHECK_INT(p.paranoid, ==, read_proc_int("/proc/sys/kernel/perf_event_paranoid"));
+	CHECK(p.summary[0] != '\0');
+	if (geteuid() == 0) {
+		CHECK(p.privileged);
+		CHECK(p.user && p.kernel && p.cpu_wide);
+		CHECK_STR_CONTAINS(p.summary, "privileged");
+	}
+}
+
+/* What perf_event_paranoid allows an unprivileged user, per perf_event_open(2). */
+static void test_permissions_nobody(void)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "note: not root: cannot become nobody, unprivileged case not run\n");
+		return;
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		check_failures = 0;
+		if (setgid(65534) || setuid(65534))
+			_exit(3);
+		struct hwc_permissions p;
+		CHECK_INT(hwc_permissions(&p), ==, 0);
+		CHECK(!p.privileged);
+		CHECK(p.user == (p.paranoid <= 2));
+		CHECK(p.kernel == (p.paranoid <= 1));
+		CHECK(p.cpu_wide == (p.paranoid <= 0));
+		if (p.paranoid == 2)
+			CHECK_STR_CONTAINS(p.summary, "user space only");
+		fprintf(stderr, "as nobody: %s\n", p.summary);
+		_exit(check_failures ? 1 : 0);
+	}
+	int status;
+	CHECK_INT(waitpid(pid, &status, 0), ==, pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* ------------------------------------------------------------- time */
+
+static uint64_t raw_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A TSC reading and the MONOTONIC_RAW time at that instant, bracketed as
+ * tightly as a few tries give; returns the bracket's width in ns. */
+static uint64_t sample(uint64_t *tsc, uint64_t *ns)
+{
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < 32; i++) {
+		uint64_t t0 = raw_ns(), c = hwc_rdtsc(), t1 = raw_ns();
+		if (t1 - t0 < best) {
+			best = t1 - t0;
+			*tsc = c;
+			*ns = t0 + (t1 - t0) / 2;
+		}
+	}
+	return best;
+}
+
+static void test_tsc_rate(void)
+{
+	double hz = 0, again = 0;
+	enum hwc_tsc_source src = HWC_TSC_CALIBRATED, src2 = HWC_TSC_PERF_MMAP;
+	CHECK_INT(hwc_tsc_hz(&hz, &src), ==, 0);
+	CHECK_INT(hwc_tsc_hz(&again, &src2), ==, 0);
+	CHECK(hz == again && src == src2); /* cached */
+	CHECK(hz > 1e6 && hz < 1e11);
+	const char *name = hwc_tsc_source_name(src);
+	CHECK(name && *name && strcmp(name, "unknown") != 0);
+
+	/* Measure over 200 ms and compare: 50 ppm.  Each end is bracketed to
+	 * well under a microsecond, i.e. a few ppm of 200 ms. */
+	uint64_t c0, n0, c1, n1, w0, w1;
+	double measured = 0, ppm = 1e9;
+	for (int attempt = 0; attempt < 3; attempt++) {
+		w0 = sample(&c0, &n0);
+		struct timespec nap = {0, 200 * 1000 * 1000};
+		while (nanosleep(&nap, &nap) < 0 && errno == EINTR)
+			;
+		w1 = sample(&c1, &n1);
+		measured = (double)(c1 - c0) * 1e9 / (double)(n1 - n0);
+		ppm = fabs(hz / measured - 1) * 1e6;
+		/* A bracket widened by preemption is the measurement's error,
+		 * not hwc's: measure again rather than blame the rate. */
+		if (w0 + w1 < 2000)
+			break;
+	}
+	fprintf(stderr, "TSC %.1f Hz from %s; measured %.1f Hz over 200 ms: %.2f ppm "
+			"(brackets %llu, %llu ns)\n",
+		hz, name, measured, ppm, (unsigned long long)w0, (unsigned long long)w1);
+	CHECK(ppm < 50);
+}
+
+static void test_rdtsc(void)
+{
+	uint64_t a = hwc_rdtsc(), b = hwc_rdtsc();
+	CHECK_U64(b, >=, a);
+	struct timespec nap = {0, 1000 * 1000};
+	nanosleep(&nap, NULL);
+	CHECK_U64(hwc_rdtsc(), >, b);
+}
+
+static void test_user_reads(void)
+{
+	struct hwc_user_reads r;
+	CHECK_INT(hwc_user_reads(&r), ==, 0);
+	CHECK(r.time ? r.time_why[0] == '\0' : r.time_why[0] != '\0');
+	CHECK(r.rdpmc ? r.rdpmc_why[0] == '\0' : r.rdpmc_why[0] != '\0');
+	long long sysfs = read_proc_int("/sys/bus/event_source/devices/cpu/rdpmc");
+	CHECK_INT(r.rdpmc_sysfs, ==, sysfs);
+	if (r.time) {
+		/* The kernel's conversion is the rate hwc_tsc_hz() reports. */
+		double hz, from_page = 1e9 * (double)(1ull << r.time_shift) / r.time_mult;
+		enum hwc_tsc_source src;
+		CHECK_INT(hwc_tsc_hz(&hz, &src), ==, 0);
+		CHECK_INT(src, ==, HWC_TSC_PERF_MMAP);
+		CHECK(fabs(hz / from_page - 1) < 1e-9);
+	} else {
+		fprintf(stderr, "note: no cap_user_time here (%s): mmap-page rate not compared\n",
+			r.time_why);
+	}
+	if (!have_core_pmu()) {
+		CHECK(!r.rdpmc);
+		CHECK_INT(r.pmc_width, ==, 0);
+		CHECK_STR_CONTAINS(r.rdpmc_why, "no hardware PMU");
+	} else if (r.rdpmc) {
+		CHECK_INT(r.pmc_width, >=, 32);
+	}
+}
+
+int main(void)
+{
+	RUN(test_cpu_info);
+	RUN(test_permissions_root);
+	RUN(test_permissions_nobody);
+	RUN(test_rdtsc);
+	RUN(test_tsc_rate);
+	RUN(test_user_reads);
+	return check_exit();
+}
