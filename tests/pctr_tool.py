@@ -40,6 +40,17 @@ class List(unittest.TestCase):
         self.assertGreater(len(umasks), 0, r.stdout[:2000])
         self.assertEqual(r.stderr, "")
 
+    def test_skylake_listing_is_exact(self):
+        # libpfm4's own switch picks the model, so this holds on any host.
+        env = dict(os.environ, LIBPFM_FORCE_PMU="skl")
+        r = subprocess.run([PCTR, "-l"], capture_output=True, text=True, timeout=120, env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"(?m)^c0  INST_RETIRED$")
+        # UOPS_ISSUED.STALL_CYCLES is umask 1, inverted, threshold 1.
+        block = r.stdout.split("\n0e  UOPS_ISSUED\n", 1)[1].split("\n", 12)
+        self.assertIn("      -m 01 -i -t 1  STALL_CYCLES: Counts the number of cycles no uops",
+                      "\n".join(block))
+
 
 class Set(unittest.TestCase):
     def test_set_counter(self):

@@ -78,7 +78,7 @@ static int pctr_ioctl(int flags, unsigned long request, void *arg)
 		pthread_mutex_lock(&lock);
 		for (unsigned i = 0; i < PCTR_NUM; i++)
 			st->pctr_fn[i] = counters[i].fn;
-		st->pctr_tsc = rdtsc();
+		st->pctr_tsc = hwc_rdtsc();
 		for (unsigned i = 0; i < PCTR_NUM && !err; i++)
 			err = value(&counters[i], &st->pctr_hwc[i]);
 		pthread_mutex_unlock(&lock);

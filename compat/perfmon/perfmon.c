@@ -10,7 +10,6 @@
 #include <machine/perfmon.h>
 #include <math.h>
 #include <pthread.h>
-#include <time.h>
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static bool writer; /* a descriptor open for writing exists */
@@ -108,27 +107,6 @@ static int read_value(const struct counter *k, long long *out)
 	return 0;
 }
 
-/* The TSC rate in MHz, from the calibration below until libhwc's exact
- * rate is available. */
-static int tsc_mhz(int *mhz)
-{
-	static int cached;
-	if (cached) {
-		*mhz = cached;
-		return 0;
-	}
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC_RAW, &t0);
-	uint64_t c0 = __builtin_ia32_rdtsc();
-	do
-		clock_gettime(CLOCK_MONOTONIC_RAW, &t1);
-	while ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) < 20000000L);
-	uint64_t c1 = __builtin_ia32_rdtsc();
-	double ns = (double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec);
-	*mhz = cached = (int)lround((double)(c1 - c0) / ns * 1e3);
-	return 0;
-}
-
 /* Requests naming a counter: check the number and that it is set up. */
 static int counter_of(int num, struct counter **k)
 {
@@ -173,12 +151,13 @@ static int perfmon_ioctl_locked(int flags, unsigned long request, void *arg)
 		return read_value(k, &d->pmcd_value);
 	}
 	case PMIOTSTAMP: {
+		/* The exact rate (libhwc caches it), not FreeBSD's estimate. */
 		struct pmc_tstamp *t = arg;
-		int mhz;
-		if (tsc_mhz(&mhz))
+		double hz;
+		if (hwc_tsc_hz(&hz, NULL) < 0)
 			return ENOTTY; /* FreeBSD's answer when the rate is unknown */
-		t->pmct_rate = mhz;
-		t->pmct_value = (long long)__builtin_ia32_rdtsc();
+		t->pmct_rate = (int)lround(hz / 1e6);
+		t->pmct_value = (long long)hwc_rdtsc();
 		return 0;
 	}
 	default:
