@@ -7,7 +7,7 @@ echo "== pctr(4) / perfmon(4) reads and libhwc's fast read: ns per call (median 
 echo "   101 interleaved rounds) and the median per-round ratio to a raw read(2)"
 echo "   (a software event stands in for the counters these machines lack)"
 "$B/pctr_read" | tee "$B/pctr_read.out"
-"$B/perfmon_read" | grep -v -e '^rdtsc' -e '^raw read' -e '^libhwc' | tee "$B/perfmon_read.out"
+"$B/perfmon_read" | grep -v -e 'rdtsc' -e '^raw read' -e '^libhwc' | tee "$B/perfmon_read.out"
 ratio() { awk -v k="$1" -F'  +' '$1 == k { sub(/ x.*/, "", $3); print $3 + 0 }' "$B/pctr_read.out"; }
 fast=$(ratio 'libhwc fast read, 1 event')
 echo

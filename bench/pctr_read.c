@@ -1,9 +1,10 @@
 /* Per-call cost of the classic user-space reads next to a raw read(2):
- * rdtsc(), libhwc's fast read (hwc_counters_read_fast), the snapshot read
- * (hwc_counters_read + value), and, built with the pctr or the perfmon
- * driver, PCIOCRD and rdpmc() or PMIOREAD and PMIOTSTAMP.  Prints one line
- * per method: median ns per call over ROUNDS rounds of CALLS calls, methods
- * interleaved round by round so load changes hit them all alike.
+ * rdtsc() (pctr.h's inline instruction) and hwc_rdtsc(), libhwc's fast read
+ * (hwc_counters_read_fast), the snapshot read (hwc_counters_read + value),
+ * and, built with the pctr or the perfmon driver, PCIOCRD and rdpmc() or
+ * PMIOREAD and PMIOTSTAMP.  Prints one line per method: the median ns per
+ * call over ROUNDS rounds of CALLS calls, methods interleaved round by round,
+ * and the median of its per-round ratios to the raw read(2).
  *
  * The drivers' counters need a hardware PMU, which these machines lack; as
  * in their tests, this program links the driver's objects with its own
@@ -87,6 +88,13 @@ static void rdtsc_call(void *arg)
 	(void)arg;
 	for (int i = 0; i < CALLS; i++)
 		sink += __builtin_ia32_rdtsc();
+}
+
+static void hwc_rdtsc_call(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < CALLS; i++)
+		sink += hwc_rdtsc();
 }
 
 /* The raw syscall on the very fd the fast read uses: the floor. */
@@ -220,6 +228,7 @@ int main(void)
 	hwc_counters *hw = open_self("instructions:u");
 	struct method m[] = {
 		{"rdtsc()", rdtsc_call, NULL, NULL, {0}},
+		{"hwc_rdtsc()", hwc_rdtsc_call, NULL, NULL, {0}},
 		{"raw read(2), 1 event", raw_call, sw, NULL, {0}},
 		{"libhwc fast read, 1 event", fast_call, sw, NULL, {0}},
 		{"libhwc snapshot read, 1 event", snapshot_call, sw, NULL, {0}},
@@ -236,8 +245,8 @@ int main(void)
 	};
 	size_t nm = sizeof(m) / sizeof(m[0]);
 	if (!hw) { /* no hardware PMU: nothing to read with rdpmc */
-		printf("%-36s      n/a (no hardware PMU)\n", m[4].name);
-		memmove(&m[4], &m[5], (nm - 5) * sizeof(m[0]));
+		printf("%-36s      n/a (no hardware PMU)\n", m[5].name);
+		memmove(&m[5], &m[6], (nm - 6) * sizeof(m[0]));
 		nm--;
 	}
 #ifdef BENCH_PCTR
@@ -253,6 +262,6 @@ int main(void)
 	if (dev < 0 || ioctl(dev, PMIOSETUP, &p) || ioctl(dev, PMIOSTART, &num))
 		fail(_PATH_PERFMON);
 #endif
-	run(m, nm, 1);
+	run(m, nm, 2);
 	return 0;
 }

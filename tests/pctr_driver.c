@@ -28,15 +28,6 @@ int devshim_event(hwc_evlist *list, uint64_t evtsel)
 
 #define FN (0xc0 | PCTR_U | PCTR_EN)
 
-static void touch_pages(size_t n)
-{
-	char *p = mmap(NULL, n * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	CHECK(p != MAP_FAILED);
-	for (size_t i = 0; i < n; i++)
-		((volatile char *)p)[i * 4096] = 1;
-	munmap(p, n * 4096);
-}
-
 static int dev;
 
 static pctrval counter(int n)

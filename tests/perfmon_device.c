@@ -10,14 +10,13 @@
 
 #include "check.h"
 
-#include <hwc/hwc.h> /* the oracle for PMIOTSTAMP's rate */
+#include <hwc/hwc.h> /* hwc_tsc_hz(), the oracle for PMIOTSTAMP; hwc_paranoid() */
 
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdbool.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -174,33 +173,24 @@ static void unknown_request(void)
 	close(fd);
 }
 
+/* As an unprivileged user at perf_event_paranoid 2: counting kernel mode is
+ * refused before the hardware is looked at. */
+static void kernel_counting_as_nobody(void)
+{
+	int fd = open(_PATH_PERFMON, O_RDWR);
+	CHECK_INT(fd, >=, 0);
+	struct pmc k = instructions(0, PMCF_OS), u = instructions(0, PMCF_USR);
+	int paranoid = 2;
+	hwc_paranoid(&paranoid);
+	if (paranoid >= 2)
+		CHECK_INT(ioctl_errno(fd, PMIOSETUP, &k), ==, EACCES);
+	CHECK_INT(ioctl_errno(fd, PMIOSETUP, &u), ==, have_pmu() ? 0 : ENODEV);
+	close(fd);
+}
+
 static void unprivileged_kernel_counting(void)
 {
-	if (geteuid() != 0) {
-		fprintf(stderr, "(not root: cannot switch to nobody; skipped)\n");
-		return;
-	}
-	pid_t pid = fork();
-	if (pid == 0) {
-		if (setgid(65534) || setuid(65534))
-			_exit(3);
-		int fd = open(_PATH_PERFMON, O_RDWR);
-		struct pmc k = instructions(0, PMCF_OS), u = instructions(0, PMCF_USR);
-		int ek = ioctl_errno(fd, PMIOSETUP, &k), eu = ioctl_errno(fd, PMIOSETUP, &u);
-		FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
-		int paranoid = 2;
-		if (f && fscanf(f, "%d", &paranoid) != 1)
-			paranoid = 2;
-		if (paranoid >= 2 && ek != EACCES)
-			_exit(4);
-		if (eu != (have_pmu() ? 0 : ENODEV))
-			_exit(5);
-		_exit(0);
-	}
-	int status = -1;
-	waitpid(pid, &status, 0);
-	CHECK(WIFEXITED(status));
-	CHECK_INT(WEXITSTATUS(status), ==, 0);
+	run_as_nobody(kernel_counting_as_nobody, "kernel_counting_as_nobody");
 }
 
 int main(void)

@@ -28,15 +28,6 @@ int devshim_event(hwc_evlist *list, uint64_t evtsel)
 	return hwc_evlist_add(list, u && k ? "page-faults:uk" : u ? "page-faults:u" : "page-faults:k");
 }
 
-static void touch_pages(size_t n)
-{
-	char *p = mmap(NULL, n * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	CHECK(p != MAP_FAILED);
-	for (size_t i = 0; i < n; i++)
-		((volatile char *)p)[i * 4096] = 1;
-	munmap(p, n * 4096);
-}
-
 static int dev;
 
 static int request(unsigned long req, void *arg)

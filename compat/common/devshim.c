@@ -104,91 +104,40 @@ typedef int (*openat_fn)(int, const char *, int, ...);
 typedef int (*open2_fn)(const char *, int);
 typedef int (*openat2_fn)(int, const char *, int);
 
-SHIM_EXPORT int open(const char *path, int flags, ...)
-{
-	if (is_device(path))
-		return device_open(flags);
-	va_list ap;
-	va_start(ap, flags);
-	mode_t mode = mode_arg(flags, ap);
-	va_end(ap);
-	NEXT(open, open_fn);
-	return fresh(fn(path, flags, mode));
-}
+#define COMMA , /* a comma inside a macro argument */
 
-SHIM_EXPORT int open64(const char *path, int flags, ...)
-{
-	if (is_device(path))
-		return device_open(flags);
-	va_list ap;
-	va_start(ap, flags);
-	mode_t mode = mode_arg(flags, ap);
-	va_end(ap);
-	NEXT(open64, open_fn);
-	return fresh(fn(path, flags, mode));
-}
-
-SHIM_EXPORT int openat(int dirfd, const char *path, int flags, ...)
-{
-	if (is_device(path)) /* absolute: DIRFD does not matter */
-		return device_open(flags);
-	va_list ap;
-	va_start(ap, flags);
-	mode_t mode = mode_arg(flags, ap);
-	va_end(ap);
-	NEXT(openat, openat_fn);
-	return fresh(fn(dirfd, path, flags, mode));
-}
-
-SHIM_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
-{
-	if (is_device(path))
-		return device_open(flags);
-	va_list ap;
-	va_start(ap, flags);
-	mode_t mode = mode_arg(flags, ap);
-	va_end(ap);
-	NEXT(openat64, openat_fn);
-	return fresh(fn(dirfd, path, flags, mode));
-}
+/* open and open64; openat and openat64 (an absolute path ignores DIRFD). */
+#define SHIM_OPEN(name, fn_type, dir_param, dir_arg)                                     \
+	SHIM_EXPORT int name(dir_param const char *path, int flags, ...)                 \
+	{                                                                                \
+		if (is_device(path))                                                     \
+			return device_open(flags);                                       \
+		va_list ap;                                                              \
+		va_start(ap, flags);                                                     \
+		mode_t mode = mode_arg(flags, ap);                                       \
+		va_end(ap);                                                              \
+		NEXT(name, fn_type);                                                     \
+		return fresh(fn(dir_arg path, flags, mode));                             \
+	}
+SHIM_OPEN(open, open_fn, , )
+SHIM_OPEN(open64, open_fn, , )
+SHIM_OPEN(openat, openat_fn, int dirfd COMMA, dirfd COMMA)
+SHIM_OPEN(openat64, openat_fn, int dirfd COMMA, dirfd COMMA)
 
 /* glibc's -D_FORTIFY_SOURCE entry points for open without a mode. */
-SHIM_EXPORT int __open_2(const char *path, int flags);
-SHIM_EXPORT int __open64_2(const char *path, int flags);
-SHIM_EXPORT int __openat_2(int dirfd, const char *path, int flags);
-SHIM_EXPORT int __openat64_2(int dirfd, const char *path, int flags);
-
-SHIM_EXPORT int __open_2(const char *path, int flags)
-{
-	if (is_device(path))
-		return device_open(flags);
-	NEXT(__open_2, open2_fn);
-	return fresh(fn(path, flags));
-}
-
-SHIM_EXPORT int __open64_2(const char *path, int flags)
-{
-	if (is_device(path))
-		return device_open(flags);
-	NEXT(__open64_2, open2_fn);
-	return fresh(fn(path, flags));
-}
-
-SHIM_EXPORT int __openat_2(int dirfd, const char *path, int flags)
-{
-	if (is_device(path))
-		return device_open(flags);
-	NEXT(__openat_2, openat2_fn);
-	return fresh(fn(dirfd, path, flags));
-}
-
-SHIM_EXPORT int __openat64_2(int dirfd, const char *path, int flags)
-{
-	if (is_device(path))
-		return device_open(flags);
-	NEXT(__openat64_2, openat2_fn);
-	return fresh(fn(dirfd, path, flags));
-}
+#define SHIM_OPEN2(name, fn_type, dir_param, dir_arg)                                    \
+	SHIM_EXPORT int name(dir_param const char *path, int flags);                     \
+	SHIM_EXPORT int name(dir_param const char *path, int flags)                      \
+	{                                                                                \
+		if (is_device(path))                                                     \
+			return device_open(flags);                                       \
+		NEXT(name, fn_type);                                                     \
+		return fresh(fn(dir_arg path, flags));                                   \
+	}
+SHIM_OPEN2(__open_2, open2_fn, , )
+SHIM_OPEN2(__open64_2, open2_fn, , )
+SHIM_OPEN2(__openat_2, openat2_fn, int dirfd COMMA, dirfd COMMA)
+SHIM_OPEN2(__openat64_2, openat2_fn, int dirfd COMMA, dirfd COMMA)
 
 typedef int (*ioctl_fn)(int, unsigned long, ...);
 

@@ -21,8 +21,9 @@
 extern "C" {
 #endif
 
-/* A 64-bit counter value; unsigned long long, as printf("%llu") expects. */
-typedef unsigned long long pctrval;
+/* A 64-bit counter value; unsigned long long, as printf("%llu") expects
+ * (__extension__ keeps C90 -pedantic clients quiet). */
+__extension__ typedef unsigned long long pctrval;
 
 #define PCTR_NUM 4 /* counters of the interface; see pctr(4) for what each counts */
 

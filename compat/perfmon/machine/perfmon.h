@@ -56,12 +56,12 @@ struct pmc {
 
 struct pmc_data {
 	int pmcd_num;          /* counter to read */
-	long long pmcd_value;  /* its value, a 64-bit signed count (FreeBSD: quad_t) */
+	__extension__ long long pmcd_value; /* a 64-bit signed count (FreeBSD: quad_t) */
 };
 
 struct pmc_tstamp {
 	int pmct_rate;         /* TSC rate in MHz, rounded from the exact rate */
-	long long pmct_value;  /* TSC value (FreeBSD: quad_t) */
+	__extension__ long long pmct_value; /* the TSC (FreeBSD: quad_t) */
 };
 
 #define _PATH_PERFMON "/dev/perfmon"
