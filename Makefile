@@ -5,6 +5,7 @@
 #   make bench            run the benchmarks against perf and PAPI
 #   make install PREFIX=/opt/hwc [DESTDIR=...]
 
+.DEFAULT_GOAL := all
 VERSION   := 0.1.0
 PREFIX    ?= /usr/local
 DESTDIR   ?=
@@ -57,12 +58,30 @@ COMPAT_NAMES    := pctr perfmon
 COMPAT_LIBS     := $(patsubst %,$(BUILD)/lib/lib%.so,$(COMPAT_NAMES))
 PC_FILES        := libhwc.pc.in compat/pctr/pctr.pc.in compat/perfmon/perfmon.pc.in
 
+# illumos cpc on Linux: libpctx.so.1, libcpc.so.1 (public headers in
+# compat/), and the cputrack and cpustat tools (sharing tools/cpucmds/).
+PCTX_OBJS    := $(call objs,compat/pctx)
+CPC_OBJS     := $(call objs,compat/cpc)
+CPUCMDS_OBJS := $(call objs,tools/cpucmds)
+CPC_TOOLS    := $(BUILD)/bin/cputrack $(BUILD)/bin/cpustat
+CPC_LIBS     := $(BUILD)/lib/libpctx.so $(BUILD)/lib/libcpc.so
+CPC_PCS      := $(foreach p,libcpc libpctx,$(BUILD)/lib/pkgconfig/$(p).pc \
+                  $(BUILD)/lib/pkgconfig/$(p)-uninstalled.pc)
+CPC_HEADERS  := compat/cpc/libcpc.h compat/pctx/libpctx.h
+CPC_SRC_OBJS := $(PCTX_OBJS) $(CPC_OBJS) $(CPUCMDS_OBJS) $(call objs,tools/cputrack) \
+                $(call objs,tools/cpustat)
+$(CPC_SRC_OBJS): CPPFLAGS += -Icompat/cpc -Icompat/pctx -Itools/cpucmds
+$(CPC_SRC_OBJS): $(CPC_HEADERS) $(wildcard tools/cpucmds/*.h)
+# Tests of these interfaces build like any client: pkg-config only.
+CPC_PKG      := PKG_CONFIG_PATH=$(BUILD)/lib/pkgconfig pkg-config
+
 # Tools find libhwc next to them in the build tree and after install.
 RPATH     := -Wl,-rpath,'$$ORIGIN/../lib'
 
 .PHONY: all check check-sanitize bench install uninstall clean
 all: $(BUILD)/lib/libhwc.so $(BUILD)/lib/libhwc.a $(BUILD)/bin/hwc $(BUILD)/lib/pkgconfig/libhwc.pc \
-     $(COMPAT_LIBS) $(BUILD)/bin/pctr $(WORK_BINS) $(TEST_BINS)
+     $(COMPAT_LIBS) $(BUILD)/bin/pctr $(CPC_LIBS) $(CPC_PCS) $(CPC_TOOLS) $(WORK_BINS) \
+     $(TEST_BINS)
 
 $(BUILD)/obj/compat/%.o $(BUILD)/obj/tools/pctr/%.o: CPPFLAGS += $(COMPAT_CPPFLAGS)
 $(BUILD)/obj/%.o: %.c $(wildcard include/hwc/*.h) $(wildcard src/*.h) $(COMPAT_HDRS) | $(BUILD)
@@ -87,6 +106,39 @@ $(BUILD)/lib/pkgconfig/libhwc.pc: libhwc.pc.in Makefile
 
 $(BUILD)/bin/hwc: $(HWC_OBJS) $(BUILD)/lib/libhwc.so
 	$(CC) $(LDFLAGS) -o $@ $(HWC_OBJS) -L$(BUILD)/lib -lhwc -lm $(RPATH)
+
+$(BUILD)/lib/libpctx.so.1: $(PCTX_OBJS) compat/pctx/libpctx.map
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,libpctx.so.1 -Wl,--version-script=compat/pctx/libpctx.map \
+		-Wl,--no-undefined -o $@ $(PCTX_OBJS)
+$(BUILD)/lib/libcpc.so.1: $(CPC_OBJS) compat/cpc/libcpc.map $(BUILD)/lib/libhwc.so $(BUILD)/lib/libpctx.so
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,libcpc.so.1 -Wl,--version-script=compat/cpc/libcpc.map \
+		-Wl,--no-undefined -o $@ $(CPC_OBJS) -L$(BUILD)/lib -lpctx -lhwc -Wl,-rpath,'$$ORIGIN'
+$(BUILD)/lib/%.so: $(BUILD)/lib/%.so.1
+	ln -sf $(notdir $<) $@
+
+$(BUILD)/lib/pkgconfig/%.pc: compat/cpc/%.pc.in Makefile
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|1|' $< > $@
+$(BUILD)/lib/pkgconfig/%.pc: compat/pctx/%.pc.in Makefile
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|1|' $< > $@
+# pkg-config prefers NAME-uninstalled.pc: the build tree, for the tests.
+$(BUILD)/lib/pkgconfig/%-uninstalled.pc: $(BUILD)/lib/pkgconfig/%.pc
+	sed -e 's|^libdir=.*|libdir=$(abspath $(BUILD))/lib|' \
+	    -e 's|^includedir=.*|includedir=$(abspath compat)/$(patsubst lib%,%,$*)|' \
+	    -e 's|^Libs: .*|Libs: -L$${libdir} -Wl,-rpath,$${libdir} -l$(patsubst lib%,%,$*)|' $< > $@
+
+$(BUILD)/bin/cputrack: $(call objs,tools/cputrack) $(CPUCMDS_OBJS) $(CPC_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(call objs,tools/cputrack) $(CPUCMDS_OBJS) -L$(BUILD)/lib -lcpc -lpctx $(RPATH)
+$(BUILD)/bin/cpustat: $(call objs,tools/cpustat) $(CPUCMDS_OBJS) $(CPC_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(call objs,tools/cpustat) $(CPUCMDS_OBJS) -L$(BUILD)/lib -lcpc -lpctx \
+		-lpthread $(RPATH)
+
+$(BUILD)/tests/cpc_%: tests/cpc_%.c tests/check.h tests/cpc_test.h $(CPC_LIBS) $(CPC_PCS)
+	$(CC) -D_GNU_SOURCE $(CFLAGS) $(LDFLAGS) -o $@ $< $$($(CPC_PKG) --cflags --libs libcpc libpctx) -lpthread
+$(BUILD)/tests/pctx_%: tests/pctx_%.c tests/check.h tests/cpc_test.h $(CPC_LIBS) $(CPC_PCS)
+	$(CC) -D_GNU_SOURCE $(CFLAGS) $(LDFLAGS) -o $@ $< $$($(CPC_PKG) --cflags --libs libcpc libpctx) -lpthread
+
 
 # Shim libraries export only the calls they interpose (and rdpmc's helper);
 # they find libhwc beside them.
@@ -149,13 +201,26 @@ $(BUILD)/bench/pctr_read $(BUILD)/bench/perfmon_read: bench/pctr_read.c $(BUILD)
 	$(CC) $(CPPFLAGS) $(COMPAT_CPPFLAGS) -DBENCH_$(DEVICE) -std=gnu11 -O2 -g $(WARN) -o $@ $< \
 		$(filter %.o,$^) -L$(BUILD)/lib -lhwc -lpthread -lm $(RPATH)
 
+$(BUILD)/bench/cpc_%: bench/cpc_%.c $(CPC_LIBS) $(CPC_PCS)
+	@mkdir -p $(dir $@)
+	$(CC) -D_GNU_SOURCE -std=gnu11 -O2 -g $(WARN) -o $@ $< \
+		$$($(CPC_PKG) --cflags --libs libcpc libpctx) -lpapi
+
 bench: all $(BENCH_BINS)
 	HWC_BUILD=$(abspath $(BUILD)) bench/run
 
+# The .pc files are made at install: the build's copies name the PREFIX the
+# build had, which may not be this one.
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/hwc \
 		$(DESTDIR)$(INCDIR)/hwc-compat/machine $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
-	install -m 755 $(BUILD)/bin/hwc $(BUILD)/bin/pctr $(DESTDIR)$(BINDIR)/
+	install -m 755 $(BUILD)/bin/hwc $(BUILD)/bin/pctr $(CPC_TOOLS) $(DESTDIR)$(BINDIR)/
+	for l in libpctx libcpc; do \
+		install -m 755 $(BUILD)/lib/$$l.so.1 $(DESTDIR)$(LIBDIR)/; \
+		ln -sf $$l.so.1 $(DESTDIR)$(LIBDIR)/$$l.so; \
+		sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|1|' compat/*/$$l.pc.in \
+			> $(DESTDIR)$(LIBDIR)/pkgconfig/$$l.pc; done
+	install -m 644 $(CPC_HEADERS) $(DESTDIR)$(INCDIR)/
 	for l in libhwc $(patsubst %,lib%,$(COMPAT_NAMES)); do \
 		install -m 755 $(BUILD)/lib/$$l.so.$(VERSION) $(DESTDIR)$(LIBDIR)/ && \
 		ln -sf $$l.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$$l.so.0 && \
@@ -163,7 +228,6 @@ install: all
 	install -m 644 $(BUILD)/lib/libhwc.a $(DESTDIR)$(LIBDIR)/
 	install -m 644 include/hwc/*.h $(DESTDIR)$(INCDIR)/hwc/
 	install -m 644 $(MACHINE_HDRS) $(DESTDIR)$(INCDIR)/hwc-compat/machine/
-	# .pc files name the PREFIX of this install, whatever the build's was.
 	for pc in $(PC_FILES); do \
 		sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $$pc \
 			> $(DESTDIR)$(LIBDIR)/pkgconfig/$$(basename $$pc .in) || exit 1; done
@@ -175,7 +239,12 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/hwc $(DESTDIR)$(BINDIR)/pctr $(DESTDIR)$(LIBDIR)/libhwc.* \
 		$(patsubst %,$(DESTDIR)$(LIBDIR)/lib%.so*,$(COMPAT_NAMES)) \
 		$(patsubst %.in,$(DESTDIR)$(LIBDIR)/pkgconfig/%,$(notdir $(PC_FILES)))
+	rm -f $(DESTDIR)$(BINDIR)/cputrack $(DESTDIR)$(BINDIR)/cpustat \
+		$(DESTDIR)$(LIBDIR)/libcpc.so* $(DESTDIR)$(LIBDIR)/libpctx.so* \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/libcpc.pc $(DESTDIR)$(LIBDIR)/pkgconfig/libpctx.pc \
+		$(DESTDIR)$(INCDIR)/libcpc.h $(DESTDIR)$(INCDIR)/libpctx.h
 	rm -rf $(DESTDIR)$(INCDIR)/hwc $(DESTDIR)$(INCDIR)/hwc-compat
+	for m in $(MAN_PAGES); do rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/}; done
 
 clean:
 	rm -rf build build-san

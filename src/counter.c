@@ -27,6 +27,14 @@ struct instance {
 	pid_t tid; /* -1: every task on the CPU */
 };
 
+/* Overflow notification state of one event on one instance. */
+struct ovf {
+	bool on;           /* hwc_counters_overflow_signal() was called */
+	bool armed;        /* the kernel's event_limit is 1: the next overflow stops EV */
+	uint64_t period;   /* events between arming and the overflow */
+	uint64_t armed_at; /* raw count when armed */
+};
+
 struct hwc_counters {
 	enum hwc_target_kind kind;
 	unsigned flags;
@@ -50,6 +58,8 @@ struct hwc_counters {
 	pid_t pid;                /* target or child pid, -1 for none */
 	int go_fd, exec_fd;       /* COMMAND: release pipe, exec status pipe */
 	bool child_started;
+	bool running;             /* between start and stop */
+	struct ovf *ovf;          /* [inst * nev + ev]; NULL until overflow is used */
 };
 
 #define SLOT(c, i, e) ((i) * (c)->nev + (e))
@@ -141,6 +151,7 @@ static int open_group(hwc_counters *c, size_t i, size_t leader)
 			attr.read_format |= PERF_FORMAT_GROUP;
 		attr.disabled = e == leader;
 		attr.inherit = c->kind != HWC_TARGET_CPUS && !(c->flags & HWC_NO_INHERIT);
+		attr.inherit_thread = attr.inherit && (c->flags & HWC_THREADS_ONLY);
 		attr.enable_on_exec = c->kind == HWC_TARGET_COMMAND && e == leader;
 		int group_fd = e == leader ? -1 : c->fd[SLOT(c, i, leader)];
 		int fd = hwc__perf_event_open(&attr, pid, in->cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
@@ -500,6 +511,7 @@ HWC_EXPORT void hwc_counters_close(hwc_counters *c)
 	free(c->cur);
 	free(c->base);
 	free(c->buf);
+	free(c->ovf);
 	free(c);
 }
 
@@ -537,19 +549,29 @@ static int release_child(hwc_counters *c)
 			 child_errno == ENOENT ? " (not found in PATH)" : "");
 }
 
+static int arm_pending(hwc_counters *c);
+
 HWC_EXPORT int hwc_counters_start(hwc_counters *c)
 {
 	hwc__clear_error();
 	if (c->kind == HWC_TARGET_COMMAND) {
-		if (!c->child_started)
-			return release_child(c); /* enable_on_exec starts the counters */
+		if (!c->child_started) {
+			int err = release_child(c); /* enable_on_exec starts the counters */
+			c->running = err == 0;
+			return err;
+		}
 	}
-	return ioctl_leaders(c, PERF_EVENT_IOC_ENABLE);
+	int err = arm_pending(c);
+	if (!err)
+		err = ioctl_leaders(c, PERF_EVENT_IOC_ENABLE);
+	c->running = err == 0;
+	return err;
 }
 
 HWC_EXPORT int hwc_counters_stop(hwc_counters *c)
 {
 	hwc__clear_error();
+	c->running = false;
 	return ioctl_leaders(c, PERF_EVENT_IOC_DISABLE);
 }
 
@@ -736,4 +758,145 @@ HWC_EXPORT bool hwc_counters_user_only(const hwc_counters *c, size_t ev)
 HWC_EXPORT int hwc_counters_fd(const hwc_counters *c, size_t inst, size_t ev)
 {
 	return inst < c->ninst && ev < c->nev ? c->fd[SLOT(c, inst, ev)] : -1;
+}
+
+/* ------------------------------------------------------------- overflow */
+
+/* Raw count of EV on instance I, read on the stack so that a signal handler
+ * may call this while the thread it interrupted is in hwc_counters_read(). */
+static int read_raw(const hwc_counters *c, size_t i, size_t ev, uint64_t *raw)
+{
+	size_t leader = ev;
+	while (c->group_size[leader] == 0)
+		leader--;
+	size_t n = c->group_size[leader];
+	uint64_t buf[3 + 64];
+	if (n > 64)
+		return -E2BIG;
+	size_t words = n > 1 ? 3 + n : 3;
+	ssize_t r = read(c->fd[SLOT(c, i, leader)], buf, words * sizeof(uint64_t));
+	if (r != (ssize_t)(words * sizeof(uint64_t)))
+		return r < 0 ? -errno : -EIO;
+	*raw = n > 1 ? buf[3 + (ev - leader)] : buf[0];
+	return 0;
+}
+
+/* Set event_limit to 1 (and enable EV): the next overflow stops EV. */
+static int arm(hwc_counters *c, size_t slot, size_t i, size_t ev)
+{
+	struct ovf *o = &c->ovf[slot];
+	int err = read_raw(c, i, ev, &o->armed_at);
+	if (err)
+		return err;
+	if (ioctl(c->fd[slot], PERF_EVENT_IOC_REFRESH, 1) < 0)
+		return -errno;
+	o->armed = true;
+	return 0;
+}
+
+static int arm_pending(hwc_counters *c)
+{
+	if (!c->ovf)
+		return 0;
+	for (size_t i = 0; i < c->ninst; i++)
+		for (size_t e = 0; e < c->nev; e++) {
+			size_t slot = SLOT(c, i, e);
+			if (!c->ovf[slot].on || c->ovf[slot].armed)
+				continue;
+			int err = arm(c, slot, i, e);
+			if (err)
+				return hwc__fail(err, "cannot arm overflow notification of '%s': %s",
+						 c->ev[e].name, strerror(-err));
+		}
+	return 0;
+}
+
+static int overflow_slot(const hwc_counters *c, size_t inst, size_t ev, size_t *slot)
+{
+	if (inst >= c->ninst || ev >= c->nev)
+		return hwc__fail(-EINVAL, "no event %zu / instance %zu", ev, inst);
+	*slot = SLOT(c, inst, ev);
+	if (c->fd[*slot] < 0)
+		return hwc__fail(-EINVAL, "'%s' is not open (%s)", c->ev[ev].name, c->error[ev]);
+	return 0;
+}
+
+HWC_EXPORT int hwc_counters_overflow_signal(hwc_counters *c, size_t inst, size_t ev, int sig,
+					    pid_t tid)
+{
+	hwc__clear_error();
+	size_t slot;
+	int err = overflow_slot(c, inst, ev, &slot);
+	if (err)
+		return err;
+	const struct perf_event_attr *a = &c->ev[ev].pub.attr;
+	if (!a->sample_period || a->freq)
+		return hwc__fail(-EINVAL, "'%s' has no sample period: set attr.sample_period "
+					  "before opening to get overflow notification",
+				 c->ev[ev].name);
+	if (c->kind != HWC_TARGET_CPUS && !(c->flags & HWC_NO_INHERIT))
+		return hwc__fail(-EINVAL, "overflow notification of '%s' needs HWC_NO_INHERIT: the "
+					  "kernel cannot stop inherited counters at an overflow",
+				 c->ev[ev].name);
+	if (c->kind == HWC_TARGET_COMMAND && !c->child_started)
+		return hwc__fail(-EINVAL, "start the command before asking for overflow signals");
+	if (sig <= 0 || sig >= NSIG || sig == SIGKILL || sig == SIGSTOP)
+		return hwc__fail(-EINVAL, "%d is not a signal that can be delivered", sig);
+	if (!c->ovf) {
+		c->ovf = calloc(c->ninst * c->nev, sizeof(*c->ovf));
+		if (!c->ovf)
+			return hwc__fail(-ENOMEM, "out of memory");
+	}
+	int fd = c->fd[slot];
+	struct f_owner_ex owner = {.type = F_OWNER_TID, .pid = tid};
+	int flags = fcntl(fd, F_GETFL);
+	if (fcntl(fd, F_SETOWN_EX, &owner) < 0 || fcntl(fd, F_SETSIG, sig) < 0 || flags < 0 ||
+	    fcntl(fd, F_SETFL, flags | O_ASYNC) < 0)
+		return hwc__fail(-errno, "cannot route overflow signals of '%s' to thread %d: %s",
+				 c->ev[ev].name, (int)tid, strerror(errno));
+	struct ovf *o = &c->ovf[slot];
+	o->on = true;
+	o->period = a->sample_period;
+	if (c->running && !o->armed && (err = arm(c, slot, inst, ev)))
+		return hwc__fail(err, "cannot arm overflow notification of '%s': %s",
+				 c->ev[ev].name, strerror(-err));
+	return 0;
+}
+
+HWC_EXPORT int hwc_counters_overflow_rearm(hwc_counters *c, size_t inst, size_t ev,
+					   uint64_t period)
+{
+	size_t slot;
+	int err = overflow_slot(c, inst, ev, &slot);
+	if (err)
+		return err;
+	struct ovf *o = c->ovf ? &c->ovf[slot] : NULL;
+	if (!o || !o->on)
+		return hwc__fail(-EINVAL, "'%s' has no overflow notification", c->ev[ev].name);
+	if (period >> 63)
+		return hwc__fail(-EINVAL, "overflow period %#llx is too large (at most 2^63-1)",
+				 (unsigned long long)period);
+	int fd = c->fd[slot];
+	/* Disabled first: a new period set while counting would make the
+	 * kernel report an overflow at the very next event. */
+	if (ioctl(fd, PERF_EVENT_IOC_DISABLE, 0) < 0)
+		return -errno;
+	uint64_t now;
+	if ((err = read_raw(c, inst, ev, &now)))
+		return err;
+	/* The kernel's event_limit is 0 after an overflow, still 1 if the
+	 * period has not been reached since arming. */
+	bool limit_left = o->armed && now - o->armed_at < o->period;
+	uint64_t p = period ? period : o->period;
+	if (ioctl(fd, PERF_EVENT_IOC_PERIOD, &p) < 0)
+		return -errno;
+	o->period = p;
+	o->armed_at = now;
+	o->armed = limit_left;
+	if (!c->running)
+		return 0; /* hwc_counters_start() arms it if needed and enables */
+	if (ioctl(fd, limit_left ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_REFRESH, 1) < 0)
+		return -errno;
+	o->armed = true;
+	return 0;
 }

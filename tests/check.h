@@ -94,18 +94,18 @@ static inline void run_as_nobody(void (*fn)(void), const char *name)
 	}
 }
 
-/* Fault in N fresh pages: N page faults at least, for software events. */
-static inline void touch_pages(size_t n)
+/* N fresh pages written once each: N minor page faults, counted in user
+ * mode (the workload of the tests that count software events). */
+static inline void touch_pages(long n)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	char *p = mmap(NULL, n * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED) {
-		fprintf(stderr, "touch_pages: mmap: %s\n", strerror(errno));
+	long page = sysconf(_SC_PAGESIZE);
+	volatile char *p = mmap(NULL, (size_t)(n * page), PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
 		abort();
-	}
-	for (size_t i = 0; i < n; i++)
-		((volatile char *)p)[i * page] = 1;
-	munmap(p, n * page);
+	for (long i = 0; i < n; i++)
+		p[i * page] = 1;
+	munmap((void *)p, (size_t)(n * page));
 }
 
 static inline int check_exit(void)

@@ -194,7 +194,7 @@ static void test_command_not_found(void)
  * thread afterwards. */
 static void *thread_touch(void *arg)
 {
-	touch_pages((size_t)(intptr_t)arg);
+	touch_pages((long)(intptr_t)arg);
 	return NULL;
 }
 

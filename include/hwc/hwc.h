@@ -107,6 +107,8 @@ enum hwc_target_kind {
 #define HWC_NO_INHERIT       0x1u /* do not count children and threads created later */
 #define HWC_NO_FALLBACK      0x2u /* never retry user-only when kernel counting is denied */
 #define HWC_SKIP_UNSUPPORTED 0x4u /* events the machine lacks are marked, not fatal */
+#define HWC_THREADS_ONLY     0x8u /* inherit to threads created later, not to child
+				     processes (perf's inherit_thread, Linux 5.13+) */
 
 struct hwc_target {
 	enum hwc_target_kind kind;
@@ -225,6 +227,26 @@ struct hwc_userpage_readers {
  * events (see hwc_counters_userpage()). */
 int hwc_userpage_read(const struct perf_event_mmap_page *page,
 		      const struct hwc_userpage_readers *readers, struct hwc_value *out);
+
+/* ------------------------------------------------------------------ overflow */
+
+/* Overflow notification by signal while counting, as illumos cpc (SIGEMT)
+ * and PAPI overflow work.  Event EV must have been opened with
+ * attr.sample_period = N (set through hwc_evlist_attr() before opening) and
+ * without inherit (HWC_NO_INHERIT).  Once armed, the Nth event counted on
+ * instance INST sends signal SIG to thread TID (siginfo: si_code POLL_HUP,
+ * si_fd = hwc_counters_fd(c, INST, EV)) and EV stops counting -- its whole
+ * group when EV leads the group -- until hwc_counters_overflow_rearm().
+ * The notification is armed now if the counters run, else at the next
+ * hwc_counters_start().  Returns 0 or -errno (-EINVAL: no sample_period,
+ * inherit set, or a COMMAND target not started yet). */
+int hwc_counters_overflow_signal(hwc_counters *c, size_t inst, size_t ev, int sig, pid_t tid);
+
+/* Let EV on INST count again and overflow once more after PERIOD further
+ * events (0 keeps the current period); the next overflow is always a full
+ * period away, whether or not the last one happened.  Uses only ioctl(2)
+ * and read(2), so a signal handler may call it. */
+int hwc_counters_overflow_rearm(hwc_counters *c, size_t inst, size_t ev, uint64_t period);
 
 /* ------------------------------------------------------------------ listing */
 

@@ -1,0 +1,100 @@
+/* What libcpc says about this machine, from libhwc's machine and listing
+ * API: counters only when the kernel exposes a core PMU, native events of
+ * the libpfm4 model detected here, Linux software events, the TSC rate. */
+#include "cpc_impl.h"
+
+#include <errno.h>
+#include <hwc/hwc.h>
+#include <stdio.h>
+#include <string.h>
+
+int cpc__probe(const char *spec, char *detail, size_t size)
+{
+	int err = hwc_event_probe(spec, NULL);
+	if (err)
+		snprintf(detail, size, "%s", hwc_errdetail());
+	return err;
+}
+
+int cpc__machine(struct cpc_machine *m)
+{
+	struct hwc_cpu_info ci;
+	int err = hwc_cpu_info(&ci);
+	if (err)
+		return err;
+	/* illumos counts fixed-function counters as pics too; the NMI
+	 * watchdog's counter is not accessible. */
+	if (ci.core_pmu)
+		m->npic = (unsigned)(ci.counters - (ci.watchdog_counter ? 1 : 0) + ci.fixed);
+#if defined(__x86_64__) || defined(__i386__)
+	m->x86 = true;
+#endif
+	m->intel = strcmp(ci.vendor, "GenuineIntel") == 0;
+	const char *cpu = ci.brand[0] ? ci.brand : ci.vendor;
+	if (!ci.core_pmu)
+		snprintf(m->cciname, sizeof(m->cciname),
+			 "no hardware PMU (Linux software events only) on %s", cpu);
+	else if (ci.pfm_desc[0])
+		snprintf(m->cciname, sizeof(m->cciname), "%s (%s)", ci.pfm_desc, cpu);
+	else
+		snprintf(m->cciname, sizeof(m->cciname), "%s PMU (%s)", ci.core_pmu_name, cpu);
+	if (m->intel)
+		snprintf(m->cpuref, sizeof(m->cpuref),
+			 "See the \"Performance Monitoring\" chapters of the Intel 64 and IA-32 "
+			 "Architectures Software Developer's Manual, Volume 3, and the event list of "
+			 "`hwc list%s%s`.",
+			 ci.pfm_model[0] ? " --pmu " : "", ci.pfm_model);
+	else if (strcmp(ci.vendor, "AuthenticAMD") == 0 || strcmp(ci.vendor, "HygonGenuine") == 0)
+		snprintf(m->cpuref, sizeof(m->cpuref),
+			 "See the \"Performance Monitor Counters\" section of the AMD64 Architecture "
+			 "Programmer's Manual, Volume 2, the Processor Programming Reference for "
+			 "family %xh, and the event list of `hwc list%s%s`.",
+			 ci.family, ci.pfm_model[0] ? " --pmu " : "", ci.pfm_model);
+	else
+		snprintf(m->cpuref, sizeof(m->cpuref),
+			 "See the processor's reference manual, perf_event_open(2), and the event "
+			 "list of `hwc list`.");
+	return 0;
+}
+
+double cpc__tsc_hz(void)
+{
+	double hz;
+	return hwc_tsc_hz(&hz, NULL) == 0 ? hz : 0; /* libhwc caches it */
+}
+
+struct walk {
+	void (*fn)(void *arg, const char *name);
+	void *arg;
+};
+
+static int each_name(const struct hwc_event_info *ev, void *arg)
+{
+	struct walk *w = arg;
+	w->fn(w->arg, ev->name);
+	return 0;
+}
+
+void cpc__walk_native(void (*fn)(void *arg, const char *name), void *arg)
+{
+	struct hwc_cpu_info ci;
+	if (hwc_cpu_info(&ci) || !ci.core_pmu)
+		return;
+	/* The model's tables; perf's generic names when libpfm4 has none. */
+	struct walk w = {fn, arg};
+	hwc_events_walk(ci.pfm_model[0] ? ci.pfm_model : "generic", NULL, 0, each_name, &w);
+}
+
+static int each_counting(const struct hwc_event_info *ev, void *arg)
+{
+	/* "dummy" and "bpf-output" open but never count. */
+	if (ev->status == 0 && strcmp(ev->name, "dummy") != 0 && strcmp(ev->name, "bpf-output") != 0)
+		each_name(ev, arg);
+	return 0;
+}
+
+void cpc__walk_software(void (*fn)(void *arg, const char *name), void *arg)
+{
+	struct walk w = {fn, arg};
+	hwc_events_walk("software", NULL, HWC_WALK_PROBE, each_counting, &w);
+}
