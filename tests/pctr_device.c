@@ -118,6 +118,12 @@ static void other_requests_and_counters(void)
 	errno = 0;
 	CHECK_INT(ioctl(fd, _IOW('c', 12, unsigned int), &dummy), ==, -1);
 	CHECK_INT(errno, ==, ENOTTY);
+	errno = 0;
+	CHECK_INT(ioctl(fd, PCIOCRD, NULL), ==, -1); /* a bad argument, not a crash */
+	CHECK_INT(errno, ==, EFAULT);
+	errno = 0;
+	CHECK_INT(ioctl(fd, PCIOCS2, NULL), ==, -1);
+	CHECK_INT(errno, ==, EFAULT);
 	CHECK_U64(rdpmc(PCTR_NUM), ==, 0); /* no such counter */
 	CHECK_U64(rdpmc(1), ==, 0);        /* never set */
 	CHECK_INT(close(fd), ==, 0);

@@ -165,11 +165,16 @@ static void tstamp_reads_the_tsc_and_its_rate(void)
 	close(fd);
 }
 
-static void unknown_request(void)
+static void unknown_request_and_bad_argument(void)
 {
-	int fd = open(_PATH_PERFMON, O_RDONLY);
+	int fd = open(_PATH_PERFMON, O_RDWR);
 	int x = 0;
 	CHECK_INT(ioctl_errno(fd, _IOW('5', 9, int), &x), ==, ENOTTY);
+	CHECK_INT(ioctl_errno(fd, _IOW('5', 9, int), NULL), ==, ENOTTY);
+	static const unsigned long requests[] = {PMIOSETUP, PMIOGET,  PMIOSTART, PMIOSTOP,
+						 PMIOREAD,  PMIORESET, PMIOTSTAMP};
+	for (size_t i = 0; i < sizeof(requests) / sizeof(requests[0]); i++)
+		CHECK_INT(ioctl_errno(fd, requests[i], NULL), ==, EFAULT); /* not a crash */
 	close(fd);
 }
 
@@ -200,7 +205,7 @@ int main(void)
 	RUN(counter_numbers_and_setup_state);
 	RUN(setup_here);
 	RUN(tstamp_reads_the_tsc_and_its_rate);
-	RUN(unknown_request);
+	RUN(unknown_request_and_bad_argument);
 	RUN(unprivileged_kernel_counting);
 	return check_exit();
 }

@@ -71,6 +71,8 @@ static int set_function(unsigned n, unsigned fn)
 
 static int pctr_ioctl(int flags, unsigned long request, void *arg)
 {
+	if (!arg && (request == PCIOCRD || (request >= PCIOCS0 && request <= PCIOCS3)))
+		return EFAULT; /* what the kernel answers for a NULL argument */
 	switch (request) {
 	case PCIOCRD: {
 		struct pctrst *st = arg;

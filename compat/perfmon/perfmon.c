@@ -120,6 +120,12 @@ static int perfmon_ioctl_locked(int flags, unsigned long request, void *arg)
 {
 	struct counter *k;
 	int err;
+	if (!arg) /* every request takes an argument: the kernel's answer */
+		return request == PMIOSETUP || request == PMIOGET || request == PMIOSTART ||
+				       request == PMIOSTOP || request == PMIORESET ||
+				       request == PMIOREAD || request == PMIOTSTAMP
+			       ? EFAULT
+			       : ENOTTY;
 	switch (request) {
 	case PMIOSETUP: {
 		struct pmc *pmc = arg;
