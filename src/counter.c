@@ -51,8 +51,11 @@ struct hwc_counters {
 	uint64_t *buf;            /* read buffer for the largest group */
 	size_t buf_words;
 	/* SELF + NO_INHERIT: each event's first mmap page ([ev], NULL when not
-	 * mapped) and the thread whose counters they are. */
+	 * mapped), whether it offers rdpmc ([ev]: fixed when the kernel creates
+	 * the event, so the fast path need not touch the page when it does
+	 * not), and the thread whose counters they are. */
 	const struct perf_event_mmap_page **page;
+	bool *user_read;
 	size_t page_size;
 	pthread_t owner;
 	pid_t pid;                /* target or child pid, -1 for none */
@@ -413,7 +416,8 @@ static void close_all(hwc_counters *c)
 static int map_pages(hwc_counters *c)
 {
 	c->page = calloc(c->nev, sizeof(*c->page));
-	if (!c->page)
+	c->user_read = calloc(c->nev, sizeof(*c->user_read));
+	if (!c->page || !c->user_read)
 		return hwc__fail(-ENOMEM, "out of memory");
 	c->page_size = (size_t)sysconf(_SC_PAGESIZE);
 	c->owner = pthread_self();
@@ -422,8 +426,10 @@ static int map_pages(hwc_counters *c)
 		if (fd < 0)
 			continue;
 		void *p = mmap(NULL, c->page_size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
-		if (p != MAP_FAILED)
-			c->page[e] = p;
+		if (p == MAP_FAILED)
+			continue;
+		c->page[e] = p;
+		c->user_read[e] = c->page[e]->capabilities & HWC__CAP_USER_RDPMC;
 	}
 	return 0;
 }
@@ -436,7 +442,9 @@ static void unmap_pages(hwc_counters *c)
 		if (c->page[e])
 			munmap((void *)c->page[e], c->page_size);
 	free(c->page);
+	free(c->user_read);
 	c->page = NULL;
+	c->user_read = NULL;
 }
 
 HWC_EXPORT int hwc_counters_open(hwc_counters **out, const hwc_evlist *list,
@@ -637,13 +645,12 @@ HWC_EXPORT int hwc_counters_read_fast(hwc_counters *c, size_t inst, size_t ev,
 	if (c->status[ev])
 		return hwc__fail(c->status[ev], "%s", c->error[ev]);
 	struct snap now;
-	const struct perf_event_mmap_page *pg = c->page && inst == 0 ? c->page[ev] : NULL;
-	/* The capability first: where there is no rdpmc the fallback costs one
-	 * load more than read(2). */
-	if (!HWC__HAVE_RDPMC || !pg || !(pg->capabilities & HWC__CAP_USER_RDPMC) ||
+	/* Without rdpmc, nothing but read(2): not even a look at the page,
+	 * whose TLB miss after the system call costs more than the rest. */
+	if (!HWC__HAVE_RDPMC || !c->user_read || inst != 0 || !c->user_read[ev] ||
 	    !pthread_equal(c->owner, pthread_self()) ||
-	    !hwc__userpage_read(pg, hwc__rdpmc, hwc__rdtsc_insn, &now.raw, &now.enabled,
-				&now.running)) {
+	    !hwc__userpage_read(c->page[ev], hwc__rdpmc, hwc__rdtsc_insn, &now.raw,
+				&now.enabled, &now.running)) {
 		size_t g = c->leader[ev];
 		int err = read_group(c, inst, g, ev);
 		if (err)
