@@ -60,6 +60,7 @@ struct hwc_counters {
 	pthread_t owner;
 	pid_t pid;                /* target or child pid, -1 for none */
 	int go_fd, exec_fd;       /* COMMAND: release pipe, exec status pipe */
+	char exec_name[256];      /* COMMAND: argv[0], for the exec error */
 	bool child_started;
 	bool running;             /* between start and stop */
 	struct ovf *ovf;          /* [inst * nev + ev]; NULL until overflow is used */
@@ -311,6 +312,7 @@ static int spawn_child(hwc_counters *c, char *const *argv)
 	close(go[0]);
 	close(st[1]);
 	c->pid = pid;
+	snprintf(c->exec_name, sizeof(c->exec_name), "%s", argv[0]);
 	c->go_fd = go[1];
 	c->exec_fd = st[0];
 	return 0;
@@ -553,8 +555,9 @@ static int release_child(hwc_counters *c)
 	if (r != (ssize_t)sizeof(child_errno))
 		return 0; /* EOF: exec succeeded and closed the pipe */
 	reap_child(c);
-	return hwc__fail(-child_errno, "cannot execute the command: %s%s", strerror(child_errno),
-			 child_errno == ENOENT ? " (not found in PATH)" : "");
+	return hwc__fail(-child_errno, "cannot execute '%s': %s%s", c->exec_name,
+			 strerror(child_errno),
+			 child_errno == ENOENT && !strchr(c->exec_name, '/') ? " (not found in PATH)" : "");
 }
 
 static int arm_pending(hwc_counters *c);

@@ -364,6 +364,8 @@ static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, 
 			return hwc__fail(-EINVAL, "malformed event '%s': write model::EVENT, e.g. "
 						  "skl::INST_RETIRED:ANY_P",
 					 token);
+		if (!hwc__pfm_model_known(buf) && (err = hwc__pfm_init()))
+			return err; /* the detail says libpfm4 cannot be loaded */
 		if (!hwc__pfm_model_known(buf))
 			return hwc__fail(-ENOENT, "unknown libpfm4 model '%s' in '%s'; "
 						  "`hwc list --pmu help` lists the models",
@@ -550,22 +552,38 @@ static int add_item(const char *s, size_t len, void *arg)
 	return err;
 }
 
-/* A group of core hardware events must fit the PMU's counters. */
+/* A group of core hardware events must fit the PMU's counters: at most one
+ * event per fixed counter goes there, the rest need general-purpose ones.
+ * The counts come from libpfm4, so they are only looked up when a group
+ * holds two or more hardware events (software-only lists never load it). */
 static int check_group_sizes(const hwc_evlist *l)
 {
 	const char *model = NULL;
-	int counters = hwc__core_counters(&model);
-	if (counters <= 0)
-		return 0;
+	int general = -1, nfixed = 0;
+	bool watchdog = false;
 	for (size_t i = 0; i < l->n;) {
 		size_t j = i, hw = 0;
-		for (; j < l->n && l->ev[j]->pub.group == l->ev[i]->pub.group; j++)
-			hw += hwc__is_core_hw(&l->ev[j]->pub.attr);
-		if (j - i > 1 && hw > (size_t)counters)
+		unsigned fixed_used = 0;
+		for (; j < l->n && l->ev[j]->pub.group == l->ev[i]->pub.group; j++) {
+			const struct perf_event_attr *a = &l->ev[j]->pub.attr;
+			if (!hwc__is_core_hw(a))
+				continue;
+			hw++;
+			int f = hwc__fixed_counter_of(a);
+			if (f >= 0 && f < nfixed && !(fixed_used & 1u << f))
+				fixed_used |= 1u << f;
+		}
+		if (j - i > 1 && hw > 1 && general < 0) {
+			general = hwc__core_counters(&model, &nfixed, &watchdog);
+			continue; /* count this group again, knowing the fixed counters */
+		}
+		size_t need = hw - (size_t)__builtin_popcount(fixed_used);
+		if (j - i > 1 && general > 0 && need > (size_t)general)
 			return hwc__fail(-EINVAL,
-					 "group starting at '%s' has %zu hardware events but %s has "
-					 "only %d counters (NMI watchdog included); split the group",
-					 l->ev[i]->name, hw, model, counters);
+					 "group starting at '%s' has %zu hardware events that need a "
+					 "general-purpose counter but %s has only %d%s; split the group",
+					 l->ev[i]->name, need, model, general,
+					 watchdog ? " (the NMI watchdog holds another one)" : "");
 		i = j;
 	}
 	return 0;

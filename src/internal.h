@@ -31,8 +31,12 @@ int hwc__explain_open_error(int err, const struct hwc_event *ev, pid_t pid, int 
 bool hwc__have_cpu_pmu(void);
 /* Event types that use the core PMU's counters. */
 bool hwc__is_core_hw(const struct perf_event_attr *attr);
-/* Number of core counters usable by one group, or 0 when unknown. */
-int hwc__core_counters(const char **model);
+/* General-purpose core counters usable by one group (less the one the NMI
+ * watchdog holds), or 0 when unknown; *NFIXED gets the fixed counters. */
+int hwc__core_counters(const char **model, int *nfixed, bool *watchdog);
+/* The fixed counter (0 instructions, 1 cycles, 2 ref-cycles) that can count
+ * ATTR, or -1 when it needs a general-purpose counter. */
+int hwc__fixed_counter_of(const struct perf_event_attr *attr);
 
 /* An event of an evlist with the storage its public strings point to. */
 struct hwc__ev {

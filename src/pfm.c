@@ -1,6 +1,7 @@
 /* libpfm4: native event names for any CPU model it knows. */
 #include "internal.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <perfmon/pfmlib_perf_event.h>
 #include <pthread.h>
@@ -9,11 +10,62 @@
 #include <string.h>
 #include <strings.h>
 
+/* libpfm4 is loaded on first use rather than linked: relocating its event
+ * tables costs about 2 MB of memory and a millisecond at every start, and
+ * most runs (software and generic events) never need them.  Every libpfm4
+ * function this file calls is listed here; the macros below route the
+ * calls through the loaded library. */
+#define PFM_FUNCTIONS(X)                                                                 \
+	X(pfm_initialize)                                                                \
+	X(pfm_strerror)                                                                  \
+	X(pfm_get_pmu_info)                                                              \
+	X(pfm_get_event_info)                                                            \
+	X(pfm_get_event_attr_info)                                                       \
+	X(pfm_get_event_next)                                                            \
+	X(pfm_find_event)                                                                \
+	X(pfm_get_os_event_encoding)
+
+#define PFM_POINTER(f) __typeof__(f) *f;
+static struct {
+	PFM_FUNCTIONS(PFM_POINTER)
+} pfm_lib;
 static pthread_once_t pfm_once = PTHREAD_ONCE_INIT;
 static int pfm_status;
+static char pfm_load_error[256];
+
+static bool pfm_load(void)
+{
+	void *h = dlopen("libpfm.so.4", RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		snprintf(pfm_load_error, sizeof(pfm_load_error), "%s", dlerror());
+		return false;
+	}
+#define PFM_LOAD(f)                                                                      \
+	if (!(*(void **)&pfm_lib.f = dlsym(h, #f))) {                                    \
+		snprintf(pfm_load_error, sizeof(pfm_load_error), "libpfm.so.4 has no %s", #f); \
+		return false;                                                            \
+	}
+	PFM_FUNCTIONS(PFM_LOAD)
+#undef PFM_LOAD
+	return true;
+}
+
+/* From here on, calls go through the loaded library. */
+#define pfm_initialize (*pfm_lib.pfm_initialize)
+#define pfm_strerror (*pfm_lib.pfm_strerror)
+#define pfm_get_pmu_info (*pfm_lib.pfm_get_pmu_info)
+#define pfm_get_event_info (*pfm_lib.pfm_get_event_info)
+#define pfm_get_event_attr_info (*pfm_lib.pfm_get_event_attr_info)
+#define pfm_get_event_next (*pfm_lib.pfm_get_event_next)
+#define pfm_find_event (*pfm_lib.pfm_find_event)
+#define pfm_get_os_event_encoding (*pfm_lib.pfm_get_os_event_encoding)
 
 static void pfm_setup(void)
 {
+	if (!pfm_load()) {
+		pfm_status = PFM_ERR_NOINIT;
+		return;
+	}
 	/* model::EVENT must encode for models absent from this host; libpfm4
 	 * only reads this switch at initialisation (documented in libhwc(3)). */
 	if (!getenv("LIBPFM_ENCODE_INACTIVE"))
@@ -21,9 +73,23 @@ static void pfm_setup(void)
 	pfm_status = pfm_initialize();
 }
 
-int hwc__pfm_init(void)
+/* Is libpfm4 loaded and initialised?  Quietly: callers that only look
+ * something up go on without it. */
+static bool pfm_ready(void)
 {
 	pthread_once(&pfm_once, pfm_setup);
+	return !pfm_load_error[0] && pfm_status == PFM_SUCCESS;
+}
+
+int hwc__pfm_init(void)
+{
+	if (pfm_ready())
+		return 0;
+	if (pfm_load_error[0])
+		return hwc__fail(-ENOTSUP,
+				 "libpfm4 is needed for native event names but cannot be loaded: %s "
+				 "(install the libpfm4 package)",
+				 pfm_load_error);
 	if (pfm_status != PFM_SUCCESS)
 		return hwc__fail(-ENOTSUP, "libpfm4 failed to initialise: %s", pfm_strerror(pfm_status));
 	return 0;
@@ -47,7 +113,7 @@ static bool is_generic_table(const char *pmu)
 
 const char *hwc__pfm_host_model(int *ncounters, int *nfixed)
 {
-	if (hwc__pfm_init())
+	if (!pfm_ready())
 		return NULL;
 	pfm_pmu_info_t info;
 	int pmu;
@@ -164,8 +230,7 @@ static int encoding_error(const char *spec, int ret)
 
 int hwc__resolve_pfm(const char *spec, struct hwc__ev *ev)
 {
-	int err = hwc__pfm_init();
-	if (err)
+	if (!pfm_ready())
 		return -ENOENT;
 	struct perf_event_attr attr;
 	memset(&attr, 0, sizeof(attr));
@@ -235,7 +300,7 @@ int hwc__resolve_pfm(const char *spec, struct hwc__ev *ev)
 
 void hwc__pfm_names(hwc__name_fn fn, void *arg)
 {
-	if (hwc__pfm_init())
+	if (!pfm_ready())
 		return;
 	pfm_pmu_info_t pinfo;
 	int pmu;
@@ -253,7 +318,7 @@ void hwc__pfm_names(hwc__name_fn fn, void *arg)
 
 void hwc__pfm_model_names(const char *model, hwc__name_fn fn, void *arg)
 {
-	if (hwc__pfm_init())
+	if (!pfm_ready())
 		return;
 	pfm_pmu_info_t pinfo;
 	int pmu;
@@ -274,7 +339,7 @@ void hwc__pfm_model_names(const char *model, hwc__name_fn fn, void *arg)
 
 bool hwc__pfm_model_known(const char *model)
 {
-	if (hwc__pfm_init())
+	if (!pfm_ready())
 		return false;
 	pfm_pmu_info_t pinfo;
 	int pmu;
@@ -290,7 +355,14 @@ bool hwc__pfm_model_known(const char *model)
  * exists in other models' tables (the user may need model::EVENT). */
 void hwc__pfm_models_with_event(const char *spec)
 {
-	if (hwc__pfm_init() || strstr(spec, "::"))
+	if (!pfm_ready()) {
+		if (pfm_load_error[0])
+			hwc__fail_append("; native event names are unavailable: libpfm4 cannot be loaded "
+					 "(%s; install the libpfm4 package)",
+					 pfm_load_error);
+		return;
+	}
+	if (strstr(spec, "::"))
 		return;
 	char name[256];
 	size_t len = strcspn(spec, ":");

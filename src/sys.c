@@ -125,20 +125,49 @@ bool hwc__is_core_hw(const struct perf_event_attr *attr)
 	       attr->type == PERF_TYPE_RAW;
 }
 
-int hwc__core_counters(const char **model)
+int hwc__core_counters(const char **model, int *nfixed, bool *watchdog)
 {
 	int ngen = 0, nfix = 0;
 	const char *m = hwc__pfm_host_model(&ngen, &nfix);
 	if (model)
 		*model = m;
+	if (nfixed)
+		*nfixed = m ? nfix : 0;
+	if (watchdog)
+		*watchdog = false;
 	if (!m || ngen <= 0)
 		return 0;
-	long long watchdog = 0;
+	long long wd = 0;
 	/* The NMI watchdog holds one general counter while it runs. */
-	if (hwc__read_int_file("/proc/sys/kernel/nmi_watchdog", &watchdog) == 0 && watchdog &&
-	    hwc__have_cpu_pmu())
+	if (hwc__read_int_file("/proc/sys/kernel/nmi_watchdog", &wd) == 0 && wd &&
+	    hwc__have_cpu_pmu()) {
 		ngen--;
-	return ngen + nfix;
+		if (watchdog)
+			*watchdog = true;
+	}
+	return ngen;
+}
+
+int hwc__fixed_counter_of(const struct perf_event_attr *attr)
+{
+	if (attr->type == PERF_TYPE_HARDWARE) {
+		switch (attr->config) {
+		case PERF_COUNT_HW_INSTRUCTIONS: return 0;
+		case PERF_COUNT_HW_CPU_CYCLES: return 1;
+		case PERF_COUNT_HW_REF_CPU_CYCLES: return 2;
+		default: return -1;
+		}
+	}
+	/* Raw PERFEVTSEL: only the plain event/umask pairs the fixed counters
+	 * count; edge, invert, cmask or any-thread need a general counter. */
+	if (attr->type != PERF_TYPE_RAW || (attr->config & ~0x3ffffULL))
+		return -1;
+	switch (attr->config & 0xffff) {
+	case 0x00c0: return 0;
+	case 0x003c: return 1;
+	case 0x0300: return 2;
+	default: return -1;
+	}
 }
 
 static uid_t owner_of(pid_t pid)

@@ -44,7 +44,7 @@ flags=$(PKG_CONFIG_PATH=$root/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$dest \
 	pkg-config --cflags --libs libcpc libpctx)
 # A sanitized build installs sanitized libraries: the client must be too.
 san=
-readelf -d "$root/lib/libcpc.so.1" | grep -q 'libasan' && san="-fsanitize=address,undefined"
+[[ $(readelf -d "$root/lib/libcpc.so.1") == *libasan* ]] && san="-fsanitize=address,undefined"
 cc $san -o "$dest/client" "$dest/client.c" $flags
 out=$(LD_LIBRARY_PATH=$root/lib "$dest/client")
 [[ $out == "ok 1" ]] || { echo "installed client says '$out'"; fail=1; }

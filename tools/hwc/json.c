@@ -2,6 +2,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 
 void json_init(struct json *j, FILE *f)
 {
@@ -10,6 +11,22 @@ void json_init(struct json *j, FILE *f)
 	j->need_comma[0] = false;
 }
 
+/* Length of the UTF-8 sequence at P, or 0 when it is not valid UTF-8. */
+static size_t utf8_length(const unsigned char *p)
+{
+	size_t n = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 && p[0] < 0xe0 ? 2 : 0;
+	for (size_t k = 1; k < n; k++)
+		if ((p[k] & 0xc0) != 0x80)
+			return 0;
+	/* No overlong forms, surrogates or code points above U+10FFFF. */
+	if ((n == 3 && ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0))) ||
+	    (n == 4 && ((p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))))
+		return 0;
+	return n;
+}
+
+/* Strings come from argv, thread names and files: bytes that are not UTF-8
+ * become U+FFFD, so the document stays valid JSON. */
 static void put_string(FILE *f, const char *s)
 {
 	fputc('"', f);
@@ -21,10 +38,19 @@ static void put_string(FILE *f, const char *s)
 		case '\t': fputs("\\t", f); break;
 		case '\r': fputs("\\r", f); break;
 		default:
-			if (*p < 0x20)
+			if (*p < 0x20) {
 				fprintf(f, "\\u%04x", *p);
-			else
+			} else if (*p < 0x80) {
 				fputc(*p, f);
+			} else {
+				size_t n = utf8_length(p);
+				if (n) {
+					fwrite(p, 1, n, f);
+					p += n - 1;
+				} else {
+					fputs("\\ufffd", f);
+				}
+			}
 		}
 	}
 	fputc('"', f);
@@ -102,9 +128,17 @@ void json_hex(struct json *j, const char *key, uint64_t value)
 void json_double(struct json *j, const char *key, double value)
 {
 	member(j, key);
-	if (isfinite(value))
-		fprintf(j->f, "%.17g", value);
-	else
+	if (isfinite(value)) {
+		/* The shortest form that reads back as the same double: 0.1, not
+		 * 0.10000000000000001.  The tools keep LC_NUMERIC "C" for JSON. */
+		char buf[32];
+		for (int digits = 15; digits <= 17; digits++) {
+			snprintf(buf, sizeof(buf), "%.*g", digits, value);
+			if (strtod(buf, NULL) == value)
+				break;
+		}
+		fputs(buf, j->f);
+	} else
 		fputs("null", j->f); /* JSON has no NaN or infinity */
 }
 

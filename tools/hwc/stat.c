@@ -1,11 +1,774 @@
-#include "hwc.h"
+/* hwc stat: count events for a command, a process, a thread or the whole
+ * system, like perf stat, and say exactly what was measured: every value
+ * keeps its raw count and times, events the machine lacks are named, and a
+ * user-space-only fallback is announced.  Output is in stat_print.c. */
+#include "stat.h"
 
-#include <stdio.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <locale.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { EXIT_ERROR = 1, EXIT_USAGE = 2, EXIT_NOEXEC = 127 };
+
+#define DEFAULT_EVENTS \
+	"task-clock,context-switches,cpu-migrations,page-faults,cycles,instructions,branches,branch-misses"
+
+struct options {
+	const char **specs;
+	size_t nspecs;
+	pid_t pid, tid;
+	bool all_cpus, per_cpu, per_thread, no_inherit, json;
+	int *cpus; /* -C */
+	size_t ncpus;
+	long interval_ms, repeat;
+	const char *sep, *output;
+	char **argv; /* the command, or NULL */
+};
+
+static const char usage_text[] =
+	"usage: hwc stat [options] [--] command [args...]\n"
+	"       hwc stat [options] -p pid | -t tid | -a | -C cpus\n"
+	"\n"
+	"Count events while a command runs, or in a running process or thread, or on\n"
+	"the whole system (until Ctrl-C, or until the process or thread exits).\n"
+	"\n"
+	"  -e, --event SPEC          events to count: comma lists and {groups}, repeatable\n"
+	"                            (`hwc list` shows them); default: task-clock,\n"
+	"                            context-switches, cpu-migrations, page-faults, cycles,\n"
+	"                            instructions, branches, branch-misses\n"
+	"  -p, --pid PID             count an existing process, all its threads\n"
+	"  -t, --tid TID             count one existing thread\n"
+	"  -a, --all-cpus            count system-wide, on every online CPU\n"
+	"  -C, --cpu LIST            count system-wide on these CPUs only (e.g. 0-3,6)\n"
+	"  -A, --no-aggr             one row per CPU (with -a or -C)\n"
+	"      --per-thread          one row per thread (with -p or -t)\n"
+	"  -I, --interval-print MS   print the counts of every MS milliseconds (>= 10)\n"
+	"  -r, --repeat N            run the command N times: means and relative stddev\n"
+	"  -x, --field-separator SEP CSV output, fields separated by SEP\n"
+	"  -j, --json                one JSON document (schema hwc-stat/1)\n"
+	"  -o, --output FILE         write the report to FILE instead of stderr\n"
+	"  -i, --no-inherit          do not count child processes and new threads\n"
+	"  -h, --help                show this help\n"
+	"\n"
+	"Exit status: the command's (128+N if a signal N killed it), 127 if it cannot\n"
+	"be executed, 1 on errors, 2 on bad usage, 130 (143) when SIGINT (SIGTERM)\n"
+	"ended the counting while the command ran.  See hwc-stat(1).\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fputs("hwc stat: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs("\n`hwc stat --help` lists the options.\n", stderr);
+	return EXIT_USAGE;
+}
+
+static bool parse_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* "0-3,6" into o->cpus; each CPU once, in the order given. */
+static bool parse_cpus(const char *s, struct options *o)
+{
+	const char *p = s;
+	while (*p) {
+		char *end;
+		if (*p < '0' || *p > '9')
+			return false;
+		long a = strtol(p, &end, 10), b = a;
+		p = end;
+		if (*p == '-') {
+			if (p[1] < '0' || p[1] > '9')
+				return false;
+			b = strtol(p + 1, &end, 10);
+			p = end;
+		}
+		if (a > b || b >= 65536)
+			return false;
+		for (long c = a; c <= b; c++) {
+			bool dup = false;
+			for (size_t i = 0; i < o->ncpus; i++)
+				dup |= o->cpus[i] == c;
+			if (dup)
+				continue;
+			int *n = realloc(o->cpus, (o->ncpus + 1) * sizeof(*n));
+			if (!n)
+				return false;
+			o->cpus = n;
+			o->cpus[o->ncpus++] = (int)c;
+		}
+		if (*p == ',' && p[1])
+			p++;
+		else if (*p)
+			return false;
+	}
+	return o->ncpus > 0;
+}
+
+/* Returns -1 to go on, else the exit status (help, usage error). */
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	enum { OPT_PER_THREAD = 256 };
+	static const struct option longopts[] = {
+		{"event", required_argument, NULL, 'e'},
+		{"pid", required_argument, NULL, 'p'},
+		{"tid", required_argument, NULL, 't'},
+		{"all-cpus", no_argument, NULL, 'a'},
+		{"cpu", required_argument, NULL, 'C'},
+		{"no-aggr", no_argument, NULL, 'A'},
+		{"per-thread", no_argument, NULL, OPT_PER_THREAD},
+		{"interval-print", required_argument, NULL, 'I'},
+		{"repeat", required_argument, NULL, 'r'},
+		{"field-separator", required_argument, NULL, 'x'},
+		{"json", no_argument, NULL, 'j'},
+		{"output", required_argument, NULL, 'o'},
+		{"no-inherit", no_argument, NULL, 'i'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	long v;
+	int c;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+:e:p:t:aC:AI:r:x:jo:ih", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'e': {
+			const char **s = realloc(o->specs, (o->nspecs + 1) * sizeof(*s));
+			if (!s)
+				return usage_error("%s", "out of memory");
+			o->specs = s;
+			o->specs[o->nspecs++] = optarg;
+			break;
+		}
+		case 'p':
+		case 't':
+			if (!parse_long(optarg, 1, INT_MAX, &v))
+				return usage_error(c == 'p' ? "invalid pid '%s' (expected a positive number)"
+							    : "invalid thread id '%s' (expected a positive number)",
+						   optarg);
+			*(c == 'p' ? &o->pid : &o->tid) = (pid_t)v;
+			break;
+		case 'a': o->all_cpus = true; break;
+		case 'C':
+			if (o->cpus)
+				return usage_error("%s", "-C given twice; give one list, e.g. -C 0-3,6");
+			if (!parse_cpus(optarg, o))
+				return usage_error("malformed CPU list '%s' (expected e.g. 0-3,6)", optarg);
+			break;
+		case 'A': o->per_cpu = true; break;
+		case OPT_PER_THREAD: o->per_thread = true; break;
+		case 'I':
+			if (!parse_long(optarg, 10, 86400000, &o->interval_ms))
+				return usage_error("invalid interval '%s': give milliseconds, at least 10", optarg);
+			break;
+		case 'r':
+			if (!parse_long(optarg, 1, 1000000, &o->repeat))
+				return usage_error("invalid repeat count '%s' (expected 1 or more)", optarg);
+			break;
+		case 'x':
+			if (!*optarg)
+				return usage_error("%s", "the field separator of -x cannot be empty");
+			o->sep = optarg;
+			break;
+		case 'j': o->json = true; break;
+		case 'o': o->output = optarg; break;
+		case 'i': o->no_inherit = true; break;
+		case 'h': fputs(usage_text, stdout); return 0;
+		case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
+		default: return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	o->argv = optind < argc ? argv + optind : NULL;
+
+	bool system = o->all_cpus || o->cpus;
+	if (o->pid && o->tid)
+		return usage_error("%s", "give either -p or -t, not both");
+	if ((o->pid || o->tid) && system)
+		return usage_error("%s", "-p and -t count tasks; they cannot be combined with -a or -C");
+	if ((o->pid || o->tid) && o->argv)
+		return usage_error("unexpected command '%s': -p and -t count a running task", o->argv[0]);
+	if (!o->argv && !o->pid && !o->tid && !system)
+		return usage_error("%s", "nothing to count: give a command, -p PID, -t TID, -a or -C");
+	if (o->per_cpu && !system)
+		return usage_error("%s", "-A (one row per CPU) needs -a or -C");
+	if (o->per_thread && !o->pid && !o->tid)
+		return usage_error("%s", "--per-thread needs -p or -t");
+	if (o->repeat && !o->argv)
+		return usage_error("%s", "-r repeats a command; give one");
+	if (o->repeat && o->interval_ms)
+		return usage_error("%s", "-r and -I cannot be combined");
+	if (o->sep && o->json)
+		return usage_error("%s", "-x (CSV) and --json cannot be combined");
+	if (o->no_inherit && system)
+		return usage_error("%s", "--no-inherit applies to tasks, not to system-wide counting");
+	return -1;
+}
+
+/* ------------------------------------------------------------ signals */
+
+/* The signal (SIGINT or SIGTERM) that ended the counting, or 0. */
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	interrupted = sig;
+}
+
+/* SIGINT and SIGTERM end the counting and the counts so far are printed.
+ * They stay blocked except while waiting, so one cannot slip in between
+ * the check and the wait.  Installed before the command is forked; exec
+ * resets caught handlers to the default, so the command still gets Ctrl-C.
+ * Installed even when inherited as ignored (a background job): the report
+ * must not be lost to `kill -INT` either. */
+static void setup_signals(sigset_t *wait_mask)
+{
+	struct sigaction sa = {0};
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigset_t block;
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, wait_mask);
+	sigdelset(wait_mask, SIGINT);
+	sigdelset(wait_mask, SIGTERM);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* ------------------------------------------------------------ counting */
+
+struct stat_run {
+	const struct options *o;
+	hwc_evlist *list;
+	struct hwc_target target;
+	struct stat_report rep;
+	size_t *map;       /* report event -> evlist index */
+	sigset_t wait_mask;
+	pid_t child;       /* the command, or -1 */
+	int wait_fd;       /* pidfd of the command, process or thread, or -1 */
+	bool poll_tid;     /* no pidfd for the thread: look for it now and then */
+	bool gone;         /* the process was gone before the wait began */
+	int status;        /* wait status of the command */
+	bool child_done;
+	struct rusage ru;
+};
+
+static double seconds_since(const struct timespec *t0)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static int pidfd_open(pid_t pid, unsigned flags)
+{
+	return (int)syscall(SYS_pidfd_open, pid, flags);
+}
+
+/* -a/-C with a command: the counters already run; start the command.
+ * Exec failure comes back through a close-on-exec pipe. */
+static int spawn(struct stat_run *s)
+{
+	int pipefd[2];
+	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+		fprintf(stderr, "hwc stat: pipe: %s\n", strerror(errno));
+		return EXIT_ERROR;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "hwc stat: cannot fork: %s\n", strerror(errno));
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return EXIT_ERROR;
+	}
+	if (pid == 0) {
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		close(pipefd[0]);
+		execvp(s->o->argv[0], s->o->argv);
+		int e = errno;
+		if (write(pipefd[1], &e, sizeof(e)) < 0)
+			_exit(EXIT_NOEXEC);
+		_exit(EXIT_NOEXEC);
+	}
+	close(pipefd[1]);
+	int e = 0;
+	ssize_t r;
+	do
+		r = read(pipefd[0], &e, sizeof(e));
+	while (r < 0 && errno == EINTR);
+	close(pipefd[0]);
+	if (r == (ssize_t)sizeof(e)) {
+		waitpid(pid, NULL, 0);
+		fprintf(stderr, "hwc stat: cannot execute '%s': %s%s\n", s->o->argv[0], strerror(e),
+			e == ENOENT && !strchr(s->o->argv[0], '/') ? " (not found in PATH)" : "");
+		return EXIT_NOEXEC;
+	}
+	s->child = pid;
+	return 0;
+}
+
+/* Values of the last snapshot, [row][report event]. */
+static void gather(struct stat_run *s, hwc_counters *c, struct hwc_value *v)
+{
+	struct stat_report *r = &s->rep;
+	for (size_t row = 0; row < r->nrows; row++)
+		for (size_t k = 0; k < r->nev; k++)
+			hwc_counters_value(c, r->aggr == STAT_TOTAL ? HWC_ALL : row, s->map[k],
+					   &v[row * r->nev + k]);
+}
+
+static void add_values(struct hwc_value *sum, const struct hwc_value *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		sum[i].raw += v[i].raw;
+		sum[i].enabled += v[i].enabled;
+		sum[i].running += v[i].running;
+		sum[i].scaled += v[i].scaled;
+	}
+}
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+/* What to wait for: the command's or process's pidfd, or the thread's.
+ * Before Linux 6.9 a pidfd names a whole process, so a thread that is not
+ * its process's leader is looked for every 100 ms instead. */
+static int setup_wait(struct stat_run *s)
+{
+	s->wait_fd = -1;
+	s->gone = s->poll_tid = false;
+	pid_t pid = s->child > 0 ? s->child : s->o->pid;
+	if (pid > 0) {
+		s->wait_fd = pidfd_open(pid, 0);
+	} else if (s->o->tid) {
+		s->wait_fd = pidfd_open(s->o->tid, PIDFD_THREAD);
+		if (s->wait_fd < 0 && errno == EINVAL)
+			s->wait_fd = pidfd_open(s->o->tid, 0);
+		if (s->wait_fd < 0 && errno == EINVAL) {
+			s->poll_tid = true;
+			return 0;
+		}
+		pid = s->o->tid;
+	} else {
+		return 0;
+	}
+	if (s->wait_fd >= 0)
+		return 0;
+	if (errno == ESRCH && s->child <= 0) {
+		s->gone = true; /* ended before we looked */
+		return 0;
+	}
+	fprintf(stderr, "hwc stat: cannot watch task %d: pidfd_open: %s\n", (int)pid, strerror(errno));
+	return EXIT_ERROR;
+}
+
+static void reap(struct stat_run *s, int flags)
+{
+	if (s->child <= 0 || s->child_done)
+		return;
+	pid_t r;
+	do
+		r = wait4(s->child, &s->status, flags, &s->ru);
+	while (r < 0 && errno == EINTR);
+	if (r == s->child)
+		s->child_done = true;
+}
+
+/* Count one run: start, wait for the end (printing intervals), read. */
+static int count_run(struct stat_run *s, hwc_counters *c, struct hwc_value *total)
+{
+	struct stat_report *r = &s->rep;
+	size_t n = r->nrows * r->nev;
+	struct hwc_value *v = calloc(n, sizeof(*v));
+	if (!v) {
+		fprintf(stderr, "hwc stat: out of memory\n");
+		return EXIT_ERROR;
+	}
+	memset(total, 0, n * sizeof(*total));
+	s->child = s->target.kind == HWC_TARGET_COMMAND ? hwc_counters_pid(c) : -1;
+	s->child_done = false;
+	s->status = 0;
+	memset(&s->ru, 0, sizeof(s->ru));
+	int rc = 0;
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int err = hwc_counters_start(c);
+	if (err && s->target.kind == HWC_TARGET_COMMAND) {
+		fprintf(stderr, "hwc stat: %s\n", hwc_errdetail());
+		s->child = -1;
+		rc = EXIT_NOEXEC;
+		goto out;
+	}
+	if (err) {
+		fprintf(stderr, "hwc stat: %s\n", hwc_errdetail());
+		rc = EXIT_ERROR;
+		goto out;
+	}
+	if (s->target.kind == HWC_TARGET_CPUS && s->o->argv && (rc = spawn(s)))
+		goto out;
+	if ((rc = setup_wait(s)))
+		goto out;
+
+	double interval = (double)s->o->interval_ms / 1000, last = 0, next = interval;
+	bool ended = s->gone;
+	while (!ended && !interrupted) {
+		struct timespec timeout, *tp = NULL;
+		if (interval > 0 || s->poll_tid) {
+			double left = interval > 0 ? next - seconds_since(&t0) : 0.1;
+			if (left < 0)
+				left = 0;
+			if (s->poll_tid && left > 0.1)
+				left = 0.1;
+			timeout.tv_sec = (time_t)left;
+			timeout.tv_nsec = (long)((left - (double)timeout.tv_sec) * 1e9);
+			tp = &timeout;
+		}
+		struct pollfd pfd = {.fd = s->wait_fd, .events = POLLIN};
+		int ready = ppoll(&pfd, s->wait_fd >= 0, tp, &s->wait_mask);
+		if (ready < 0 && errno != EINTR) {
+			fprintf(stderr, "hwc stat: ppoll: %s\n", strerror(errno));
+			rc = EXIT_ERROR;
+			break;
+		}
+		ended = (ready > 0 && pfd.revents) ||
+			(s->poll_tid && kill(s->o->tid, 0) < 0 && errno == ESRCH);
+		double now = seconds_since(&t0);
+		if (interval > 0 && now >= next && !ended && !interrupted) {
+			if (hwc_counters_read(c) == 0) {
+				gather(s, c, v);
+				stat_report_interval(r, now, now - last, v);
+				add_values(total, v, n);
+				hwc_counters_rebase(c);
+			}
+			last = now;
+			while (next <= now)
+				next += interval;
+		}
+	}
+	if (s->wait_fd >= 0)
+		close(s->wait_fd);
+	/* A SIGINT that came with the command's end (Ctrl-C reaches both) is
+	 * still pending: the run was interrupted all the same. */
+	sigset_t pending;
+	if (!interrupted && sigpending(&pending) == 0)
+		interrupted = sigismember(&pending, SIGINT) ? SIGINT : sigismember(&pending, SIGTERM) ? SIGTERM : 0;
+	reap(s, ended ? 0 : WNOHANG);
+	double elapsed = seconds_since(&t0);
+	if (s->target.kind != HWC_TARGET_COMMAND)
+		hwc_counters_stop(c);
+	if (hwc_counters_read(c)) {
+		fprintf(stderr, "hwc stat: %s\n", hwc_errdetail());
+		rc = EXIT_ERROR;
+		goto out;
+	}
+	gather(s, c, v);
+	if (interval > 0)
+		stat_report_interval(r, elapsed, elapsed - last, v);
+	add_values(total, v, n);
+	if (stat_report_add_run(r, total, elapsed)) {
+		fprintf(stderr, "hwc stat: out of memory\n");
+		rc = EXIT_ERROR;
+	}
+	if (s->child_done) {
+		r->rusage_runs++;
+		r->user_s += (double)s->ru.ru_utime.tv_sec + (double)s->ru.ru_utime.tv_usec / 1e6;
+		r->sys_s += (double)s->ru.ru_stime.tv_sec + (double)s->ru.ru_stime.tv_usec / 1e6;
+	}
+out:
+	free(v);
+	return rc;
+}
+
+/* ------------------------------------------------------------ setup */
+
+static const char *add_note(struct stat_run *s, const char *text)
+{
+	struct stat_report *r = &s->rep;
+	char *copy = strdup(text);
+	const char **n = realloc(r->notes, (r->nnotes + 1) * sizeof(*n));
+	if (!copy || !n) {
+		free(copy);
+		if (n)
+			r->notes = n;
+		return NULL;
+	}
+	r->notes = n;
+	r->notes[r->nnotes++] = copy;
+	/* A JSON report on stderr carries its notes: keep stderr one document. */
+	if (r->format != STAT_JSON || r->out != stderr)
+		fprintf(stderr, "hwc stat: %s\n", copy);
+	return copy;
+}
+
+/* After the first open: which events made it, the rows, and the notes. */
+static int describe(struct stat_run *s, hwc_counters *c)
+{
+	struct stat_report *r = &s->rep;
+	size_t nlist = hwc_evlist_size(s->list);
+	s->map = calloc(nlist, sizeof(*s->map));
+	r->ev = calloc(nlist, sizeof(*r->ev));
+	r->skipped = calloc(nlist, sizeof(*r->skipped));
+	r->skip_reason = calloc(nlist, sizeof(*r->skip_reason));
+	size_t ninst = hwc_counters_ninstances(c);
+	r->nrows = r->aggr == STAT_TOTAL ? 1 : ninst;
+	r->rows = calloc(r->nrows, sizeof(*r->rows));
+	if (!s->map || !r->ev || !r->skipped || !r->skip_reason || !r->rows)
+		return -ENOMEM;
+	bool user_only = false;
+	for (size_t e = 0; e < nlist; e++) {
+		const struct hwc_event *ev = hwc_evlist_event(s->list, e);
+		if (hwc_counters_event_status(c, e)) {
+			/* Copied: the text lives in C, which each run closes. */
+			if (!(r->skip_reason[r->nskipped] = strdup(hwc_counters_event_error(c, e))))
+				return -ENOMEM;
+			r->skipped[r->nskipped++] = ev->name;
+			continue;
+		}
+		struct stat_event *out = &r->ev[r->nev];
+		s->map[r->nev++] = e;
+		out->name = ev->name;
+		out->unit = ev->unit;
+		out->scale = ev->scale;
+		out->group = ev->group;
+		out->attr = ev->attr;
+		out->user_only = hwc_counters_user_only(c, e);
+		user_only |= out->user_only;
+	}
+	for (size_t i = 0; i < r->nrows && r->aggr != STAT_TOTAL; i++) {
+		r->rows[i].cpu = hwc_counters_instance_cpu(c, i);
+		r->rows[i].tid = hwc_counters_instance_tid(c, i);
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)r->rows[i].tid);
+		FILE *f = r->aggr == STAT_PER_THREAD ? fopen(path, "re") : NULL;
+		if (f) {
+			if (fgets(r->rows[i].comm, sizeof(r->rows[i].comm), f))
+				r->rows[i].comm[strcspn(r->rows[i].comm, "\n")] = '\0';
+			fclose(f);
+		}
+		if (r->aggr == STAT_PER_THREAD && !r->rows[i].comm[0])
+			snprintf(r->rows[i].comm, sizeof(r->rows[i].comm), "?");
+	}
+	if (s->target.kind == HWC_TARGET_CPUS) {
+		int *cpus = calloc(ninst ? ninst : 1, sizeof(*cpus));
+		if (!cpus)
+			return -ENOMEM;
+		for (size_t i = 0; i < ninst; i++)
+			cpus[i] = hwc_counters_instance_cpu(c, i);
+		r->cpus = cpus;
+		r->ncpus = ninst;
+	}
+
+	char note[1400];
+	if (r->nskipped) {
+		size_t len = (size_t)snprintf(note, sizeof(note), "not counting");
+		for (size_t i = 0; i < r->nskipped && len < sizeof(note); i++)
+			len += (size_t)snprintf(note + len, sizeof(note) - len, "%s %s", i ? "," : "",
+						r->skipped[i]);
+		if (len < sizeof(note))
+			snprintf(note + len, sizeof(note) - len, ": %s", r->skip_reason[0]);
+		add_note(s, note);
+	}
+	if (user_only) {
+		int paranoid = -1;
+		hwc_paranoid(&paranoid);
+		snprintf(note, sizeof(note),
+			 "counting user space only: perf_event_paranoid is %d and this user may not "
+			 "count the kernel; run as root or `sysctl kernel.perf_event_paranoid=1` to "
+			 "include it",
+			 paranoid);
+		add_note(s, note);
+	}
+	return stat_report_init(r);
+}
+
+static int exit_status_of(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return EXIT_ERROR;
+}
+
+static int run_all(struct stat_run *s)
+{
+	const struct options *o = s->o;
+	struct stat_report *r = &s->rep;
+	long runs = o->repeat ? o->repeat : 1;
+	int rc = 0;
+	struct hwc_value *total = NULL;
+	for (long i = 0; i < runs && !interrupted; i++) {
+		hwc_counters *c;
+		if (hwc_counters_open(&c, s->list, &s->target)) {
+			fprintf(stderr, "hwc stat: %s\n", hwc_errdetail());
+			return EXIT_ERROR;
+		}
+		if (i == 0) {
+			if (describe(s, c)) {
+				hwc_counters_close(c);
+				fprintf(stderr, "hwc stat: out of memory\n");
+				return EXIT_ERROR;
+			}
+			total = calloc(r->nrows * r->nev + 1, sizeof(*total));
+			if (!total) {
+				hwc_counters_close(c);
+				fprintf(stderr, "hwc stat: out of memory\n");
+				return EXIT_ERROR;
+			}
+			stat_report_begin(r);
+		} else if (hwc_counters_ninstances(c) != r->nrows && r->aggr != STAT_TOTAL) {
+			hwc_counters_close(c);
+			fprintf(stderr, "hwc stat: the CPUs changed between runs\n");
+			rc = EXIT_ERROR;
+			break;
+		}
+		rc = count_run(s, c, total);
+		hwc_counters_close(c);
+		if (rc)
+			break;
+		if (s->child > 0) {
+			if (s->child_done) {
+				r->exit_status = exit_status_of(s->status);
+			} else {
+				/* Interrupted while the command ran on, deaf to SIGINT:
+				 * it will not be counted any more, so end it as perf does. */
+				kill(s->child, SIGTERM);
+				r->exit_status = -1;
+			}
+		}
+	}
+	free(total);
+	if (rc)
+		return rc;
+	r->interrupted = interrupted;
+	stat_report_end(r);
+	if (ferror(r->out) || (r->out != stderr && fflush(r->out) != 0)) {
+		fprintf(stderr, "hwc stat: cannot write the report: %s\n", strerror(errno));
+		return EXIT_ERROR;
+	}
+	if (o->argv)
+		return r->exit_status >= 0 ? r->exit_status : 128 + (int)interrupted;
+	return 0;
+}
+
+static void free_run(struct stat_run *s)
+{
+	struct stat_report *r = &s->rep;
+	stat_report_free(r);
+	for (size_t i = 0; i < r->nnotes; i++)
+		free((char *)r->notes[i]);
+	free(r->notes);
+	free(r->skipped);
+	for (size_t i = 0; i < r->nskipped; i++)
+		free((char *)r->skip_reason[i]);
+	free(r->skip_reason);
+	free(r->ev);
+	free(r->rows);
+	free((int *)r->cpus);
+	free(s->map);
+	hwc_evlist_free(s->list);
+}
 
 int cmd_stat(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "hwc stat: not implemented yet\n");
-	return 1;
+	struct options o = {0};
+	int rc = parse_options(argc, argv, &o);
+	if (rc >= 0) {
+		free(o.specs);
+		free(o.cpus);
+		return rc;
+	}
+
+	struct stat_run s = {.o = &o, .child = -1, .wait_fd = -1};
+	struct stat_report *r = &s.rep;
+	r->exit_status = -1;
+	r->format = o.json ? STAT_JSON : o.sep ? STAT_CSV : STAT_HUMAN;
+	r->sep = o.sep;
+	r->aggr = o.per_cpu ? STAT_PER_CPU : o.per_thread ? STAT_PER_THREAD : STAT_TOTAL;
+	r->interval = o.interval_ms > 0;
+	r->repeat = o.repeat > 0;
+	r->argv = o.argv;
+	r->out = stderr;
+	/* Digit grouping is for people; CSV and JSON stay in the C locale. */
+	if (r->format == STAT_HUMAN)
+		setlocale(LC_NUMERIC, "");
+
+	struct hwc_target *t = &s.target;
+	t->flags = o.no_inherit ? HWC_NO_INHERIT : 0;
+	if (o.all_cpus || o.cpus) {
+		t->kind = HWC_TARGET_CPUS;
+		t->cpus = o.cpus;
+		t->ncpus = o.ncpus;
+		r->target_kind = "system";
+		r->all_cpus = o.all_cpus && !o.cpus;
+	} else if (o.pid) {
+		t->kind = HWC_TARGET_PROCESS;
+		t->pid = r->pid = o.pid;
+		r->target_kind = "process";
+	} else if (o.tid) {
+		t->kind = HWC_TARGET_THREAD;
+		t->pid = r->pid = o.tid;
+		r->target_kind = "thread";
+	} else {
+		t->kind = HWC_TARGET_COMMAND;
+		t->argv = o.argv;
+		r->target_kind = "command";
+	}
+
+	rc = EXIT_ERROR;
+	if (hwc_evlist_new(&s.list)) {
+		fprintf(stderr, "hwc stat: %s\n", hwc_errdetail());
+		goto out;
+	}
+	if (!o.nspecs) {
+		/* Only the default set may leave out what this machine lacks. */
+		t->flags |= HWC_SKIP_UNSUPPORTED;
+		if (hwc_evlist_add(s.list, DEFAULT_EVENTS)) {
+			fprintf(stderr, "hwc stat: %s\n", hwc_errdetail());
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < o.nspecs; i++)
+		if (hwc_evlist_add(s.list, o.specs[i])) {
+			fprintf(stderr, "hwc stat: %s\n", hwc_errdetail());
+			goto out;
+		}
+	if (o.output && !(r->out = fopen(o.output, "we"))) {
+		fprintf(stderr, "hwc stat: cannot write '%s': %s\n", o.output, strerror(errno));
+		r->out = stderr;
+		goto out;
+	}
+	setup_signals(&s.wait_mask);
+	rc = run_all(&s);
+out:
+	if (r->out && r->out != stderr && fclose(r->out) != 0 && rc == 0) {
+		fprintf(stderr, "hwc stat: cannot write '%s': %s\n", o.output, strerror(errno));
+		rc = EXIT_ERROR;
+	}
+	free_run(&s);
+	free(o.specs);
+	free(o.cpus);
+	return rc;
 }

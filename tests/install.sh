@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# `make install PREFIX=...` as the README shows it: afterwards PREFIX/bin/hwc
+# runs, the man pages render, and a client built with
+# `pkg-config --cflags --libs libhwc` (PKG_CONFIG_PATH into the prefix)
+# counts.  Installs into a fresh temporary prefix, then uninstalls.
+set -euo pipefail
+: "${HWC_BUILD:?}" "${HWC_SRC:?}"
+prefix=$(mktemp -d)/hwc
+trap 'rm -rf "$(dirname "$prefix")"' EXIT
+# Not part of the make that runs the suite: its own, without the jobserver.
+run_make() { env -u MAKEFLAGS -u MFLAGS make -s -C "$HWC_SRC" BUILD="$HWC_BUILD" PREFIX="$prefix" "$@" >/dev/null; }
+run_make install
+fail=0
+for f in bin/hwc include/hwc/hwc.h include/hwc/sample.h lib/libhwc.so lib/libhwc.so.0 lib/libhwc.a \
+	lib/pkgconfig/libhwc.pc share/man/man1/hwc.1 share/man/man1/hwc-stat.1 share/man/man1/hwc-list.1 \
+	share/man/man1/hwc-info.1 share/man/man3/libhwc.3 share/man/man7/hwc-events.7; do
+	[[ -e $prefix/$f ]] || { echo "missing after install: $f"; fail=1; }
+done
+
+# The installed tool runs from the prefix and finds its library there.
+out=$("$prefix/bin/hwc" stat -x, -e page-faults -- "$HWC_BUILD/workloads/pagetouch" 300 2>&1)
+faults=$(echo "$out" | awk -F, '$3 == "page-faults" { print $1 }')
+[[ -n $faults && $faults -ge 300 ]] || { echo "installed hwc stat printed: $out"; fail=1; }
+libs=$(ldd "$prefix/bin/hwc") # not piped into grep -q: pipefail would see ldd's SIGPIPE
+[[ $libs == *"libhwc.so.0 => $prefix/"* ]] ||
+	{ echo "installed hwc does not use the installed libhwc:"; echo "$libs"; fail=1; }
+for m in hwc.1 hwc-stat.1 hwc-list.1 hwc-info.1; do
+	man -l "$prefix/share/man/man1/$m" >/dev/null 2>&1 || { echo "$m does not render"; fail=1; }
+done
+
+cat >"$prefix/client.c" <<'C'
+#include <hwc/hwc.h>
+#include <stdio.h>
+#include <stdlib.h>
+int main(void)
+{
+	hwc_evlist *l;
+	hwc_counters *c;
+	struct hwc_target t = {.kind = HWC_TARGET_SELF};
+	if (hwc_evlist_new(&l) || hwc_evlist_add(l, "page-faults") || hwc_counters_open(&c, l, &t) ||
+	    hwc_counters_start(c)) {
+		fprintf(stderr, "%s\n", hwc_errdetail());
+		return 1;
+	}
+	volatile char *p = malloc(1 << 22);
+	for (int i = 0; i < (1 << 22); i += 4096)
+		p[i] = 1;
+	struct hwc_value v;
+	if (hwc_counters_read(c) || hwc_counters_value(c, HWC_ALL, 0, &v))
+		return 2;
+	printf("ok %d\n", v.raw >= 1000);
+	free((void *)p);
+	hwc_counters_close(c);
+	hwc_evlist_free(l);
+	return 0;
+}
+C
+flags=$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs libhwc)
+san=
+[[ $(readelf -d "$prefix/lib/libhwc.so.0") == *libasan* ]] && san="-fsanitize=address,undefined"
+cc $san -o "$prefix/client" "$prefix/client.c" $flags
+out=$("$prefix/client")
+[[ $out == "ok 1" ]] || { echo "client built with pkg-config says '$out'"; fail=1; }
+# Static linking works too (libhwc.a plus its private dependencies).
+cc $san -o "$prefix/client-static" "$prefix/client.c" -I"$prefix/include" "$prefix/lib/libhwc.a" \
+	$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --static --libs-only-l libhwc | sed 's/-lhwc//')
+[[ $("$prefix/client-static") == "ok 1" ]] || { echo "static client fails"; fail=1; }
+# Only the documented API is exported.
+bad=$(nm -D --defined-only "$prefix/lib/libhwc.so.0" | awk '$2 ~ /[TDBR]/ && $3 !~ /^hwc_/ { print $3 }' | grep -v '^HWC_0$' || true)
+[[ -z $bad ]] || { echo "libhwc exports non-API symbols: $bad"; fail=1; }
+
+run_make uninstall
+left=$(find "$prefix" -path "$prefix/client*" -prune -o \( -type f -o -type l \) -print)
+[[ -z $left ]] || { echo "left after uninstall:"; echo "$left"; fail=1; }
+exit $fail

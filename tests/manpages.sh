@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The manual is part of the product: every man page renders without
+# warnings, every tool built has a page, and every function a shipped
+# library exports and a shipped header declares is documented in a page.
+set -euo pipefail
+: "${HWC_BUILD:?}" "${HWC_SRC:?}"
+cd "$HWC_SRC"
+fail=0
+for m in docs/*.[1-8]; do
+	head -1 "$m" | grep -q '^\.so ' && continue # a redirect, checked installed by *install.sh
+	out=$(MANWIDTH=80 man --warnings -l "$m" 2>&1 >/dev/null) || { echo "$m: man fails"; fail=1; }
+	[[ -z $out ]] || { echo "$m: warnings:"; echo "$out"; fail=1; }
+done
+for t in "$HWC_BUILD"/bin/*; do
+	n=$(basename "$t")
+	compgen -G "docs/$n.[18]" >/dev/null || { echo "tool $n has no man page in docs/"; fail=1; }
+done
+for sub in $("$HWC_BUILD/bin/hwc" --help | awk '/^commands:/ { on = 1; next } on && !NF { exit } on { print $1 }'); do
+	[[ -e docs/hwc-$sub.1 ]] || { echo "hwc $sub has no man page docs/hwc-$sub.1"; fail=1; }
+done
+headers=$(find include compat -name '*.h' -path '*include*' 2>/dev/null)
+for lib in "$HWC_BUILD"/lib/*.so; do
+	for f in $(nm -D --defined-only "$lib" | awk '$2 == "T" { sub(/@.*/, "", $3); print $3 }'); do
+		grep -qw -- "$f" $headers || continue # not declared by us (e.g. interposed libc calls)
+		grep -qw -- "$f" docs/*.[2-7] || { echo "$(basename "$lib"): $f is not documented in docs/"; fail=1; }
+	done
+done
+exit $fail

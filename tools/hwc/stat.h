@@ -1,0 +1,100 @@
+/* hwc stat: what the counting side (stat.c) hands to the output side
+ * (stat_print.c).  The output side knows nothing of targets or signals: it
+ * formats values, so it can be tested with values this machine cannot
+ * produce (multiplexed counters). */
+#ifndef HWC_STAT_H
+#define HWC_STAT_H
+
+#include "hwc.h"
+#include "json.h"
+
+#include <stdio.h>
+
+enum stat_format { STAT_HUMAN, STAT_CSV, STAT_JSON };
+
+/* What one report row stands for. */
+enum stat_aggr {
+	STAT_TOTAL,      /* the whole target */
+	STAT_PER_CPU,    /* -A: one row per CPU */
+	STAT_PER_THREAD, /* --per-thread: one row per thread */
+};
+
+/* One counted event as the report shows it. */
+struct stat_event {
+	const char *name;
+	const char *unit;             /* "" for plain counts */
+	double scale;                 /* value in UNIT = scaled count * scale */
+	int group;
+	struct perf_event_attr attr;  /* to find the inputs of derived figures */
+	bool user_only;               /* kernel counting was denied */
+};
+
+struct stat_row {
+	int cpu;       /* STAT_PER_CPU */
+	pid_t tid;     /* STAT_PER_THREAD */
+	char comm[32]; /* STAT_PER_THREAD */
+};
+
+/* One (row, event) over the runs of -r: sums of the values, and the mean
+ * and squared deviations of the per-run value (Welford). */
+struct stat_cell {
+	struct hwc_value sum;
+	double mean, m2;
+};
+
+struct stat_report {
+	/* Set by the caller before stat_report_begin(). */
+	enum stat_format format;
+	enum stat_aggr aggr;
+	const char *sep;           /* STAT_CSV */
+	FILE *out;
+	const char *target_kind;   /* "command", "process", "thread", "system" */
+	char *const *argv;         /* the command, or NULL */
+	pid_t pid;                 /* process or thread id, or 0 */
+	const int *cpus;           /* system-wide: the CPUs counted */
+	size_t ncpus;
+	bool all_cpus;             /* -a: every online CPU, not a -C list */
+	bool interval;             /* -I: values come by interval */
+	bool repeat;               /* -r was given */
+	size_t nev, nrows;
+	struct stat_event *ev;
+	struct stat_row *rows;
+	const char **notes;        /* lines also printed to stderr */
+	size_t nnotes;
+	const char **skipped, **skip_reason; /* default events the machine lacks */
+	size_t nskipped;
+
+	/* Filled by stat_report_add_run(). */
+	size_t runs;
+	struct stat_cell *cells;   /* [row * nev + ev] */
+	struct hwc_value *per_run; /* [run][row][ev], kept for -r */
+	double elapsed_mean, elapsed_m2; /* seconds, over runs */
+	double user_s, sys_s;      /* CPU time of the command, summed over runs */
+	size_t rusage_runs;        /* runs that gave user_s and sys_s */
+
+	/* Set by the caller before stat_report_end(). */
+	int exit_status;           /* the command's, or -1 for none */
+	bool interrupted;
+
+	struct json json;          /* STAT_JSON: the document being written */
+};
+
+/* Allocate the cells once nev and nrows are known.  Returns 0 or -ENOMEM. */
+int stat_report_init(struct stat_report *r);
+void stat_report_free(struct stat_report *r);
+
+/* Header: nothing for a table; JSON's opening; the interval column line. */
+void stat_report_begin(struct stat_report *r);
+
+/* One interval of -I: values V[row * nev + ev] over DURATION seconds,
+ * ending TIME seconds after the start. */
+void stat_report_interval(struct stat_report *r, double time, double duration,
+			  const struct hwc_value *v);
+
+/* Fold one run's values V[row * nev + ev] (ELAPSED seconds) into the totals. */
+int stat_report_add_run(struct stat_report *r, const struct hwc_value *v, double elapsed);
+
+/* The totals (a table unless -I printed intervals), times, JSON's end. */
+void stat_report_end(struct stat_report *r);
+
+#endif

@@ -1,0 +1,555 @@
+/* hwc stat's output: the human table, CSV and JSON (schema hwc-stat/1,
+ * documented in hwc-stat(1)), and the derived figures.  CSV and JSON never
+ * depend on the locale: only the human table asks for digit grouping, and
+ * stat.c sets LC_NUMERIC for that format alone. */
+#include "stat.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SLOT(r, row, e) ((row) * (r)->nev + (e))
+
+int stat_report_init(struct stat_report *r)
+{
+	r->cells = calloc(r->nrows * r->nev + 1, sizeof(*r->cells));
+	return r->cells ? 0 : -ENOMEM;
+}
+
+void stat_report_free(struct stat_report *r)
+{
+	free(r->cells);
+	free(r->per_run);
+	r->cells = NULL;
+	r->per_run = NULL;
+}
+
+static double percent_running(const struct hwc_value *v)
+{
+	/* An event that was never enabled lost nothing to multiplexing. */
+	return v->enabled ? 100.0 * (double)v->running / (double)v->enabled : 100.0;
+}
+
+/* COUNT in the event's unit.  A scale of 1e-6 divides by 1e6 rather than
+ * multiplying by the inexact 1e-6, so 463073 ns is 0.463073 msec exactly as
+ * far as a double can say, and JSON shows it so. */
+static double in_unit(const struct stat_event *ev, double count)
+{
+	double inverse = round(1 / ev->scale);
+	if (inverse >= 1 && fabs(inverse * ev->scale - 1) < 1e-12)
+		return count / inverse;
+	return count * ev->scale;
+}
+
+/* ------------------------------------------------------------ derived figures */
+
+enum metric { M_NONE, M_CPUS, M_GHZ, M_IPC, M_BRANCH_MISS, M_CACHE_MISS };
+
+static const struct {
+	const char *id;    /* JSON key, CSV metric name */
+	const char *human; /* after the value in the table */
+	bool percent;
+} metrics[] = {
+	[M_NONE] = {"", "", false},
+	[M_CPUS] = {"cpus_utilized", "CPUs utilized", false},
+	[M_GHZ] = {"ghz", "GHz", false},
+	[M_IPC] = {"ipc", "insn per cycle", false},
+	[M_BRANCH_MISS] = {"branch_miss_pct", "of all branches", true},
+	[M_CACHE_MISS] = {"cache_miss_pct", "of all cache refs", true},
+};
+
+/* The event of type TYPE / CONFIG to divide EV by: one counting the same
+ * privilege levels when SAME_LEVELS, preferring EV's own group. */
+static int find_input(const struct stat_report *r, size_t ev, uint32_t type, uint64_t config,
+		      bool same_levels)
+{
+	const struct perf_event_attr *b = &r->ev[ev].attr;
+	int found = -1;
+	for (size_t k = 0; k < r->nev; k++) {
+		const struct perf_event_attr *a = &r->ev[k].attr;
+		if (a->type != type || a->config != config)
+			continue;
+		if (same_levels && (a->exclude_user != b->exclude_user ||
+				    a->exclude_kernel != b->exclude_kernel || a->exclude_hv != b->exclude_hv))
+			continue;
+		if (r->ev[k].group == r->ev[ev].group)
+			return (int)k;
+		if (found < 0)
+			found = (int)k;
+	}
+	return found;
+}
+
+/* The derived figure shown next to event EV, from the row's scaled counts
+ * COUNT[] over SECONDS of wall time; M_NONE when an input was not counted. */
+static enum metric metric_of(const struct stat_report *r, size_t ev, const double *count,
+			     double seconds, double *out)
+{
+	const struct perf_event_attr *a = &r->ev[ev].attr;
+	if (a->type == PERF_TYPE_SOFTWARE &&
+	    (a->config == PERF_COUNT_SW_TASK_CLOCK || a->config == PERF_COUNT_SW_CPU_CLOCK)) {
+		if (seconds <= 0)
+			return M_NONE;
+		*out = count[ev] / 1e9 / seconds;
+		return M_CPUS;
+	}
+	if (a->type != PERF_TYPE_HARDWARE)
+		return M_NONE;
+	enum metric m;
+	int k;
+	double factor = 1;
+	switch (a->config) {
+	case PERF_COUNT_HW_CPU_CYCLES: /* cycles per nanosecond on a CPU */
+		k = find_input(r, ev, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, false);
+		m = M_GHZ;
+		break;
+	case PERF_COUNT_HW_INSTRUCTIONS:
+		k = find_input(r, ev, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, true);
+		m = M_IPC;
+		break;
+	case PERF_COUNT_HW_BRANCH_MISSES:
+		k = find_input(r, ev, PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS, true);
+		m = M_BRANCH_MISS;
+		factor = 100;
+		break;
+	case PERF_COUNT_HW_CACHE_MISSES:
+		k = find_input(r, ev, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES, true);
+		m = M_CACHE_MISS;
+		factor = 100;
+		break;
+	default:
+		return M_NONE;
+	}
+	if (k < 0 || count[k] <= 0)
+		return M_NONE;
+	*out = factor * count[ev] / count[k];
+	return m;
+}
+
+/* ------------------------------------------------------------ one line */
+
+/* Everything printed for one (row, event). */
+struct line {
+	size_t row, ev;
+	const struct hwc_value *sum; /* summed over runs (or the interval) */
+	double count;                /* mean scaled count per run */
+	bool exact;                  /* one sample: print sum->scaled as an integer */
+	double rel_stddev;           /* percent, -r only */
+	double stddev;               /* in the event's unit, -r only */
+	enum metric metric;
+	double metric_value;
+	const struct hwc_value *runs; /* -r: this cell's value in each run */
+	size_t nruns, run_stride;
+};
+
+static void human_prefix(const struct stat_report *r, size_t row, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	if (r->aggr == STAT_PER_CPU)
+		snprintf(buf, size, "CPU%-6d", r->rows[row].cpu);
+	else if (r->aggr == STAT_PER_THREAD) {
+		char id[64];
+		snprintf(id, sizeof(id), "%s-%d", r->rows[row].comm, (int)r->rows[row].tid);
+		snprintf(buf, size, "%24s ", id);
+	}
+}
+
+static void human_line(const struct stat_report *r, const char *time, const struct line *l)
+{
+	const struct stat_event *ev = &r->ev[l->ev];
+	char prefix[64], buf[1024];
+	size_t len = 0;
+#define ADD(...) (len += (size_t)snprintf(buf + len, len < sizeof(buf) ? sizeof(buf) - len : 0, __VA_ARGS__))
+	human_prefix(r, l->row, prefix, sizeof(prefix));
+	ADD("%s%s", time, prefix);
+	if (ev->unit[0])
+		ADD("%'18.2f %-4s ", in_unit(ev, l->count), ev->unit);
+	else if (l->exact)
+		ADD("%'18" PRIu64 "      ", l->sum->scaled);
+	else
+		ADD("%'18.0f      ", l->count);
+	ADD("%-26s", ev->name);
+	/* The figure column is 30 wide, so what follows it lines up. */
+	if (l->metric != M_NONE && metrics[l->metric].percent)
+		ADD(" # %7.2f%% %-18s", l->metric_value, metrics[l->metric].human);
+	else if (l->metric != M_NONE)
+		ADD(" # %8.3f %-18s", l->metric_value, metrics[l->metric].human);
+	else
+		ADD("%30s", "");
+	if (hwc_value_multiplexed(l->sum))
+		ADD("  (%.2f%%)", percent_running(l->sum));
+	if (r->repeat)
+		ADD("  ( +- %5.2f%% )", l->rel_stddev);
+#undef ADD
+	if (len >= sizeof(buf))
+		len = sizeof(buf) - 1;
+	while (len && buf[len - 1] == ' ')
+		len--;
+	buf[len] = '\0';
+	fprintf(r->out, "%s\n", buf);
+}
+
+/* A CSV field, quoted when it holds the separator, a quote or a newline. */
+static void csv_field(const struct stat_report *r, const char *s, bool last)
+{
+	if (strstr(s, r->sep) || strpbrk(s, "\"\n\r")) {
+		fputc('"', r->out);
+		for (; *s; s++) {
+			if (*s == '"')
+				fputc('"', r->out);
+			fputc(*s, r->out);
+		}
+		fputc('"', r->out);
+	} else {
+		fputs(s, r->out);
+	}
+	fputs(last ? "\n" : r->sep, r->out);
+}
+
+static void format_value(const struct stat_report *r, const struct line *l, char *buf, size_t size)
+{
+	const struct stat_event *ev = &r->ev[l->ev];
+	if (ev->unit[0])
+		snprintf(buf, size, "%.6f", in_unit(ev, l->count));
+	else if (l->exact)
+		snprintf(buf, size, "%" PRIu64, l->sum->scaled);
+	else
+		snprintf(buf, size, "%.2f", l->count);
+}
+
+static void csv_line(const struct stat_report *r, const char *time, const struct line *l)
+{
+	char buf[64];
+	if (time[0])
+		csv_field(r, time, false);
+	if (r->aggr == STAT_PER_CPU) {
+		snprintf(buf, sizeof(buf), "%d", r->rows[l->row].cpu);
+		csv_field(r, buf, false);
+	} else if (r->aggr == STAT_PER_THREAD) {
+		snprintf(buf, sizeof(buf), "%d", (int)r->rows[l->row].tid);
+		csv_field(r, buf, false);
+		csv_field(r, r->rows[l->row].comm, false);
+	}
+	format_value(r, l, buf, sizeof(buf));
+	csv_field(r, buf, false);
+	csv_field(r, r->ev[l->ev].unit, false);
+	csv_field(r, r->ev[l->ev].name, false);
+	const uint64_t fields[] = {l->sum->raw, l->sum->enabled, l->sum->running};
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(buf, sizeof(buf), "%" PRIu64, fields[i]);
+		csv_field(r, buf, false);
+	}
+	snprintf(buf, sizeof(buf), "%.2f", percent_running(l->sum));
+	csv_field(r, buf, false);
+	if (r->repeat) {
+		snprintf(buf, sizeof(buf), "%.2f", l->rel_stddev);
+		csv_field(r, buf, false);
+	}
+	buf[0] = '\0';
+	if (l->metric != M_NONE)
+		snprintf(buf, sizeof(buf), "%.6f", l->metric_value);
+	csv_field(r, buf, false);
+	csv_field(r, metrics[l->metric].id, true);
+}
+
+/* ------------------------------------------------------------ JSON */
+
+static void json_value_fields(struct json *j, const struct hwc_value *v)
+{
+	json_uint(j, "raw", v->raw);
+	json_uint(j, "enabled_ns", v->enabled);
+	json_uint(j, "running_ns", v->running);
+	json_uint(j, "scaled", v->scaled);
+	json_double(j, "percent_running", percent_running(v));
+}
+
+static void json_counter(struct stat_report *r, const struct line *l)
+{
+	struct json *j = &r->json;
+	const struct stat_event *ev = &r->ev[l->ev];
+	json_object(j, NULL);
+	json_string(j, "event", ev->name);
+	json_int(j, "group", ev->group);
+	if (r->aggr == STAT_PER_CPU)
+		json_int(j, "cpu", r->rows[l->row].cpu);
+	if (r->aggr == STAT_PER_THREAD) {
+		json_int(j, "tid", r->rows[l->row].tid);
+		json_string(j, "comm", r->rows[l->row].comm);
+	}
+	if (!ev->unit[0] && l->exact)
+		json_uint(j, "value", l->sum->scaled);
+	else
+		json_double(j, "value", in_unit(ev, l->count));
+	json_string(j, "unit", ev->unit);
+	json_value_fields(j, l->sum);
+	json_bool(j, "multiplexed", hwc_value_multiplexed(l->sum));
+	json_bool(j, "user_only", ev->user_only);
+	json_object(j, "metrics");
+	if (l->metric != M_NONE)
+		json_double(j, metrics[l->metric].id, l->metric_value);
+	json_object_end(j);
+	if (r->repeat) {
+		json_double(j, "stddev", l->stddev);
+		json_double(j, "rel_stddev_pct", l->rel_stddev);
+		json_array(j, "runs");
+		for (size_t i = 0; i < l->nruns; i++) {
+			json_object(j, NULL);
+			json_value_fields(j, &l->runs[i * l->run_stride]);
+			json_object_end(j);
+		}
+		json_array_end(j);
+	}
+	json_object_end(j);
+}
+
+static void json_begin(struct stat_report *r)
+{
+	static const char *const aggr[] = {"total", "per-cpu", "per-thread"};
+	struct json *j = &r->json;
+	json_init(j, r->out);
+	json_object(j, NULL);
+	json_string(j, "schema", "hwc-stat/1");
+	json_string(j, "hwc_version", HWC_VERSION_STRING);
+	json_object(j, "target");
+	json_string(j, "kind", r->target_kind);
+	if (r->argv) {
+		json_array(j, "argv");
+		for (size_t i = 0; r->argv[i]; i++)
+			json_string(j, NULL, r->argv[i]);
+		json_array_end(j);
+	}
+	if (r->pid > 0)
+		json_int(j, strcmp(r->target_kind, "thread") == 0 ? "tid" : "pid", r->pid);
+	if (r->cpus) {
+		json_array(j, "cpus");
+		for (size_t i = 0; i < r->ncpus; i++)
+			json_int(j, NULL, r->cpus[i]);
+		json_array_end(j);
+	}
+	json_object_end(j);
+	json_string(j, "aggregation", aggr[r->aggr]);
+	json_array(j, "notes");
+	for (size_t i = 0; i < r->nnotes; i++)
+		json_string(j, NULL, r->notes[i]);
+	json_array_end(j);
+	json_array(j, "skipped");
+	for (size_t i = 0; i < r->nskipped; i++) {
+		json_object(j, NULL);
+		json_string(j, "event", r->skipped[i]);
+		json_string(j, "reason", r->skip_reason[i]);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	if (r->interval)
+		json_array(j, "intervals");
+}
+
+/* ------------------------------------------------------------ rows */
+
+static void print_line(struct stat_report *r, const char *time, const struct line *l)
+{
+	switch (r->format) {
+	case STAT_HUMAN:
+		human_line(r, time, l);
+		break;
+	case STAT_CSV:
+		csv_line(r, time, l);
+		break;
+	case STAT_JSON:
+		json_counter(r, l);
+		break;
+	}
+}
+
+/* Print every (row, event) of values V (one sample, SECONDS long). */
+static void print_sample(struct stat_report *r, const char *time, const struct hwc_value *v,
+			 double seconds)
+{
+	double *count = calloc(r->nev ? r->nev : 1, sizeof(*count));
+	if (!count)
+		return;
+	for (size_t row = 0; row < r->nrows; row++) {
+		for (size_t e = 0; e < r->nev; e++)
+			count[e] = (double)v[SLOT(r, row, e)].scaled;
+		for (size_t e = 0; e < r->nev; e++) {
+			struct line l = {.row = row, .ev = e, .sum = &v[SLOT(r, row, e)],
+					 .count = count[e], .exact = true};
+			l.metric = metric_of(r, e, count, seconds, &l.metric_value);
+			print_line(r, time, &l);
+		}
+	}
+	free(count);
+}
+
+void stat_report_begin(struct stat_report *r)
+{
+	if (r->format == STAT_JSON)
+		json_begin(r);
+	else if (r->format == STAT_HUMAN && r->interval)
+		fprintf(r->out, "#%14s %s%18s %-4s %s\n", "time",
+			r->aggr == STAT_PER_CPU ? "CPU      " : r->aggr == STAT_PER_THREAD ? "              comm-tid " : "",
+			"counts", "unit", "events");
+	fflush(r->out);
+}
+
+void stat_report_interval(struct stat_report *r, double time, double duration,
+			  const struct hwc_value *v)
+{
+	char t[32] = "";
+	if (r->format == STAT_HUMAN)
+		snprintf(t, sizeof(t), "%15.9f ", time);
+	else if (r->format == STAT_CSV)
+		snprintf(t, sizeof(t), "%.9f", time);
+	if (r->format == STAT_JSON) {
+		json_object(&r->json, NULL);
+		json_double(&r->json, "time_s", time);
+		json_double(&r->json, "duration_s", duration);
+		json_array(&r->json, "counters");
+	}
+	print_sample(r, t, v, duration);
+	if (r->format == STAT_JSON) {
+		json_array_end(&r->json);
+		json_object_end(&r->json);
+	}
+	fflush(r->out);
+}
+
+int stat_report_add_run(struct stat_report *r, const struct hwc_value *v, double elapsed)
+{
+	size_t n = r->nrows * r->nev;
+	if (r->repeat) {
+		struct hwc_value *p = realloc(r->per_run, (r->runs + 1) * n * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		r->per_run = p;
+		memcpy(p + r->runs * n, v, n * sizeof(*p));
+	}
+	r->runs++;
+	double k = (double)r->runs;
+	for (size_t i = 0; i < n; i++) {
+		struct stat_cell *c = &r->cells[i];
+		c->sum.raw += v[i].raw;
+		c->sum.enabled += v[i].enabled;
+		c->sum.running += v[i].running;
+		c->sum.scaled += v[i].scaled;
+		double x = (double)v[i].scaled, d = x - c->mean;
+		c->mean += d / k;
+		c->m2 += d * (x - c->mean);
+	}
+	double d = elapsed - r->elapsed_mean;
+	r->elapsed_mean += d / k;
+	r->elapsed_m2 += d * (elapsed - r->elapsed_mean);
+	return 0;
+}
+
+static double stddev(double m2, size_t n)
+{
+	return n > 1 ? sqrt(m2 / (double)(n - 1)) : 0;
+}
+
+static void print_totals(struct stat_report *r)
+{
+	double *count = calloc(r->nev ? r->nev : 1, sizeof(*count));
+	if (!count)
+		return;
+	for (size_t row = 0; row < r->nrows; row++) {
+		for (size_t e = 0; e < r->nev; e++)
+			count[e] = r->cells[SLOT(r, row, e)].mean;
+		for (size_t e = 0; e < r->nev; e++) {
+			const struct stat_cell *c = &r->cells[SLOT(r, row, e)];
+			struct line l = {.row = row, .ev = e, .sum = &c->sum, .count = c->mean,
+					 .exact = r->runs == 1};
+			double sd = stddev(c->m2, r->runs);
+			l.stddev = in_unit(&r->ev[e], sd);
+			l.rel_stddev = c->mean > 0 ? 100 * sd / c->mean : 0;
+			if (r->per_run) {
+				l.runs = r->per_run + SLOT(r, row, e);
+				l.nruns = r->runs;
+				l.run_stride = r->nrows * r->nev;
+			}
+			l.metric = metric_of(r, e, count, r->elapsed_mean, &l.metric_value);
+			print_line(r, "", &l);
+		}
+	}
+	free(count);
+}
+
+static void human_header(const struct stat_report *r)
+{
+	FILE *f = r->out;
+	fputs("\n Performance counter stats for ", f);
+	if (strcmp(r->target_kind, "process") == 0)
+		fprintf(f, "process id '%d'", (int)r->pid);
+	else if (strcmp(r->target_kind, "thread") == 0)
+		fprintf(f, "thread id '%d'", (int)r->pid);
+	else if (strcmp(r->target_kind, "system") == 0 && !r->all_cpus) {
+		fputs("CPU(s) ", f);
+		for (size_t i = 0; i < r->ncpus; i++)
+			fprintf(f, "%s%d", i ? "," : "", r->cpus[i]);
+	} else if (strcmp(r->target_kind, "system") == 0)
+		fputs("'system wide'", f);
+	if (r->argv) {
+		fputs(strcmp(r->target_kind, "command") == 0 ? "'" : " while running '", f);
+		for (size_t i = 0; r->argv[i]; i++)
+			fprintf(f, "%s%s", i ? " " : "", r->argv[i]);
+		fputc('\'', f);
+	}
+	if (r->repeat)
+		fprintf(f, " (%zu run%s)", r->runs, r->runs == 1 ? "" : "s");
+	fputs(":\n\n", f);
+}
+
+void stat_report_end(struct stat_report *r)
+{
+	FILE *f = r->out;
+	switch (r->format) {
+	case STAT_HUMAN:
+		if (!r->interval) {
+			human_header(r);
+			print_totals(r);
+			fprintf(f, "\n%18.9f seconds time elapsed", r->elapsed_mean);
+			if (r->repeat)
+				fprintf(f, "  ( +- %5.2f%% )",
+					r->elapsed_mean > 0
+						? 100 * stddev(r->elapsed_m2, r->runs) / r->elapsed_mean
+						: 0);
+			fputc('\n', f);
+			if (r->rusage_runs)
+				fprintf(f, "\n%18.9f seconds user\n%18.9f seconds sys\n",
+					r->user_s / (double)r->rusage_runs, r->sys_s / (double)r->rusage_runs);
+			fputc('\n', f);
+		}
+		break;
+	case STAT_CSV:
+		if (!r->interval)
+			print_totals(r);
+		break;
+	case STAT_JSON: {
+		struct json *j = &r->json;
+		if (r->interval)
+			json_array_end(j);
+		json_uint(j, "runs", r->runs);
+		json_array(j, "counters");
+		print_totals(r);
+		json_array_end(j);
+		json_double(j, "elapsed_s", r->elapsed_mean);
+		if (r->repeat)
+			json_double(j, "elapsed_stddev_s", stddev(r->elapsed_m2, r->runs));
+		if (r->rusage_runs) {
+			json_double(j, "user_s", r->user_s / (double)r->rusage_runs);
+			json_double(j, "system_s", r->sys_s / (double)r->rusage_runs);
+		}
+		if (r->exit_status >= 0)
+			json_int(j, "exit_status", r->exit_status);
+		else
+			json_null(j, "exit_status");
+		json_bool(j, "interrupted", r->interrupted);
+		json_object_end(j);
+		json_end(j);
+		break;
+	}
+	}
+	fflush(f);
+}
