@@ -200,7 +200,9 @@ int hwc_counters_fd(const hwc_counters *c, size_t inst, size_t ev);
  * opened the counters and the page offers it; otherwise, and whenever the
  * page says the event is not on a hardware counter now (index 0: software
  * events, an event switched out), one read(2) of the event's file
- * descriptor.  Returns 0 or -errno; the event of a skipped event's status. */
+ * descriptor.  Whether the page offers rdpmc is fixed when the kernel
+ * creates the event, and noted when the page is mapped.  Returns 0 or
+ * -errno (for a skipped event, its status). */
 int hwc_counters_read_fast(hwc_counters *c, size_t inst, size_t ev, struct hwc_value *out);
 
 /* The mapped page of event EV, or NULL when there is none (targets other
