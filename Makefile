@@ -22,7 +22,7 @@ WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-protot
 CFLAGS    ?=
 CFLAGS    += -std=gnu11 $(OPT) $(WARN) -fno-omit-frame-pointer
 CPPFLAGS  += -Iinclude -D_GNU_SOURCE
-LDLIBS_HWC := -ldl -lpthread
+LDLIBS_HWC := -ldl -ldw -lelf -lz -lpthread
 
 # Workloads are what we measure: never instrumented.
 WORK_CFLAGS := -std=gnu11 -O1 -g $(WARN) -fno-omit-frame-pointer
@@ -84,7 +84,7 @@ all: $(BUILD)/lib/libhwc.so $(BUILD)/lib/libhwc.a $(BUILD)/bin/hwc $(BUILD)/lib/
      $(TEST_BINS)
 
 $(BUILD)/obj/compat/%.o $(BUILD)/obj/tools/pctr/%.o: CPPFLAGS += $(COMPAT_CPPFLAGS)
-$(BUILD)/obj/%.o: %.c $(wildcard include/hwc/*.h) $(wildcard src/*.h) $(wildcard tools/hwc/*.h) \
+$(BUILD)/obj/%.o: %.c $(wildcard include/hwc/*.h) $(wildcard src/*.h) $(wildcard tools/*/*.h) \
 		$(COMPAT_HDRS) | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
@@ -106,7 +106,7 @@ $(BUILD)/lib/pkgconfig/libhwc.pc: libhwc.pc.in Makefile
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
 
 $(BUILD)/bin/hwc: $(HWC_OBJS) $(BUILD)/lib/libhwc.so
-	$(CC) $(LDFLAGS) -o $@ $(HWC_OBJS) -L$(BUILD)/lib -lhwc -lm $(RPATH)
+	$(CC) $(LDFLAGS) -o $@ $(HWC_OBJS) -L$(BUILD)/lib -lhwc -lz -lm $(RPATH)
 
 $(BUILD)/lib/libpctx.so.1: $(PCTX_OBJS) compat/pctx/libpctx.map
 	$(CC) $(LDFLAGS) -shared -Wl,-soname,libpctx.so.1 -Wl,--version-script=compat/pctx/libpctx.map \

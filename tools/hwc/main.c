@@ -12,6 +12,7 @@ static const struct {
 } commands[] = {
 	{"stat", cmd_stat, "count events for a command, process, thread or the whole system"},
 	{"list", cmd_list, "list the events this machine (or any libpfm4 model) knows"},
+	{"report", cmd_report, "summarize a recording (hwc's or perf's): views, JSON, pprof, flame graphs"},
 	{"info", cmd_info, "describe this machine's counters, PMUs and permissions"},
 };
 
@@ -19,7 +20,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: hwc <command> [options]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-6s %s\n", commands[i].name, commands[i].summary);
+		fprintf(f, "  %-7s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\n`hwc <command> --help` describes a command; see hwc(1).\n");
 }
 

@@ -1,0 +1,89 @@
+/*
+ * libhwc symbolization: which function, file and line an address of a
+ * recorded process was in.  Feed it the recording's address-space records
+ * (MMAP, MMAP2, COMM, FORK, EXIT) and build-ids, then resolve sample
+ * addresses.  Symbols come from ELF .symtab/.dynsym and DWARF (elfutils),
+ * found by build-id: the file at its recorded path when its build-id
+ * matches, else /usr/lib/debug/.build-id/ and ~/.debug/.build-id/; kernel
+ * addresses from /proc/kallsyms.  An address nothing explains resolves to
+ * the symbol "[unknown]" of its DSO (or of "[unknown]") with its offset:
+ * never dropped.  Each distinct address is resolved once and cached.
+ */
+#ifndef HWC_SYMBOL_H
+#define HWC_SYMBOL_H
+
+#include <hwc/perfdata.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hwc_symbols hwc_symbols;
+
+/* Flags for hwc_symbols_new. */
+#define HWC_SYM_SRCLINE 0x1u /* resolve source file:line (DWARF line tables) */
+#define HWC_SYM_INLINE 0x2u  /* describe inlined functions (DWARF scopes) */
+
+/* A function of a DSO (interned: one pointer per function). */
+struct hwc_symbol {
+	const char *name; /* "[unknown]" when no symbol covers the address */
+	const char *dso;  /* the mapped file as recorded, "[kernel.kallsyms]", "[vdso]", "[unknown]" */
+	uint64_t start;   /* DSO-relative start (an unknown symbol: the address's offset) */
+	uint64_t size;
+	bool known;
+	bool kernel;
+};
+
+/* Where one address is.  With HWC_SYM_INLINE, an address in code inlined
+ * into F is the inlined function, and INLINED_INTO gives F at the call site. */
+struct hwc_location {
+	const struct hwc_symbol *sym;
+	uint64_t dso_offset;  /* address relative to the DSO (its ELF virtual address) */
+	const char *file;     /* source file (HWC_SYM_SRCLINE), or NULL */
+	unsigned line;
+	const struct hwc_location *inlined_into;
+};
+
+int hwc_symbols_new(hwc_symbols **out, unsigned flags);
+void hwc_symbols_free(hwc_symbols *s);
+
+/* FILENAME had build-id ID when recorded (the BUILD_ID feature, MMAP2). */
+int hwc_symbols_add_buildid(hwc_symbols *s, const char *filename, const uint8_t *id, size_t len);
+
+/* Feed one record of the recording in file order: MMAP, MMAP2, COMM, FORK
+ * and EXIT change the address spaces and names; other types are ignored.
+ * ATTR gives the sample_id trailer's layout (times).  -EINVAL for a record
+ * too short for its fields. */
+int hwc_symbols_record(hwc_symbols *s, const struct perf_event_header *hdr,
+		       const struct perf_event_attr *attr);
+
+/* The BUILD_ID feature plus every address-space record of F (rewinds F). */
+int hwc_symbols_load(hwc_symbols *s, hwc_perfdata *f);
+
+/* Resolve ADDR of process PID at TIME (KERNEL: a kernel address).  Never
+ * fails: unknown addresses give an "[unknown]" symbol.  The result lives as
+ * long as S. */
+const struct hwc_location *hwc_symbols_resolve(hwc_symbols *s, uint32_t pid, uint64_t time,
+					       uint64_t addr, bool kernel);
+
+/* The command name of thread TID at TIME ("[unknown]" if never named). */
+const char *hwc_symbols_comm(hwc_symbols *s, uint32_t tid, uint64_t time);
+
+/* Unwind a sample that carries PERF_SAMPLE_REGS_USER and PERF_SAMPLE_STACK_USER
+ * with DWARF CFI (libdwfl): fills IPS (innermost first, the sampled ip
+ * included) and returns how many, or -errno (-ENOTSUP: not x86_64, or the
+ * sample lacks registers or stack).  Frames libdwfl cannot step past end the
+ * chain; they are not an error. */
+int hwc_symbols_unwind(hwc_symbols *s, const struct hwc_sample *sample,
+		       const struct perf_event_attr *attr, uint64_t *ips, size_t max);
+
+/* How many DSOs were asked for and could not be read or did not match
+ * their recorded build-id; their addresses resolved to "[unknown]".  Calls
+ * FN(name, why, ARG) for each when FN is not NULL. */
+size_t hwc_symbols_problems(const hwc_symbols *s,
+			    void (*fn)(const char *dso, const char *why, void *arg), void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

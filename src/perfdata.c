@@ -1,0 +1,642 @@
+/* perf.data reader: map the file, check every section against the file's
+ * size before trusting it, and walk the data section record by record.
+ * Errors name the file offset and what was expected there. */
+#include "internal.h"
+#include "hwc/perfdata.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAGIC2 0x32454c4946524550ULL    /* "PERFILE2" read natively */
+#define MAGIC2_SW 0x50455246494c4532ULL /* the same, byte-swapped */
+#define MAGIC1 0x454c494646524550ULL    /* "PERFFILE": version 1 */
+#define FEAT_BITS 256
+#define PERF_RECORD_MISC_BUILD_ID_SIZE (1 << 15)
+
+struct section {
+	uint64_t offset, size;
+};
+
+struct file_header {
+	uint64_t magic, size, attr_size;
+	struct section attrs, data, event_types;
+	uint64_t features[FEAT_BITS / 64];
+};
+
+struct id_entry {
+	uint64_t id;
+	size_t attr;
+};
+
+struct hwc_perfdata {
+	const uint8_t *base;
+	size_t size;
+	bool mapped;
+	struct file_header h;
+	struct hwc_perfdata_attr *attrs;
+	size_t nattrs;
+	char **names;
+	uint64_t *ids; /* copies, aligned */
+	struct id_entry *byid;
+	size_t nbyid;
+	struct section feat[FEAT_BITS];
+	char *strings[FEAT_BITS];
+	struct hwc_perfdata_buildid *buildids;
+	size_t nbuildids;
+	/* Where the sample id sits: -1 none, else u64 index from the body's
+	 * start (samples) and from its end (other records). */
+	int id_pos_sample, id_pos_other;
+	uint64_t pos; /* offset of the next record in the data section */
+	uint64_t released; /* file pages below this were given back (madvise) */
+	uint64_t *scratch; /* aligned copy of a misaligned record */
+};
+
+static int bad(uint64_t off, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int bad(uint64_t off, const char *fmt, ...)
+{
+	char what[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return hwc__fail(-EINVAL, "perf.data offset %" PRIu64 " (%#" PRIx64 "): %s", off, off, what);
+}
+
+static bool in_file(const hwc_perfdata *f, uint64_t off, uint64_t len)
+{
+	return off <= f->size && len <= f->size - off;
+}
+
+static int check_section(const hwc_perfdata *f, const struct section *s, uint64_t where,
+			 const char *name)
+{
+	if (!in_file(f, s->offset, s->size))
+		return bad(where, "the %s section [%" PRIu64 ", +%" PRIu64 ") lies past the end of "
+				  "the %zu-byte file (truncated?)",
+			   name, s->offset, s->size, f->size);
+	return 0;
+}
+
+static const char *const sw_names[] = {
+	"cpu-clock", "task-clock", "page-faults", "context-switches", "cpu-migrations",
+	"minor-faults", "major-faults", "alignment-faults", "emulation-faults", "dummy",
+	"bpf-output", "cgroup-switches",
+};
+static const char *const hw_names[] = {
+	"cycles", "instructions", "cache-references", "cache-misses", "branches",
+	"branch-misses", "bus-cycles", "stalled-cycles-frontend", "stalled-cycles-backend",
+	"ref-cycles",
+};
+
+/* A name for an attr the file does not name. */
+static char *attr_fallback_name(const struct perf_event_attr *a)
+{
+	char buf[64];
+	if (a->type == PERF_TYPE_SOFTWARE && a->config < HWC_ARRAY_SIZE(sw_names))
+		return strdup(sw_names[a->config]);
+	if (a->type == PERF_TYPE_HARDWARE && a->config < HWC_ARRAY_SIZE(hw_names))
+		return strdup(hw_names[a->config]);
+	snprintf(buf, sizeof(buf), "type%u/config=%#llx/", a->type, (unsigned long long)a->config);
+	return strdup(buf);
+}
+
+/* A perf_header_string at OFF within [OFF, END): its text, bounded. */
+static int read_string(const hwc_perfdata *f, uint64_t *off, uint64_t end, char **out,
+		       const char *what)
+{
+	uint32_t len;
+	if (*off > end || end - *off < 4)
+		return bad(*off, "expected the length of the %s string", what);
+	memcpy(&len, f->base + *off, 4);
+	*off += 4;
+	if (len > end - *off)
+		return bad(*off - 4, "%s string of %u bytes runs past its section's end at %" PRIu64,
+			   what, len, end);
+	*out = strndup((const char *)f->base + *off, len);
+	*off += len;
+	return *out ? 0 : -ENOMEM;
+}
+
+static int read_attrs(hwc_perfdata *f)
+{
+	const struct file_header *h = &f->h;
+	if (h->attr_size < PERF_ATTR_SIZE_VER0 + sizeof(struct section) || h->attr_size > 4096)
+		return bad(16, "attr_size %" PRIu64 " is not the size of a perf_event_attr plus "
+			       "its ids section (expected %zu..4096)",
+			   h->attr_size, PERF_ATTR_SIZE_VER0 + sizeof(struct section));
+	int err = check_section(f, &h->attrs, 24, "attrs");
+	if (err)
+		return err;
+	if (h->attrs.size % h->attr_size || h->attrs.size == 0)
+		return bad(32, "the attrs section size %" PRIu64 " is not a positive multiple of "
+			       "attr_size %" PRIu64,
+			   h->attrs.size, h->attr_size);
+	f->nattrs = h->attrs.size / h->attr_size;
+	f->attrs = calloc(f->nattrs, sizeof(*f->attrs));
+	f->names = calloc(f->nattrs, sizeof(*f->names));
+	if (!f->attrs || !f->names)
+		return -ENOMEM;
+	size_t total_ids = 0;
+	uint64_t asz = h->attr_size - sizeof(struct section);
+	for (size_t i = 0; i < f->nattrs; i++) {
+		uint64_t off = h->attrs.offset + i * h->attr_size;
+		struct perf_event_attr *a = &f->attrs[i].attr;
+		memcpy(a, f->base + off, asz < sizeof(*a) ? asz : sizeof(*a));
+		if (a->size && (a->size < PERF_ATTR_SIZE_VER0 || a->size > asz))
+			return bad(off + 4, "attr %zu says it is %u bytes; expected %d..%" PRIu64, i,
+				   a->size, PERF_ATTR_SIZE_VER0, asz);
+		/* Bytes of a bigger attr than ours must be zero, as the kernel demands. */
+		for (uint64_t b = sizeof(*a); b < asz && b < a->size; b++)
+			if (f->base[off + b])
+				return hwc__fail(-ENOTSUP, "perf.data offset %" PRIu64 ": attr %zu uses "
+							   "fields newer than this libhwc knows",
+						 off + b, i);
+		struct section ids;
+		memcpy(&ids, f->base + off + asz, sizeof(ids));
+		if (!in_file(f, ids.offset, ids.size) || ids.size % 8)
+			return bad(off + asz, "the ids of attr %zu [%" PRIu64 ", +%" PRIu64 ") are not "
+					      "whole u64s inside the file",
+				   i, ids.offset, ids.size);
+		f->attrs[i].nids = ids.size / 8;
+		total_ids += ids.size / 8;
+	}
+	f->ids = calloc(total_ids + 1, 8);
+	f->byid = calloc(total_ids + 1, sizeof(*f->byid));
+	if (!f->ids || !f->byid)
+		return -ENOMEM;
+	uint64_t *next = f->ids;
+	for (size_t i = 0; i < f->nattrs; i++) {
+		uint64_t off = h->attrs.offset + i * h->attr_size;
+		struct section ids;
+		memcpy(&ids, f->base + off + asz, sizeof(ids));
+		memcpy(next, f->base + ids.offset, ids.size);
+		f->attrs[i].ids = next;
+		for (size_t k = 0; k < f->attrs[i].nids; k++)
+			f->byid[f->nbyid++] = (struct id_entry){next[k], i};
+		next += f->attrs[i].nids;
+	}
+	return 0;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	const struct id_entry *x = a, *y = b;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Where records carry their sample id: perf requires every attr to agree. */
+static int find_id_positions(hwc_perfdata *f)
+{
+	f->id_pos_sample = f->id_pos_other = -1;
+	for (size_t i = 0; i < f->nattrs; i++) {
+		uint64_t t = f->attrs[i].attr.sample_type;
+		int ps = -1, po = -1;
+		if (t & PERF_SAMPLE_IDENTIFIER) {
+			ps = 0;
+			po = 1;
+		} else if (t & PERF_SAMPLE_ID) {
+			ps = !!(t & PERF_SAMPLE_IP) + !!(t & PERF_SAMPLE_TID) + !!(t & PERF_SAMPLE_TIME) +
+			     !!(t & PERF_SAMPLE_ADDR);
+			po = 1 + !!(t & PERF_SAMPLE_STREAM_ID) + !!(t & PERF_SAMPLE_CPU);
+		}
+		if (!f->attrs[i].attr.sample_id_all)
+			po = -1;
+		if (i == 0) {
+			f->id_pos_sample = ps;
+			f->id_pos_other = po;
+		} else if (f->nattrs > 1 && (ps != f->id_pos_sample || po != f->id_pos_other)) {
+			return bad(f->h.attrs.offset + i * f->h.attr_size,
+				   "attr %zu keeps its sample id elsewhere than attr 0 (sample_type "
+				   "%#" PRIx64 " vs %#" PRIx64 "), so records cannot be attributed",
+				   i, t, (uint64_t)f->attrs[0].attr.sample_type);
+		}
+	}
+	if (f->nattrs > 1 && f->id_pos_sample < 0)
+		return bad(f->h.attrs.offset, "%zu attrs but no PERF_SAMPLE_ID or _IDENTIFIER to tell "
+					      "their records apart",
+			   f->nattrs);
+	return 0;
+}
+
+static int read_event_desc(hwc_perfdata *f)
+{
+	const struct section *s = &f->feat[HWC_FEAT_EVENT_DESC];
+	if (!s->size)
+		return 0;
+	uint64_t off = s->offset, end = s->offset + s->size;
+	uint32_t nr, asz;
+	if (s->size < 8)
+		return bad(off, "EVENT_DESC feature of %" PRIu64 " bytes is shorter than its "
+				"8-byte count", s->size);
+	memcpy(&nr, f->base + off, 4);
+	memcpy(&asz, f->base + off + 4, 4);
+	off += 8;
+	for (uint32_t i = 0; i < nr; i++) {
+		uint32_t nids;
+		if (asz > end - off || end - off - asz < 4)
+			return bad(off, "EVENT_DESC event %u: expected a %u-byte attr and its id count",
+				   i, asz);
+		off += asz;
+		memcpy(&nids, f->base + off, 4);
+		off += 4;
+		char *name;
+		int err = read_string(f, &off, end, &name, "EVENT_DESC name");
+		if (err)
+			return err;
+		if (nids > (end - off) / 8) {
+			free(name);
+			return bad(off, "EVENT_DESC event %u: %u ids run past the section's end", i, nids);
+		}
+		off += (uint64_t)nids * 8;
+		if (i < f->nattrs && !f->names[i])
+			f->names[i] = name;
+		else
+			free(name);
+	}
+	return 0;
+}
+
+static int read_strings(hwc_perfdata *f)
+{
+	static const int feats[] = {HWC_FEAT_HOSTNAME, HWC_FEAT_OSRELEASE, HWC_FEAT_VERSION,
+				    HWC_FEAT_ARCH, HWC_FEAT_CPUDESC, HWC_FEAT_CPUID};
+	for (size_t i = 0; i < HWC_ARRAY_SIZE(feats); i++) {
+		const struct section *s = &f->feat[feats[i]];
+		uint64_t off = s->offset;
+		if (s->size) {
+			int err = read_string(f, &off, s->offset + s->size, &f->strings[feats[i]],
+					      "feature");
+			if (err)
+				return err;
+		}
+	}
+	const struct section *s = &f->feat[HWC_FEAT_CMDLINE];
+	if (!s->size)
+		return 0;
+	uint64_t off = s->offset, end = s->offset + s->size;
+	uint32_t nr;
+	if (s->size < 4)
+		return bad(off, "CMDLINE feature is shorter than its 4-byte count");
+	memcpy(&nr, f->base + off, 4);
+	off += 4;
+	struct hwc__buf b = {0};
+	for (uint32_t i = 0; i < nr; i++) {
+		char *arg;
+		int err = read_string(f, &off, end, &arg, "CMDLINE");
+		if (err) {
+			free(b.s);
+			return err;
+		}
+		hwc__buf_printf(&b, "%s%s", i ? " " : "", arg);
+		free(arg);
+	}
+	f->strings[HWC_FEAT_CMDLINE] = b.s ? b.s : strdup("");
+	return 0;
+}
+
+static int read_buildids(hwc_perfdata *f)
+{
+	const struct section *s = &f->feat[HWC_FEAT_BUILD_ID];
+	uint64_t off = s->offset, end = s->offset + s->size;
+	size_t cap = 0;
+	while (off < end) {
+		struct perf_event_header hdr;
+		if (end - off < sizeof(hdr) + 4 + 24)
+			return bad(off, "expected a build_id record (at least 36 bytes) in the BUILD_ID "
+					"feature");
+		memcpy(&hdr, f->base + off, sizeof(hdr));
+		if (hdr.size < sizeof(hdr) + 4 + 24 || hdr.size > end - off)
+			return bad(off, "build_id record of %u bytes does not fit its feature "
+					"(expected 36..%" PRIu64 ")",
+				   hdr.size, end - off);
+		if (f->nbuildids == cap) {
+			cap = cap ? cap * 2 : 16;
+			void *p = realloc(f->buildids, cap * sizeof(*f->buildids));
+			if (!p)
+				return -ENOMEM;
+			f->buildids = p;
+		}
+		struct hwc_perfdata_buildid *b = &f->buildids[f->nbuildids];
+		memset(b, 0, sizeof(*b));
+		memcpy(&b->pid, f->base + off + 8, 4);
+		memcpy(b->id, f->base + off + 12, 20);
+		b->misc = hdr.misc;
+		b->size = hdr.misc & PERF_RECORD_MISC_BUILD_ID_SIZE ? f->base[off + 32] : 20;
+		if (b->size > 20)
+			b->size = 20;
+		b->filename = strndup((const char *)f->base + off + 36, hdr.size - 36u);
+		if (!b->filename)
+			return -ENOMEM;
+		f->nbuildids++;
+		off += hdr.size;
+	}
+	return 0;
+}
+
+static int parse(hwc_perfdata *f)
+{
+	if (f->size < 16)
+		return bad(0, "a perf.data header needs at least 16 bytes; the file has %zu", f->size);
+	uint64_t magic;
+	memcpy(&magic, f->base, 8);
+	if (magic == MAGIC2_SW)
+		return hwc__fail(-ENOTSUP, "perf.data offset 0: the file was written with the other "
+					   "byte order; hwc reads native-endian files only");
+	if (magic == MAGIC1)
+		return hwc__fail(-ENOTSUP, "perf.data offset 0: PERFFILE version 1 files are not "
+					   "supported; convert with a newer perf");
+	if (magic != MAGIC2)
+		return bad(0, "expected the magic \"PERFILE2\"; this is not a perf.data file");
+	uint64_t hsize;
+	memcpy(&hsize, f->base + 8, 8);
+	if (hsize == 16)
+		return hwc__fail(-ENOTSUP, "perf.data offset 8: this is a pipe-mode recording "
+					   "(perf record -o -); write it to a file with `perf inject "
+					   "-i IN -o OUT` first");
+	if (hsize < sizeof(f->h) || f->size < sizeof(f->h))
+		return bad(8, "header size %" PRIu64 " (file %zu bytes): expected a %zu-byte "
+			      "header",
+			   hsize, f->size, sizeof(f->h));
+	memcpy(&f->h, f->base, sizeof(f->h));
+	int err = read_attrs(f);
+	if (err)
+		return err;
+	err = check_section(f, &f->h.data, 40, "data");
+	if (err)
+		return err;
+	qsort(f->byid, f->nbyid, sizeof(*f->byid), cmp_id);
+	err = find_id_positions(f);
+	if (err)
+		return err;
+	/* Feature sections follow the data, one per set bit, in bit order. */
+	uint64_t off = f->h.data.offset + f->h.data.size;
+	for (int bit = 1; bit < FEAT_BITS; bit++) {
+		if (!(f->h.features[bit / 64] >> (bit % 64) & 1))
+			continue;
+		if (!in_file(f, off, sizeof(struct section)))
+			return bad(off, "expected the section descriptor of header feature %d; the "
+					"file ends at %zu (truncated?)",
+				   bit, f->size);
+		memcpy(&f->feat[bit], f->base + off, sizeof(struct section));
+		if (!in_file(f, f->feat[bit].offset, f->feat[bit].size))
+			return bad(off, "header feature %d [%" PRIu64 ", +%" PRIu64 ") lies past the "
+					"end of the %zu-byte file",
+				   bit, f->feat[bit].offset, f->feat[bit].size, f->size);
+		off += sizeof(struct section);
+	}
+	if ((err = read_event_desc(f)) || (err = read_strings(f)) || (err = read_buildids(f)))
+		return err;
+	for (size_t i = 0; i < f->nattrs; i++) {
+		if (!f->names[i] && !(f->names[i] = attr_fallback_name(&f->attrs[i].attr)))
+			return -ENOMEM;
+		f->attrs[i].name = f->names[i];
+	}
+	f->pos = f->h.data.offset;
+	return 0;
+}
+
+HWC_EXPORT int hwc_perfdata_open_mem(hwc_perfdata **out, const void *data, size_t size)
+{
+	*out = NULL;
+	hwc_perfdata *f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->base = data;
+	f->size = size;
+	int err = parse(f);
+	if (err) {
+		hwc_perfdata_close(f);
+		return err;
+	}
+	*out = f;
+	return 0;
+}
+
+HWC_EXPORT int hwc_perfdata_open(hwc_perfdata **out, const char *path)
+{
+	*out = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int err = -errno;
+		return hwc__fail(err, "cannot open %s: %s", path, strerror(-err));
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return hwc__fail(-EINVAL, "%s is not a regular file (pipe-mode input is not "
+					  "supported; save the recording to a file)",
+				 path);
+	}
+	void *p = NULL;
+	if (st.st_size > 0) {
+		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED) {
+			int err = -errno;
+			close(fd);
+			return hwc__fail(err, "cannot map %s: %s", path, strerror(-err));
+		}
+	}
+	close(fd);
+	int err = hwc_perfdata_open_mem(out, p ? p : "", (size_t)st.st_size);
+	if (err) {
+		hwc__fail_append(" (in %s)", path);
+		if (p)
+			munmap(p, (size_t)st.st_size);
+		return err;
+	}
+	(*out)->mapped = p != NULL;
+	return 0;
+}
+
+HWC_EXPORT void hwc_perfdata_close(hwc_perfdata *f)
+{
+	if (!f)
+		return;
+	if (f->mapped)
+		munmap((void *)f->base, f->size);
+	for (size_t i = 0; f->names && i < f->nattrs; i++)
+		free(f->names[i]);
+	for (int i = 0; i < FEAT_BITS; i++)
+		free(f->strings[i]);
+	for (size_t i = 0; i < f->nbuildids; i++)
+		free((char *)f->buildids[i].filename);
+	free(f->buildids);
+	free(f->names);
+	free(f->attrs);
+	free(f->ids);
+	free(f->byid);
+	free(f->scratch);
+	free(f);
+}
+
+HWC_EXPORT size_t hwc_perfdata_nattrs(const hwc_perfdata *f)
+{
+	return f->nattrs;
+}
+
+HWC_EXPORT const struct hwc_perfdata_attr *hwc_perfdata_attr(const hwc_perfdata *f, size_t idx)
+{
+	return idx < f->nattrs ? &f->attrs[idx] : NULL;
+}
+
+HWC_EXPORT const struct hwc_perfdata_attr *hwc_perfdata_attr_by_id(const hwc_perfdata *f,
+								   uint64_t id)
+{
+	size_t lo = 0, hi = f->nbyid;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (f->byid[mid].id == id)
+			return &f->attrs[f->byid[mid].attr];
+		if (f->byid[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+HWC_EXPORT bool hwc_perfdata_has_feature(const hwc_perfdata *f, int feat)
+{
+	return feat > 0 && feat < FEAT_BITS && (f->h.features[feat / 64] >> (feat % 64) & 1);
+}
+
+HWC_EXPORT int hwc_perfdata_feature(const hwc_perfdata *f, int feat, const void **data,
+				    size_t *size)
+{
+	if (!hwc_perfdata_has_feature(f, feat))
+		return hwc__fail(-ENOENT, "the recording has no header feature %d", feat);
+	*data = f->base + f->feat[feat].offset;
+	*size = f->feat[feat].size;
+	return 0;
+}
+
+HWC_EXPORT const char *hwc_perfdata_string(const hwc_perfdata *f, int feat)
+{
+	return feat > 0 && feat < FEAT_BITS ? f->strings[feat] : NULL;
+}
+
+HWC_EXPORT size_t hwc_perfdata_nbuildids(const hwc_perfdata *f)
+{
+	return f->nbuildids;
+}
+
+HWC_EXPORT const struct hwc_perfdata_buildid *hwc_perfdata_buildid(const hwc_perfdata *f,
+								   size_t idx)
+{
+	return idx < f->nbuildids ? &f->buildids[idx] : NULL;
+}
+
+HWC_EXPORT void hwc_perfdata_data_section(const hwc_perfdata *f, uint64_t *offset, uint64_t *size)
+{
+	*offset = f->h.data.offset;
+	*size = f->h.data.size;
+}
+
+HWC_EXPORT void hwc_perfdata_rewind(hwc_perfdata *f)
+{
+	f->pos = f->h.data.offset;
+	f->released = 0;
+}
+
+static const struct hwc_perfdata_attr *record_attr(const hwc_perfdata *f,
+						   const struct perf_event_header *hdr)
+{
+	if (hdr->type >= HWC_RECORD_HEADER_ATTR)
+		return NULL;
+	if (f->nattrs == 1)
+		return &f->attrs[0];
+	const uint64_t *body = (const uint64_t *)(hdr + 1);
+	size_t words = (hdr->size - sizeof(*hdr)) / 8;
+	if (hdr->type == PERF_RECORD_SAMPLE) {
+		if ((size_t)f->id_pos_sample >= words)
+			return NULL;
+		return hwc_perfdata_attr_by_id(f, body[f->id_pos_sample]);
+	}
+	/* Records without a usable trailer belong to the first attr, as in perf. */
+	const struct hwc_perfdata_attr *a = NULL;
+	if (f->id_pos_other > 0 && (size_t)f->id_pos_other <= words)
+		a = hwc_perfdata_attr_by_id(f, body[words - (size_t)f->id_pos_other]);
+	return a ? a : &f->attrs[0];
+}
+
+HWC_EXPORT int hwc_perfdata_next(hwc_perfdata *f, struct hwc_perfdata_record *rec)
+{
+	uint64_t end = f->h.data.offset + f->h.data.size;
+	if (f->pos >= end)
+		return 0;
+	struct perf_event_header hdr;
+	if (end - f->pos < sizeof(hdr))
+		return bad(f->pos, "expected an 8-byte record header; the data section ends after "
+				   "%" PRIu64 " bytes",
+			   end - f->pos);
+	memcpy(&hdr, f->base + f->pos, sizeof(hdr));
+	if (hdr.size < sizeof(hdr))
+		return bad(f->pos, "record of type %u (%s) has size %u, smaller than its own 8-byte "
+				   "header",
+			   hdr.type, hwc_record_type_name(hdr.type), hdr.size);
+	if (hdr.size > end - f->pos)
+		return bad(f->pos, "record of type %u (%s) claims %u bytes but the data section "
+				   "ends %" PRIu64 " bytes later (truncated or corrupted)",
+			   hdr.type, hwc_record_type_name(hdr.type), hdr.size, end - f->pos);
+	if (hdr.type == HWC_RECORD_COMPRESSED)
+		return hwc__fail(-ENOTSUP, "perf.data offset %" PRIu64 ": compressed records "
+					   "(perf record -z) are not supported; decompress with "
+					   "`perf inject -i IN -o OUT`",
+				 f->pos);
+	const uint8_t *p = f->base + f->pos;
+	if ((uintptr_t)p % 8) {
+		if (!f->scratch && !(f->scratch = malloc(65536)))
+			return -ENOMEM;
+		memcpy(f->scratch, p, hdr.size);
+		p = (const uint8_t *)f->scratch;
+	}
+	rec->hdr = (const struct perf_event_header *)(const void *)p;
+	rec->offset = f->pos;
+	rec->attr = record_attr(f, rec->hdr);
+	f->pos += hdr.size;
+	/* Keep the resident set small on big files: pages already walked are
+	 * dropped; touching them again rereads the file (a private read-only
+	 * mapping), so earlier pointers stay valid. */
+	if (f->mapped && rec->offset - f->released >= (8u << 20)) {
+		uint64_t upto = rec->offset & ~(uint64_t)4095;
+		uint64_t from = f->released & ~(uint64_t)4095;
+		madvise((void *)(f->base + from), upto - from, MADV_DONTNEED);
+		f->released = upto;
+	}
+	return 1;
+}
+
+HWC_EXPORT const char *hwc_record_type_name(uint32_t type)
+{
+	static const char *const kernel[] = {
+		[PERF_RECORD_MMAP] = "MMAP", [PERF_RECORD_LOST] = "LOST",
+		[PERF_RECORD_COMM] = "COMM", [PERF_RECORD_EXIT] = "EXIT",
+		[PERF_RECORD_THROTTLE] = "THROTTLE", [PERF_RECORD_UNTHROTTLE] = "UNTHROTTLE",
+		[PERF_RECORD_FORK] = "FORK", [PERF_RECORD_READ] = "READ",
+		[PERF_RECORD_SAMPLE] = "SAMPLE", [PERF_RECORD_MMAP2] = "MMAP2",
+		[PERF_RECORD_AUX] = "AUX", [PERF_RECORD_ITRACE_START] = "ITRACE_START",
+		[PERF_RECORD_LOST_SAMPLES] = "LOST_SAMPLES", [PERF_RECORD_SWITCH] = "SWITCH",
+		[PERF_RECORD_SWITCH_CPU_WIDE] = "SWITCH_CPU_WIDE",
+		[PERF_RECORD_NAMESPACES] = "NAMESPACES", [PERF_RECORD_KSYMBOL] = "KSYMBOL",
+		[PERF_RECORD_BPF_EVENT] = "BPF_EVENT", [PERF_RECORD_CGROUP] = "CGROUP",
+		[PERF_RECORD_TEXT_POKE] = "TEXT_POKE",
+	};
+	static const char *const user[] = {
+		"HEADER_ATTR", "HEADER_EVENT_TYPE", "HEADER_TRACING_DATA", "HEADER_BUILD_ID",
+		"FINISHED_ROUND", "ID_INDEX", "AUXTRACE_INFO", "AUXTRACE", "AUXTRACE_ERROR",
+		"THREAD_MAP", "CPU_MAP", "STAT_CONFIG", "STAT", "STAT_ROUND", "EVENT_UPDATE",
+		"TIME_CONV", "HEADER_FEATURE", "COMPRESSED", "FINISHED_INIT",
+	};
+	if (type < HWC_ARRAY_SIZE(kernel) && kernel[type])
+		return kernel[type];
+	if (type >= 64 && type - 64 < HWC_ARRAY_SIZE(user))
+		return user[type - 64];
+	return "unknown";
+}

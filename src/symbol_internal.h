@@ -1,0 +1,107 @@
+/* Internals of symbol.c and unwind.c; never installed. */
+#ifndef HWC_SYMBOL_INTERNAL_H
+#define HWC_SYMBOL_INTERNAL_H
+
+#include "hwc/symbol.h"
+
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+
+/* A bump allocator: everything it hands out lives until the arena is freed. */
+struct hwc__arena_chunk {
+	struct hwc__arena_chunk *next;
+	_Alignas(8) uint8_t mem[];
+};
+struct hwc__arena {
+	struct hwc__arena_chunk *chunk;
+	size_t used, cap;
+};
+void *hwc__arena_alloc(struct hwc__arena *a, size_t n); /* zeroed */
+char *hwc__arena_strdup(struct hwc__arena *a, const char *s);
+void hwc__arena_free(struct hwc__arena *a);
+
+/* u64 -> non-NULL pointer, open addressing. */
+struct hwc__map_slot {
+	uint64_t key;
+	void *val;
+};
+struct hwc__map {
+	struct hwc__map_slot *slots;
+	size_t len, cap;
+};
+void *hwc__map_get(const struct hwc__map *m, uint64_t key);
+int hwc__map_put(struct hwc__map *m, uint64_t key, void *val);
+void hwc__map_free(struct hwc__map *m);
+uint64_t hwc__hash_str(const char *s);
+
+struct hwc__bid {
+	uint8_t id[20];
+	size_t len;
+};
+
+struct hwc__load {
+	uint64_t offset, vaddr, filesz;
+};
+
+struct hwc__dso {
+	const char *name; /* as recorded (interned) */
+	const char *path; /* the file read, once found */
+	uint8_t bid[20];
+	size_t bidlen;
+	int state;        /* 0 not tried, 1 usable, -1 failed (why says why) */
+	const char *why;
+	bool et_exec;
+	struct hwc__load loads[16];
+	size_t nloads;
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	struct hwc__map locs, syms, inline_syms;
+	struct hwc__dso *next;
+};
+
+struct hwc__mapping {
+	uint64_t start, end, pgoff, time;
+	struct hwc__dso *dso;
+};
+
+struct hwc__unwind;
+
+struct hwc__proc {
+	uint32_t pid;
+	struct hwc__mapping *maps;
+	size_t nmaps, capmaps;
+	unsigned generation;   /* bumped by every new map */
+	struct hwc__proc *parent; /* its maps apply before FORK_TIME, until an exec */
+	uint64_t fork_time, exec_time;
+	struct hwc__unwind *unwind;
+	struct hwc__proc *next;
+};
+
+struct ksym;
+
+struct hwc_symbols {
+	unsigned flags;
+	struct hwc__arena arena;
+	struct hwc__map strings, dsos, procs, threads, buildids;
+	struct hwc__dso *dso_list;
+	struct hwc__proc *proc_list;
+	const char *unknown, *kernel_dso;
+	struct ksym *ksyms;
+	size_t nksyms;
+	bool kallsyms_tried, kernel_used;
+	const char *kallsyms_why;
+	struct hwc__map kernel_locs, kernel_syms, unknown_locs, unknown_syms;
+	struct hwc_symbol oom_symbol;
+	struct hwc_location oom_location;
+};
+
+struct hwc__dso *hwc__dso_get(hwc_symbols *s, const char *name);
+/* Find and open the DSO's file once; d->state says how it went. */
+void hwc__dso_load(hwc_symbols *s, struct hwc__dso *d);
+uint64_t hwc__dso_vaddr(const struct hwc__dso *d, uint64_t file_offset);
+struct hwc__proc *hwc__proc_get(hwc_symbols *s, uint32_t pid, bool create);
+const struct hwc__mapping *hwc__find_map(const struct hwc__proc *p, uint64_t addr, uint64_t time);
+/* unwind.c: drop the process's unwinding session. */
+void hwc__unwind_forget(struct hwc__proc *p);
+
+#endif

@@ -1,0 +1,177 @@
+/* The perf.data reader on real recordings (the fuzz seed corpus, made by
+ * perf record): header, attrs and names, features, build-ids, records and
+ * their attrs; every truncation of a file is refused with an offset, never
+ * read past; the symbolizer fed from the same file. */
+#include "check.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <hwc/perfdata.h>
+#include <hwc/symbol.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void *slurp(const char *name, size_t *size)
+{
+	char path[4096];
+	const char *src = getenv("HWC_SRC");
+	snprintf(path, sizeof(path), "%s/tests/fuzz/corpus/%s", src ? src : ".", name);
+	int fd = open(path, O_RDONLY);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		SKIP("cannot read %s (run from the source tree or set HWC_SRC)", path);
+	void *p = malloc((size_t)st.st_size);
+	CHECK(read(fd, p, (size_t)st.st_size) == st.st_size);
+	close(fd);
+	*size = (size_t)st.st_size;
+	return p;
+}
+
+static void test_fp_recording(void)
+{
+	size_t size;
+	void *data = slurp("fp-small.data", &size);
+	hwc_perfdata *f;
+	CHECK_INT(hwc_perfdata_open_mem(&f, data, size), ==, 0);
+	if (!f)
+		return;
+	CHECK_INT(hwc_perfdata_nattrs(f), ==, 1);
+	const struct hwc_perfdata_attr *a = hwc_perfdata_attr(f, 0);
+	CHECK(strcmp(a->name, "cpu-clock") == 0);
+	CHECK_INT(a->attr.type, ==, PERF_TYPE_SOFTWARE);
+	CHECK(a->attr.sample_type & PERF_SAMPLE_CALLCHAIN);
+	CHECK(a->nids >= 1);
+	CHECK(hwc_perfdata_attr_by_id(f, a->ids[0]) == a);
+	CHECK(hwc_perfdata_attr_by_id(f, 0xdeadbeef) == NULL);
+	CHECK(hwc_perfdata_string(f, HWC_FEAT_HOSTNAME) != NULL);
+	CHECK_STR_CONTAINS(hwc_perfdata_string(f, HWC_FEAT_CMDLINE), "perf record");
+	CHECK_STR_CONTAINS(hwc_perfdata_string(f, HWC_FEAT_ARCH), "x86_64");
+	bool kernel_bid = false;
+	for (size_t i = 0; i < hwc_perfdata_nbuildids(f); i++) {
+		const struct hwc_perfdata_buildid *b = hwc_perfdata_buildid(f, i);
+		CHECK_INT(b->size, ==, 20);
+		kernel_bid |= strcmp(b->filename, "[kernel.kallsyms]") == 0;
+	}
+	CHECK(kernel_bid);
+	const void *raw;
+	size_t rawsize;
+	CHECK_INT(hwc_perfdata_feature(f, HWC_FEAT_HOSTNAME, &raw, &rawsize), ==, 0);
+	CHECK(rawsize >= 8);
+	CHECK_INT(hwc_perfdata_feature(f, HWC_FEAT_COMPRESSED, &raw, &rawsize), ==, -ENOENT);
+	struct hwc_perfdata_record r;
+	int samples = 0, mmaps = 0, forks = 0, rc, records = 0;
+	uint64_t off, dsize, last = 0;
+	hwc_perfdata_data_section(f, &off, &dsize);
+	while ((rc = hwc_perfdata_next(f, &r)) > 0) {
+		CHECK((uintptr_t)r.hdr % 8 == 0);
+		CHECK(r.offset >= off && r.offset + r.hdr->size <= off + dsize);
+		CHECK(r.offset >= last);
+		last = r.offset;
+		records++;
+		if (r.hdr->type == PERF_RECORD_SAMPLE) {
+			struct hwc_sample s;
+			CHECK(r.attr == a);
+			CHECK_INT(hwc_sample_parse(r.hdr, &a->attr, &s), ==, 0);
+			CHECK(s.nr_callchain >= 1);
+			samples++;
+		}
+		mmaps += r.hdr->type == PERF_RECORD_MMAP2;
+		forks += r.hdr->type == PERF_RECORD_FORK;
+		if (r.hdr->type >= 64)
+			CHECK(r.attr == NULL);
+	}
+	CHECK_INT(rc, ==, 0);
+	CHECK(samples > 10);
+	CHECK(mmaps >= 2);
+	CHECK(forks >= 1);
+	CHECK(strcmp(hwc_record_type_name(PERF_RECORD_MMAP2), "MMAP2") == 0);
+	CHECK(strcmp(hwc_record_type_name(68), "FINISHED_ROUND") == 0);
+	/* Rewind gives the same records again. */
+	hwc_perfdata_rewind(f);
+	int again = 0;
+	while (hwc_perfdata_next(f, &r) > 0)
+		again++;
+	CHECK_INT(again, ==, records);
+
+	/* The symbolizer: kernel addresses by kallsyms (root) or [unknown];
+	 * addresses of no process are [unknown] with their address. */
+	hwc_symbols *s;
+	CHECK_INT(hwc_symbols_new(&s, HWC_SYM_SRCLINE), ==, 0);
+	CHECK_INT(hwc_symbols_load(s, f), ==, 0);
+	const struct hwc_location *l = hwc_symbols_resolve(s, 4242424, 0, 0x1234, false);
+	CHECK(!l->sym->known);
+	CHECK(strcmp(l->sym->name, "[unknown]") == 0);
+	CHECK_U64(l->dso_offset, ==, 0x1234);
+	CHECK(hwc_symbols_resolve(s, 4242424, 0, 0x1234, false) == l); /* cached */
+	const struct hwc_location *k = hwc_symbols_resolve(s, 0, 0, 0xffffffff81000000ULL, true);
+	CHECK(k->sym->kernel);
+	CHECK(strcmp(hwc_symbols_comm(s, 4242424, 0), "[unknown]") == 0);
+	hwc_symbols_free(s);
+	hwc_perfdata_close(f);
+
+	/* Every truncation: refused with an offset in the detail, or (cut on a
+	 * record boundary inside the data, sizes patched) fewer records. */
+	uint8_t *copy = malloc(size);
+	for (size_t cut = 0; cut < size; cut += cut < 1024 ? 1 : 97) {
+		memcpy(copy, data, cut);
+		hwc_perfdata *t;
+		int err = hwc_perfdata_open_mem(&t, copy, cut);
+		if (err) {
+			CHECK(err == -EINVAL || err == -ENOTSUP);
+			CHECK_STR_CONTAINS(hwc_errdetail(), "offset");
+			continue;
+		}
+		while ((err = hwc_perfdata_next(t, &r)) > 0)
+			;
+		if (err)
+			CHECK_STR_CONTAINS(hwc_errdetail(), "offset");
+		hwc_perfdata_close(t);
+	}
+	free(copy);
+	free(data);
+}
+
+static void test_two_events(void)
+{
+	size_t size;
+	void *data = slurp("two-events.data", &size);
+	hwc_perfdata *f;
+	CHECK_INT(hwc_perfdata_open_mem(&f, data, size), ==, 0);
+	if (!f)
+		return;
+	CHECK_INT(hwc_perfdata_nattrs(f), ==, 2);
+	CHECK(strcmp(hwc_perfdata_attr(f, 0)->name, "cpu-clock") == 0);
+	CHECK(strcmp(hwc_perfdata_attr(f, 1)->name, "page-faults") == 0);
+	struct hwc_perfdata_record r;
+	int per[2] = {0, 0};
+	while (hwc_perfdata_next(f, &r) > 0)
+		if (r.hdr->type == PERF_RECORD_SAMPLE) {
+			CHECK(r.attr != NULL);
+			if (r.attr)
+				per[r.attr - hwc_perfdata_attr(f, 0)]++;
+		}
+	CHECK(per[0] > 0);
+	hwc_perfdata_close(f);
+	free(data);
+}
+
+static void test_open_errors(void)
+{
+	hwc_perfdata *f;
+	CHECK_INT(hwc_perfdata_open(&f, "/nonexistent/perf.data"), ==, -ENOENT);
+	CHECK_STR_CONTAINS(hwc_errdetail(), "/nonexistent/perf.data");
+	CHECK(f == NULL);
+	CHECK_INT(hwc_perfdata_open(&f, "/dev/null"), ==, -EINVAL);
+	CHECK_STR_CONTAINS(hwc_errdetail(), "not a regular file");
+	static const char junk[64] = "PERFILE2";
+	CHECK_INT(hwc_perfdata_open_mem(&f, junk, sizeof(junk)), ==, -EINVAL);
+	CHECK_STR_CONTAINS(hwc_errdetail(), "offset 8");
+}
+
+int main(void)
+{
+	RUN(test_fp_recording);
+	RUN(test_two_events);
+	RUN(test_open_errors);
+	return check_exit();
+}

@@ -1,0 +1,779 @@
+/* hwc report: read a perf.data recording (hwc's or perf's), symbolize,
+ * aggregate once, then print a view or write exports.  Each distinct
+ * address resolves once (libhwc caches); each sample costs a few hash
+ * look-ups per frame. */
+#include "hwc.h"
+#include "report.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_FRAMES 512
+
+static const char usage_text[] =
+	"usage: hwc report [options] [FILE]\n"
+	"Summarize a recording made by `hwc record` or `perf record` (default ./perf.data).\n"
+	"\n"
+	"views (one):\n"
+	"  --view=flat        functions by self share (default)\n"
+	"  --view=caller      call tree from the outermost callers down\n"
+	"  --view=callee      each hot function with its callers below it\n"
+	"  --view=gprof       gprof-style: each function with its callers and callees\n"
+	"  --view=threads     per-process/thread totals, exits and context switches\n"
+	"  --view=records     the user records of the recording\n"
+	"selection (samples that do not match are left out, totals included):\n"
+	"  -i, --input=FILE   the recording (or give FILE as the argument)\n"
+	"  --event=NAME       report this event of a multi-event recording\n"
+	"  --comm=A,B         only these command names\n"
+	"  --pid=N,M          only these process (or thread) ids\n"
+	"  --dso=A,B          only samples whose own frame is in these DSOs (base names)\n"
+	"  --symbol=A,B       only samples whose own frame is one of these functions\n"
+	"presentation:\n"
+	"  --sort=KEYS        row keys: comm,pid,tid,dso,symbol (default comm,dso,symbol);\n"
+	"                     may include one order: self,children,samples,period\n"
+	"  --percent-limit=P  hide rows and tree branches under P percent\n"
+	"  --srcline          frames are function at file:line (DWARF line tables)\n"
+	"  --inline           inlined functions are frames of their own\n"
+	"  --no-children      no children (inclusive) column\n"
+	"  --json             one JSON document (schema hwc-report/1) instead of text\n"
+	"exports (may be combined with a view):\n"
+	"  --folded=FILE      `a;b;c count` lines, root first (- for stdout)\n"
+	"  --pprof=FILE       gzipped profile.proto for `go tool pprof`\n"
+	"  --flamegraph=FILE  interactive SVG flame graph\n"
+	"See hwc-report(1).\n";
+
+/* ------------------------------------------------------------ interning */
+
+static uint64_t hash_ptr(const void *p)
+{
+	uint64_t k = (uint64_t)(uintptr_t)p;
+	k ^= k >> 29;
+	k *= 0xbf58476d1ce4e5b9ULL;
+	return k ^ (k >> 32);
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n, size);
+	if (!p) {
+		fprintf(stderr, "hwc report: out of memory\n");
+		exit(1);
+	}
+	return p;
+}
+
+/* Grow a chained hash table (array of list heads) when it gets full. */
+#define GROW(buckets, cap, len, type, hashfn)                                            \
+	do {                                                                             \
+		if ((len) + 1 > (cap)) {                                                 \
+			size_t ncap_ = (cap) ? (cap) * 4 : 1024;                         \
+			type **nb_ = xcalloc(ncap_, sizeof(*nb_));                       \
+			for (size_t i_ = 0; i_ < (cap); i_++)                            \
+				for (type *e_ = (buckets)[i_], *n_; e_; e_ = n_) {       \
+					n_ = e_->next;                                   \
+					size_t h_ = hashfn(e_) & (ncap_ - 1);            \
+					e_->next = nb_[h_];                              \
+					nb_[h_] = e_;                                    \
+				}                                                        \
+			free(buckets);                                                   \
+			(buckets) = nb_;                                                 \
+			(cap) = ncap_;                                                   \
+		}                                                                        \
+	} while (0)
+
+static uint64_t func_hash3(const struct hwc_symbol *sym, const char *file, unsigned line)
+{
+	return hash_ptr(sym) ^ hash_ptr(file) * 31 ^ line * 0x9e3779b97f4a7c15ULL;
+}
+static uint64_t func_hash(const struct rp_func *f)
+{
+	return func_hash3(f->sym, f->file, f->line);
+}
+
+static struct rp_func *intern_func(struct rp_report *r, const struct hwc_location *l)
+{
+	const char *file = r->o.srcline ? l->file : NULL;
+	unsigned line = r->o.srcline ? l->line : 0;
+	if (r->fcap) {
+		for (struct rp_func *f = r->fbuckets[func_hash3(l->sym, file, line) & (r->fcap - 1)]; f;
+		     f = f->next)
+			if (f->sym == l->sym && f->file == file && f->line == line)
+				return f;
+	}
+	GROW(r->fbuckets, r->fcap, r->nfuncs, struct rp_func, func_hash);
+	struct rp_func *f = xcalloc(1, sizeof(*f));
+	f->sym = l->sym;
+	f->file = file;
+	f->line = line;
+	f->id = (unsigned)++r->nfuncs;
+	size_t h = func_hash(f) & (r->fcap - 1);
+	f->next = r->fbuckets[h];
+	r->fbuckets[h] = f;
+	return f;
+}
+
+static uint64_t row_hash(const struct rp_row *w)
+{
+	return hash_ptr(w->key_func) ^ hash_ptr(w->key_dso) * 5 ^ hash_ptr(w->comm) * 7 ^
+	       ((uint64_t)w->pid << 32 | w->tid) * 31;
+}
+
+/* The row of FUNC for a sample of (COMM, PID, TID) under the --sort keys. */
+static struct rp_row *intern_row(struct rp_report *r, struct rp_func *func, const char *comm,
+				 uint32_t pid, uint32_t tid)
+{
+	unsigned k = r->o.keys;
+	struct rp_row key = {
+		.func = func,
+		.key_func = k & K_SYM ? func : NULL,
+		.key_dso = k & K_DSO ? func->sym->dso : NULL,
+		.comm = k & K_COMM ? comm : NULL,
+		.pid = k & (K_PID | K_TID) ? pid : 0,
+		.tid = k & K_TID ? tid : 0,
+	};
+	if (r->rcap)
+		for (struct rp_row *w = r->rbuckets[row_hash(&key) & (r->rcap - 1)]; w; w = w->next)
+			if (w->key_func == key.key_func && w->key_dso == key.key_dso &&
+			    w->comm == key.comm && w->pid == key.pid && w->tid == key.tid)
+				return w;
+	GROW(r->rbuckets, r->rcap, r->nrows, struct rp_row, row_hash);
+	struct rp_row *w = xcalloc(1, sizeof(*w));
+	*w = key;
+	size_t h = row_hash(w) & (r->rcap - 1);
+	w->next = r->rbuckets[h];
+	r->rbuckets[h] = w;
+	r->nrows++;
+	return w;
+}
+
+static uint64_t edge_hash(const struct rp_edge *e)
+{
+	return hash_ptr(e->caller) * 3 ^ hash_ptr(e->callee);
+}
+
+static struct rp_edge *intern_edge(struct rp_report *r, struct rp_func *caller, struct rp_func *callee)
+{
+	struct rp_edge key = {.caller = caller, .callee = callee};
+	if (r->ecap)
+		for (struct rp_edge *e = r->ebuckets[edge_hash(&key) & (r->ecap - 1)]; e; e = e->next)
+			if (e->caller == caller && e->callee == callee)
+				return e;
+	GROW(r->ebuckets, r->ecap, r->nedges, struct rp_edge, edge_hash);
+	struct rp_edge *e = xcalloc(1, sizeof(*e));
+	*e = key;
+	size_t h = edge_hash(e) & (r->ecap - 1);
+	e->next = r->ebuckets[h];
+	r->ebuckets[h] = e;
+	r->nedges++;
+	return e;
+}
+
+static uint64_t node_hash(const struct rp_node *n)
+{
+	return hash_ptr(n->parent) * 3 ^ hash_ptr(n->func);
+}
+
+/* The child of PARENT for F, found through one hash of all tree nodes
+ * (a sibling list can hold thousands of leaf functions). */
+static struct rp_node *child_of(struct rp_report *r, struct rp_node *parent, struct rp_func *f)
+{
+	struct rp_node key = {.func = f, .parent = parent};
+	if (r->ncap)
+		for (struct rp_node *c = r->nbuckets[node_hash(&key) & (r->ncap - 1)]; c; c = c->next)
+			if (c->parent == parent && c->func == f)
+				return c;
+	GROW(r->nbuckets, r->ncap, r->nnodes, struct rp_node, node_hash);
+	struct rp_node *c = xcalloc(1, sizeof(*c));
+	c->func = f;
+	c->parent = parent;
+	c->sibling = parent->child;
+	parent->child = c;
+	size_t h = node_hash(c) & (r->ncap - 1);
+	c->next = r->nbuckets[h];
+	r->nbuckets[h] = c;
+	r->nnodes++;
+	return c;
+}
+
+void rp_free_tree(struct rp_node *n)
+{
+	for (struct rp_node *c = n->child, *next; c; c = next) {
+		next = c->sibling;
+		rp_free_tree(c);
+		free(c);
+	}
+	n->child = NULL;
+}
+
+static uint64_t thread_hash(const struct rp_thread *t)
+{
+	return (uint64_t)t->tid * 0x9e3779b97f4a7c15ULL;
+}
+
+static struct rp_thread *get_thread(struct rp_report *r, uint32_t pid, uint32_t tid)
+{
+	struct rp_thread key = {.tid = tid};
+	if (r->tcap)
+		for (struct rp_thread *t = r->tbuckets[thread_hash(&key) & (r->tcap - 1)]; t; t = t->next)
+			if (t->tid == tid)
+				return t;
+	GROW(r->tbuckets, r->tcap, r->nthreads, struct rp_thread, thread_hash);
+	struct rp_thread *t = xcalloc(1, sizeof(*t));
+	t->pid = pid;
+	t->tid = tid;
+	size_t h = thread_hash(t) & (r->tcap - 1);
+	t->next = r->tbuckets[h];
+	r->tbuckets[h] = t;
+	r->nthreads++;
+	return t;
+}
+
+/* ------------------------------------------------------------ selection */
+
+static bool in_list(const char *list, const char *s)
+{
+	if (!list)
+		return true;
+	size_t n = strlen(s);
+	for (const char *p = list; *p;) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len == n && strncmp(p, s, n) == 0)
+			return true;
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	return false;
+}
+
+bool rp_pid_selected(const char *list, uint32_t pid, uint32_t tid)
+{
+	if (!list)
+		return true;
+	char a[16], b[16];
+	snprintf(a, sizeof(a), "%u", pid);
+	snprintf(b, sizeof(b), "%u", tid);
+	return in_list(list, a) || in_list(list, b);
+}
+
+/* ------------------------------------------------------------ samples */
+
+static bool is_switch_leader(const struct perf_event_attr *a)
+{
+	return a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_CONTEXT_SWITCHES &&
+	       (a->sample_type & PERF_SAMPLE_READ);
+}
+
+static bool is_user_record_event(const struct perf_event_attr *a)
+{
+	return a->type == PERF_TYPE_SOFTWARE &&
+	       (a->config == PERF_COUNT_SW_BPF_OUTPUT || a->config == PERF_COUNT_SW_DUMMY) &&
+	       (a->sample_type & PERF_SAMPLE_RAW);
+}
+
+/* Values of a PERF_SAMPLE_READ / PERF_RECORD_READ into the thread's counts. */
+static void set_counts(struct rp_report *r, struct rp_thread *t, const struct perf_event_attr *a,
+		       const uint64_t *values, uint32_t nr, uint32_t stride)
+{
+	bool ids = a->read_format & PERF_FORMAT_ID;
+	t->ncounts = 0;
+	for (uint32_t i = 0; i < nr && i < 8; i++) {
+		const struct hwc_perfdata_attr *m =
+			ids ? hwc_perfdata_attr_by_id(r->file, values[i * stride + 1]) : NULL;
+		t->count_names[i] = m ? m->name : "?";
+		t->counts[i] = values[i * stride];
+		t->ncounts = i + 1;
+	}
+}
+
+/* PERF_RECORD_READ: pid, tid, then the read_format of the event. */
+static void read_record(struct rp_report *r, const struct hwc_perfdata_record *rec)
+{
+	const struct perf_event_header *h = rec->hdr;
+	if (!rec->attr || h->size < 16 + 8)
+		return;
+	const struct perf_event_attr *a = &rec->attr->attr;
+	const uint64_t *w = (const uint64_t *)(const void *)((const uint8_t *)h + 16);
+	size_t words = (h->size - 16 - hwc_sample_id_size(a)) / 8;
+	uint32_t pid, tid;
+	memcpy(&pid, (const uint8_t *)h + 8, 4);
+	memcpy(&tid, (const uint8_t *)h + 12, 4);
+	struct rp_thread *t = get_thread(r, pid, tid);
+	uint64_t fmt = a->read_format;
+	size_t extra = !!(fmt & PERF_FORMAT_TOTAL_TIME_ENABLED) + !!(fmt & PERF_FORMAT_TOTAL_TIME_RUNNING);
+	uint32_t stride = 1 + !!(fmt & PERF_FORMAT_ID) + !!(fmt & PERF_FORMAT_LOST);
+	if (fmt & PERF_FORMAT_GROUP) {
+		if (words < 1 + extra || w[0] > (words - 1 - extra) / stride)
+			return;
+		set_counts(r, t, a, w + 1 + extra, (uint32_t)w[0], stride);
+	} else if (words >= 1) {
+		/* value, [enabled], [running], [id]: show it under the record's event. */
+		t->ncounts = 1;
+		t->count_names[0] = rec->attr->name;
+		t->counts[0] = w[0];
+	}
+}
+
+static void add_urec(struct rp_report *r, const struct hwc_sample *s, uint64_t offset)
+{
+	if (r->nurecs == r->capurecs) {
+		r->capurecs = r->capurecs ? r->capurecs * 2 : 64;
+		r->urecs = realloc(r->urecs, r->capurecs * sizeof(*r->urecs));
+		if (!r->urecs) {
+			fprintf(stderr, "hwc report: out of memory\n");
+			exit(1);
+		}
+	}
+	r->urecs[r->nurecs++] = (struct rp_urec){s->time, offset, s->pid, s->tid, s->raw_size, s->raw};
+}
+
+/* The sample's frames, leaf first, resolved and interned. */
+static size_t sample_frames(struct rp_report *r, const struct hwc_sample *s,
+			    const struct perf_event_attr *a, struct rp_func **out)
+{
+	uint64_t ips[MAX_FRAMES];
+	bool kern[MAX_FRAMES];
+	size_t n = 0;
+	bool kernel = (s->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+	bool dwarf = (s->sample_type & PERF_SAMPLE_REGS_USER) && (s->sample_type & PERF_SAMPLE_STACK_USER) &&
+		     s->user_regs_abi;
+	if (s->sample_type & PERF_SAMPLE_CALLCHAIN) {
+		for (uint64_t i = 0; i < s->nr_callchain && n < MAX_FRAMES; i++) {
+			uint64_t ip = s->callchain[i];
+			if (ip >= PERF_CONTEXT_MAX) {
+				kernel = ip == PERF_CONTEXT_KERNEL || ip == PERF_CONTEXT_GUEST_KERNEL;
+				continue;
+			}
+			if (dwarf && !kernel)
+				break; /* the user part comes from unwinding below */
+			ips[n] = ip;
+			kern[n++] = kernel;
+		}
+	} else if (!dwarf) {
+		ips[n] = s->ip;
+		kern[n++] = kernel;
+	}
+	if (dwarf) {
+		int m = hwc_symbols_unwind(r->syms, s, a, ips + n, MAX_FRAMES - n);
+		if (m < 0) {
+			r->unwind_failures++;
+		} else {
+			for (int i = 0; i < m; i++)
+				kern[n + (size_t)i] = false;
+			n += (size_t)m;
+		}
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < n && k < MAX_FRAMES; i++) {
+		const struct hwc_location *l = hwc_symbols_resolve(r->syms, s->pid, s->time, ips[i], kern[i]);
+		for (; l && k < MAX_FRAMES; l = r->o.inl ? l->inlined_into : NULL)
+			out[k++] = intern_func(r, l);
+	}
+	return k;
+}
+
+static void add_sample(struct rp_report *r, const struct hwc_sample *s, const struct perf_event_attr *a)
+{
+	struct rp_func *chain[MAX_FRAMES];
+	size_t n = sample_frames(r, s, a, chain);
+	if (n == 0)
+		return;
+	const char *comm = hwc_symbols_comm(r->syms, s->tid, s->time);
+	if (!in_list(r->o.comms, comm) || !rp_pid_selected(r->o.pids, s->pid, s->tid) ||
+	    !in_list(r->o.dsos, rp_dso_base(chain[0]->sym->dso)) ||
+	    !in_list(r->o.symbols, chain[0]->sym->name)) {
+		r->skipped++;
+		return;
+	}
+	uint64_t period = s->sample_type & PERF_SAMPLE_PERIOD ? s->period : a->sample_period;
+	if (!(s->sample_type & PERF_SAMPLE_PERIOD) && a->freq)
+		period = 1;
+	r->samples++;
+	r->period += period;
+	struct rp_thread *t = get_thread(r, s->pid, s->tid);
+	t->samples++;
+	t->period += period;
+	unsigned stamp = ++r->stamp;
+	/* Flat: self to the leaf, children once per distinct function/row. */
+	struct rp_row *leaf = intern_row(r, chain[0], comm, s->pid, s->tid);
+	leaf->self += period;
+	leaf->samples++;
+	chain[0]->self += period;
+	chain[0]->self_samples++;
+	for (size_t i = 0; i < n; i++) {
+		struct rp_func *f = chain[i];
+		if (f->seen != stamp) {
+			f->seen = stamp;
+			f->total += period;
+			f->total_samples++;
+		}
+		struct rp_row *w = i ? intern_row(r, f, comm, s->pid, s->tid) : leaf;
+		if (w->seen != stamp) {
+			w->seen = stamp;
+			w->children += period;
+		}
+		if (i + 1 < n) {
+			struct rp_edge *e = intern_edge(r, chain[i + 1], f);
+			if (e->seen != stamp) {
+				e->seen = stamp;
+				e->period += period;
+				e->samples++;
+			}
+		}
+	}
+	/* Trees: callers first, and callees first. */
+	struct rp_node *node = &r->root;
+	node->total += period;
+	node->total_samples++;
+	for (size_t i = n; i-- > 0;) {
+		node = child_of(r, node, chain[i]);
+		node->total += period;
+		node->total_samples++;
+	}
+	node->self += period;
+	node->self_samples++;
+	node = &r->croot;
+	node->total += period;
+	node->total_samples++;
+	for (size_t i = 0; i < n; i++) {
+		node = child_of(r, node, chain[i]);
+		node->total += period;
+		node->total_samples++;
+	}
+	node->self += period;
+	node->self_samples++;
+}
+
+/* Which event to report: --event, else the first with samples that is
+ * neither a context-switch group leader nor the user-record event. */
+static int pick_event(struct rp_report *r)
+{
+	size_t n = hwc_perfdata_nattrs(r->file);
+	if (r->o.event) {
+		for (size_t i = 0; i < n; i++)
+			if (strcmp(hwc_perfdata_attr(r->file, i)->name, r->o.event) == 0) {
+				r->attr = hwc_perfdata_attr(r->file, i);
+				return 0;
+			}
+		fprintf(stderr, "hwc report: %s has no event '%s'; it has:", r->o.input, r->o.event);
+		for (size_t i = 0; i < n; i++)
+			fprintf(stderr, " %s", hwc_perfdata_attr(r->file, i)->name);
+		fprintf(stderr, "\n");
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct hwc_perfdata_attr *a = hwc_perfdata_attr(r->file, i);
+		if (!is_switch_leader(&a->attr) && !is_user_record_event(&a->attr) &&
+		    (a->attr.sample_period || a->attr.freq)) {
+			r->attr = a;
+			return 0;
+		}
+	}
+	r->attr = hwc_perfdata_attr(r->file, 0);
+	return 0;
+}
+
+static int read_samples(struct rp_report *r)
+{
+	struct hwc_perfdata_record rec;
+	int rc;
+	while ((rc = hwc_perfdata_next(r->file, &rec)) > 0) {
+		const struct perf_event_header *h = rec.hdr;
+		switch (h->type) {
+		case PERF_RECORD_SAMPLE: {
+			if (!rec.attr) {
+				r->skipped++;
+				continue;
+			}
+			struct hwc_sample s;
+			if (hwc_sample_parse(h, &rec.attr->attr, &s)) {
+				fprintf(stderr, "hwc report: %s: perf.data offset %" PRIu64 ": %s\n",
+					r->o.input, rec.offset, hwc_errdetail());
+				return -1;
+			}
+			const struct perf_event_attr *a = &rec.attr->attr;
+			if (is_switch_leader(a)) {
+				struct rp_thread *t = get_thread(r, s.pid, s.tid);
+				t->switches++;
+				set_counts(r, t, a, s.values, s.nr_values, s.value_stride);
+			} else if (is_user_record_event(a) && s.raw) {
+				add_urec(r, &s, rec.offset);
+			} else if (rec.attr == r->attr) {
+				add_sample(r, &s, a);
+			}
+			break;
+		}
+		case PERF_RECORD_SWITCH:
+		case PERF_RECORD_SWITCH_CPU_WIDE: {
+			struct hwc_sample_id id;
+			if (rec.attr && !hwc_sample_id_parse(h, &rec.attr->attr, &id) &&
+			    !(h->misc & PERF_RECORD_MISC_SWITCH_OUT))
+				get_thread(r, id.pid, id.tid)->switches++;
+			break;
+		}
+		case PERF_RECORD_EXIT:
+			if (h->size >= 32) {
+				uint32_t pid, tid;
+				uint64_t time;
+				memcpy(&pid, (const uint8_t *)h + 8, 4);
+				memcpy(&tid, (const uint8_t *)h + 16, 4);
+				memcpy(&time, (const uint8_t *)h + 24, 8);
+				struct rp_thread *t = get_thread(r, pid, tid);
+				t->exited = true;
+				t->exit_time = time;
+			}
+			break;
+		case PERF_RECORD_READ:
+			read_record(r, &rec);
+			break;
+		case PERF_RECORD_LOST:
+			if (h->size >= 24) {
+				uint64_t lost;
+				memcpy(&lost, (const uint8_t *)h + 16, 8);
+				r->lost += lost;
+			}
+			break;
+		case PERF_RECORD_LOST_SAMPLES:
+			if (h->size >= 16) {
+				uint64_t lost;
+				memcpy(&lost, (const uint8_t *)h + 8, 8);
+				r->lost += lost;
+			}
+			break;
+		default:
+			break;
+		}
+	}
+	if (rc < 0) {
+		fprintf(stderr, "hwc report: %s\n", hwc_errdetail());
+		return -1;
+	}
+	/* Name the threads (at their last sample or exit). */
+	for (size_t i = 0; i < r->tcap; i++)
+		for (struct rp_thread *t = r->tbuckets[i]; t; t = t->next)
+			t->comm = hwc_symbols_comm(r->syms, t->tid, t->exit_time ? t->exit_time : UINT64_MAX);
+	return 0;
+}
+
+/* ------------------------------------------------------------ options */
+
+static int parse_sort(struct rp_opts *o, const char *spec)
+{
+	o->keys = 0;
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", spec);
+	bool ordered = false;
+	for (char *save, *k = strtok_r(buf, ",", &save); k; k = strtok_r(NULL, ",", &save)) {
+		static const struct {
+			const char *name;
+			unsigned key;
+			int order;
+		} names[] = {
+			{"comm", K_COMM, -1}, {"pid", K_PID, -1}, {"tid", K_TID, -1},
+			{"dso", K_DSO, -1}, {"symbol", K_SYM, -1}, {"sym", K_SYM, -1},
+			{"self", 0, O_SELF}, {"overhead", 0, O_SELF}, {"children", 0, O_CHILDREN},
+			{"samples", 0, O_SAMPLES}, {"period", 0, O_PERIOD},
+		};
+		size_t i;
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (strcmp(k, names[i].name) == 0)
+				break;
+		if (i == sizeof(names) / sizeof(names[0])) {
+			fprintf(stderr, "hwc report: --sort: unknown key '%s' (keys: comm, pid, tid, dso, "
+					"symbol; orders: self, children, samples, period)\n",
+				k);
+			return -1;
+		}
+		if (names[i].order >= 0) {
+			if (ordered) {
+				fprintf(stderr, "hwc report: --sort: give at most one of self, children, "
+						"samples, period\n");
+				return -1;
+			}
+			ordered = true;
+			o->order = (enum rp_order)names[i].order;
+		}
+		o->keys |= names[i].key;
+	}
+	if (!o->keys)
+		o->keys = K_COMM | K_DSO | K_SYM;
+	return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct rp_opts *o)
+{
+	enum { O_VIEW = 256, O_EVENT, O_COMM, O_PID, O_DSO, O_SYMBOL, O_SORT, O_LIMIT, O_SRCLINE,
+	       O_INLINE, O_JSON, O_FOLDED, O_PPROF, O_FLAME, O_NOCHILD };
+	static const struct option longopts[] = {
+		{"input", required_argument, NULL, 'i'},  {"view", required_argument, NULL, O_VIEW},
+		{"event", required_argument, NULL, O_EVENT}, {"comm", required_argument, NULL, O_COMM},
+		{"pid", required_argument, NULL, O_PID},   {"dso", required_argument, NULL, O_DSO},
+		{"symbol", required_argument, NULL, O_SYMBOL}, {"sort", required_argument, NULL, O_SORT},
+		{"percent-limit", required_argument, NULL, O_LIMIT},
+		{"srcline", no_argument, NULL, O_SRCLINE}, {"inline", no_argument, NULL, O_INLINE},
+		{"json", no_argument, NULL, O_JSON},      {"folded", required_argument, NULL, O_FOLDED},
+		{"pprof", required_argument, NULL, O_PPROF},
+		{"flamegraph", required_argument, NULL, O_FLAME},
+		{"no-children", no_argument, NULL, O_NOCHILD}, {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	o->keys = K_COMM | K_DSO | K_SYM;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "i:h", longopts, NULL)) != -1) {
+		char *end;
+		switch (c) {
+		case 'i': o->input = optarg; break;
+		case 'h': fputs(usage_text, stdout); exit(0);
+		case O_VIEW: {
+			static const char *const views[] = {"flat", "caller", "callee", "gprof", "threads",
+							    "records"};
+			size_t i;
+			for (i = 0; i < 6; i++)
+				if (strcmp(optarg, views[i]) == 0)
+					break;
+			if (i == 6) {
+				fprintf(stderr, "hwc report: --view: unknown view '%s' (flat, caller, "
+						"callee, gprof, threads, records)\n",
+					optarg);
+				return -1;
+			}
+			o->view = (enum rp_view)i;
+			break;
+		}
+		case O_EVENT: o->event = optarg; break;
+		case O_COMM: o->comms = optarg; break;
+		case O_PID: o->pids = optarg; break;
+		case O_DSO: o->dsos = optarg; break;
+		case O_SYMBOL: o->symbols = optarg; break;
+		case O_SORT:
+			if (parse_sort(o, optarg))
+				return -1;
+			break;
+		case O_LIMIT:
+			errno = 0;
+			o->percent_limit = strtod(optarg, &end);
+			if (errno || end == optarg || *end || o->percent_limit < 0 || o->percent_limit > 100) {
+				fprintf(stderr, "hwc report: --percent-limit: '%s' is not a percentage "
+						"(0..100)\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case O_SRCLINE: o->srcline = true; break;
+		case O_INLINE: o->inl = true; break;
+		case O_JSON: o->json = true; break;
+		case O_FOLDED: o->folded = optarg; break;
+		case O_PPROF: o->pprof = optarg; break;
+		case O_FLAME: o->flamegraph = optarg; break;
+		case O_NOCHILD: o->no_children = true; break;
+		default:
+			fprintf(stderr, "Try `hwc report --help`.\n");
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		if (o->input || optind + 1 < argc) {
+			fprintf(stderr, "hwc report: one recording at a time (got '%s')\n", argv[optind]);
+			return -1;
+		}
+		o->input = argv[optind];
+	}
+	if (!o->input)
+		o->input = "perf.data";
+	return 0;
+}
+
+static void warn_problem(const char *dso, const char *why, void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "hwc report: warning: no symbols for %s: %s; its addresses show as "
+			"[unknown] with their offsets\n",
+		dso, why);
+}
+
+static void free_report(struct rp_report *r)
+{
+	for (size_t i = 0; i < r->fcap; i++)
+		for (struct rp_func *f = r->fbuckets[i], *n; f; f = n)
+			n = f->next, free(f);
+	for (size_t i = 0; i < r->rcap; i++)
+		for (struct rp_row *w = r->rbuckets[i], *n; w; w = n)
+			n = w->next, free(w);
+	for (size_t i = 0; i < r->ecap; i++)
+		for (struct rp_edge *e = r->ebuckets[i], *n; e; e = n)
+			n = e->next, free(e);
+	for (size_t i = 0; i < r->tcap; i++)
+		for (struct rp_thread *t = r->tbuckets[i], *n; t; t = n)
+			n = t->next, free(t);
+	free(r->fbuckets);
+	free(r->rbuckets);
+	free(r->ebuckets);
+	free(r->tbuckets);
+	free(r->nbuckets);
+	free(r->urecs);
+	rp_free_tree(&r->root);
+	rp_free_tree(&r->croot);
+	hwc_symbols_free(r->syms);
+	hwc_perfdata_close(r->file);
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct rp_report r = {0};
+	if (parse_opts(argc, argv, &r.o))
+		return 2;
+	int err = hwc_perfdata_open(&r.file, r.o.input);
+	if (err) {
+		fprintf(stderr, "hwc report: %s\n", hwc_errdetail());
+		return 1;
+	}
+	unsigned flags = (r.o.srcline ? HWC_SYM_SRCLINE : 0) | (r.o.inl ? HWC_SYM_INLINE : 0);
+	int rc = 1;
+	if ((err = hwc_symbols_new(&r.syms, flags)) || (err = hwc_symbols_load(r.syms, r.file))) {
+		fprintf(stderr, "hwc report: %s: %s\n", r.o.input, hwc_errdetail());
+		goto out;
+	}
+	if (pick_event(&r) || read_samples(&r))
+		goto out;
+	r.have_callchains = r.attr && (r.attr->attr.sample_type & PERF_SAMPLE_CALLCHAIN ||
+				       r.attr->attr.sample_type & PERF_SAMPLE_STACK_USER);
+	if (!r.have_callchains)
+		r.o.no_children = true;
+	hwc_symbols_problems(r.syms, warn_problem, NULL);
+	if (r.unwind_failures)
+		fprintf(stderr, "hwc report: warning: %" PRIu64 " samples could not be unwound; "
+				"they keep their sampled address only\n",
+			r.unwind_failures);
+	if (r.o.folded && rp_write_folded(&r, r.o.folded))
+		goto out;
+	if (r.o.pprof && rp_write_pprof(&r, r.o.pprof))
+		goto out;
+	if (r.o.flamegraph && rp_write_flamegraph(&r, r.o.flamegraph))
+		goto out;
+	bool exported = r.o.pprof || r.o.flamegraph || (r.o.folded && strcmp(r.o.folded, "-") == 0);
+	if (r.o.json) {
+		rp_print_json(&r, stdout);
+	} else if (!exported || r.o.view != V_FLAT) {
+		switch (r.o.view) {
+		case V_FLAT: rp_print_flat(&r, stdout); break;
+		case V_CALLER: rp_print_tree(&r, stdout, true); break;
+		case V_CALLEE: rp_print_tree(&r, stdout, false); break;
+		case V_GPROF: rp_print_gprof(&r, stdout); break;
+		case V_THREADS: rp_print_threads(&r, stdout); break;
+		case V_RECORDS: rp_print_records(&r, stdout); break;
+		}
+	}
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "hwc report: writing the report failed: %s\n", strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	free_report(&r);
+	return rc;
+}

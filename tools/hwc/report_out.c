@@ -1,0 +1,517 @@
+/* hwc report's views: flat, call trees, gprof, threads, user records, and
+ * the JSON document (schema hwc-report/1, see hwc-report(1)). */
+#include "hwc.h"
+#include "report.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *rp_dso_base(const char *dso)
+{
+	const char *slash = strrchr(dso, '/');
+	return slash && dso[0] != '[' ? slash + 1 : dso;
+}
+
+void rp_func_name(const struct rp_func *f, char *buf, size_t size)
+{
+	int n;
+	if (f->sym->known)
+		n = snprintf(buf, size, "%s", f->sym->name);
+	else
+		n = snprintf(buf, size, "[unknown] %s+%#" PRIx64, rp_dso_base(f->sym->dso), f->sym->start);
+	if (f->file && n >= 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, " %s:%u", f->file, f->line);
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static enum rp_order g_order;
+static uint64_t order_value(const struct rp_row *w)
+{
+	switch (g_order) {
+	case O_CHILDREN: return w->children;
+	case O_SAMPLES: return w->samples;
+	default: return w->self;
+	}
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct rp_row *x = *(struct rp_row *const *)a, *y = *(struct rp_row *const *)b;
+	uint64_t vx = order_value(x), vy = order_value(y);
+	if (vx != vy)
+		return vx > vy ? -1 : 1;
+	if (x->children != y->children)
+		return x->children > y->children ? -1 : 1;
+	int c = strcmp(x->func->sym->name, y->func->sym->name);
+	if (c)
+		return c;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+struct rp_row **rp_sorted_rows(struct rp_report *r, size_t *n)
+{
+	struct rp_row **v = calloc(r->nrows + 1, sizeof(*v));
+	if (!v) {
+		*n = 0;
+		return NULL;
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < r->rcap; i++)
+		for (struct rp_row *w = r->rbuckets[i]; w; w = w->next)
+			v[k++] = w;
+	g_order = r->o.order == O_PERIOD ? O_SELF : r->o.order;
+	qsort(v, k, sizeof(*v), cmp_rows);
+	*n = k;
+	return v;
+}
+
+static int cmp_funcs(const void *a, const void *b)
+{
+	const struct rp_func *x = *(struct rp_func *const *)a, *y = *(struct rp_func *const *)b;
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	if (x->self != y->self)
+		return x->self > y->self ? -1 : 1;
+	return x->id < y->id ? -1 : 1;
+}
+
+struct rp_func **rp_sorted_funcs(struct rp_report *r, size_t *n)
+{
+	struct rp_func **v = calloc(r->nfuncs + 1, sizeof(*v));
+	size_t k = 0;
+	for (size_t i = 0; v && i < r->fcap; i++)
+		for (struct rp_func *f = r->fbuckets[i]; f; f = f->next)
+			if (f->total)
+				v[k++] = f;
+	if (v)
+		qsort(v, k, sizeof(*v), cmp_funcs);
+	*n = k;
+	return v;
+}
+
+static bool row_shown(const struct rp_report *r, const struct rp_row *w)
+{
+	uint64_t v = r->o.order == O_CHILDREN ? w->children : w->self;
+	return pct(v, r->period) >= r->o.percent_limit && (w->self || !r->o.percent_limit ||
+							     r->o.order == O_CHILDREN);
+}
+
+static void print_header(struct rp_report *r, FILE *out)
+{
+	fprintf(out, "# hwc report of %s: event %s, %" PRIu64 " samples, period %" PRIu64, r->o.input,
+		r->attr ? r->attr->name : "?", r->samples, r->period);
+	if (r->lost)
+		fprintf(out, ", %" PRIu64 " LOST", r->lost);
+	if (r->skipped)
+		fprintf(out, " (%" PRIu64 " samples not selected)", r->skipped);
+	fprintf(out, "\n");
+	const char *cmd = hwc_perfdata_string(r->file, HWC_FEAT_CMDLINE);
+	if (cmd)
+		fprintf(out, "# recorded with: %s\n", cmd);
+	if (!r->samples)
+		fprintf(out, "# no samples%s\n", r->skipped ? " selected" : "");
+}
+
+void rp_print_flat(struct rp_report *r, FILE *out)
+{
+	print_header(r, out);
+	size_t n;
+	struct rp_row **rows = rp_sorted_rows(r, &n);
+	unsigned k = r->o.keys;
+	fprintf(out, "#\n#%s    Self  Samples        Period", r->o.no_children ? "" : " Children");
+	if (k & K_COMM)
+		fprintf(out, "  %-16s", "Command");
+	if (k & K_PID)
+		fprintf(out, "  %7s", "Pid");
+	if (k & K_TID)
+		fprintf(out, "  %7s", "Tid");
+	if (k & K_DSO)
+		fprintf(out, "  %-20s", "Shared Object");
+	if (k & K_SYM)
+		fprintf(out, "  Symbol");
+	fprintf(out, "\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct rp_row *w = rows[i];
+		if (!row_shown(r, w))
+			continue;
+		if (!r->o.no_children)
+			fprintf(out, " %7.2f%%", pct(w->children, r->period));
+		fprintf(out, " %7.2f%% %8" PRIu64 " %13" PRIu64, pct(w->self, r->period), w->samples,
+			w->self);
+		if (k & K_COMM)
+			fprintf(out, "  %-16s", w->comm);
+		if (k & K_PID)
+			fprintf(out, "  %7u", w->pid);
+		if (k & K_TID)
+			fprintf(out, "  %7u", w->tid);
+		if (k & K_DSO)
+			fprintf(out, "  %-20s", rp_dso_base(w->func->sym->dso));
+		if (k & K_SYM) {
+			char name[1024];
+			rp_func_name(w->func, name, sizeof(name));
+			fprintf(out, "  %s%s", w->func->sym->kernel ? "[k] " : "", name);
+		}
+		fprintf(out, "\n");
+	}
+	free(rows);
+}
+
+static int cmp_nodes(const void *a, const void *b)
+{
+	const struct rp_node *x = *(struct rp_node *const *)a, *y = *(struct rp_node *const *)b;
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	return x->func->id < y->func->id ? -1 : 1;
+}
+
+/* The children of N, biggest first (caller frees). */
+static struct rp_node **sorted_children(const struct rp_node *n, size_t *count)
+{
+	size_t k = 0;
+	for (struct rp_node *c = n->child; c; c = c->sibling)
+		k++;
+	struct rp_node **v = calloc(k + 1, sizeof(*v));
+	if (!v) {
+		*count = 0;
+		return NULL;
+	}
+	k = 0;
+	for (struct rp_node *c = n->child; c; c = c->sibling)
+		v[k++] = c;
+	qsort(v, k, sizeof(*v), cmp_nodes);
+	*count = k;
+	return v;
+}
+
+static double tree_limit(const struct rp_report *r)
+{
+	return r->o.percent_limit > 0 ? r->o.percent_limit : 0.5;
+}
+
+static void print_node(struct rp_report *r, FILE *out, const struct rp_node *n, int depth,
+		       bool callers_first)
+{
+	size_t k;
+	struct rp_node **kids = sorted_children(n, &k);
+	for (size_t i = 0; i < k; i++) {
+		const struct rp_node *c = kids[i];
+		if (pct(c->total, r->period) < tree_limit(r))
+			continue;
+		char name[1024];
+		rp_func_name(c->func, name, sizeof(name));
+		/* In the callee tree a node's "self" would mean "outermost frame": omit it. */
+		if (callers_first)
+			fprintf(out, " %7.2f%% %7.2f%%", pct(c->total, r->period), pct(c->self, r->period));
+		else
+			fprintf(out, " %7.2f%%", pct(c->total, r->period));
+		fprintf(out, "  %*s%s  (%s)\n", 2 * depth, "", name, rp_dso_base(c->func->sym->dso));
+		print_node(r, out, c, depth + 1, callers_first);
+	}
+	free(kids);
+}
+
+void rp_print_tree(struct rp_report *r, FILE *out, bool callers_first)
+{
+	print_header(r, out);
+	fprintf(out, "#\n# %s tree (branches under %.2f%% hidden)\n#   Total%s  Function  (DSO)\n",
+		callers_first ? "caller" : "callee", tree_limit(r), callers_first ? "    Self" : "");
+	if (!r->have_callchains)
+		fprintf(out, "# the recording has no call chains: each sample is its own frame\n");
+	print_node(r, out, callers_first ? &r->root : &r->croot, 0, callers_first);
+}
+
+void rp_print_gprof(struct rp_report *r, FILE *out)
+{
+	print_header(r, out);
+	size_t n;
+	struct rp_func **fs = rp_sorted_funcs(r, &n);
+	unsigned *index = calloc(r->nfuncs + 2, sizeof(*index));
+	for (size_t i = 0; i < n && index; i++)
+		index[fs[i]->id] = (unsigned)i + 1;
+	fprintf(out, "#\n# call graph: each function's callers above it, its callees below it\n"
+		     "#\n# index  %%total   %%self  samples  name\n");
+	for (size_t i = 0; i < n && index; i++) {
+		const struct rp_func *f = fs[i];
+		if (pct(f->total, r->period) < r->o.percent_limit)
+			continue;
+		char name[1024];
+		for (size_t b = 0; b < r->ecap; b++)
+			for (struct rp_edge *e = r->ebuckets[b]; e; e = e->next)
+				if (e->callee == f && e->caller != f) {
+					rp_func_name(e->caller, name, sizeof(name));
+					fprintf(out, "              %7.2f%%  %8" PRIu64 "      %s [%u]\n",
+						pct(e->period, r->period), e->samples, name, index[e->caller->id]);
+				}
+		rp_func_name(f, name, sizeof(name));
+		fprintf(out, "[%u]%*s %7.2f%% %7.2f%% %8" PRIu64 "  %s (%s)\n", index[f->id],
+			(int)(5 - (index[f->id] > 9) - (index[f->id] > 99) - (index[f->id] > 999)), "",
+			pct(f->total, r->period), pct(f->self, r->period), f->total_samples, name,
+			rp_dso_base(f->sym->dso));
+		for (size_t b = 0; b < r->ecap; b++)
+			for (struct rp_edge *e = r->ebuckets[b]; e; e = e->next)
+				if (e->caller == f && e->callee != f) {
+					rp_func_name(e->callee, name, sizeof(name));
+					fprintf(out, "              %7.2f%%  %8" PRIu64 "      %s [%u]\n",
+						pct(e->period, r->period), e->samples, name, index[e->callee->id]);
+				}
+		fprintf(out, "-----------------------------------------------\n");
+	}
+	free(index);
+	free(fs);
+}
+
+static int cmp_threads(const void *a, const void *b)
+{
+	const struct rp_thread *x = *(struct rp_thread *const *)a, *y = *(struct rp_thread *const *)b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static struct rp_thread **sorted_threads(struct rp_report *r)
+{
+	struct rp_thread **v = calloc(r->nthreads + 1, sizeof(*v));
+	size_t k = 0;
+	for (size_t i = 0; v && i < r->tcap; i++)
+		for (struct rp_thread *t = r->tbuckets[i]; t; t = t->next)
+			v[k++] = t;
+	if (v)
+		qsort(v, k, sizeof(*v), cmp_threads);
+	return v;
+}
+
+void rp_print_threads(struct rp_report *r, FILE *out)
+{
+	print_header(r, out);
+	struct rp_thread **ts = sorted_threads(r);
+	fprintf(out, "#\n#     Pid      Tid  %-16s  Samples        Period  Share  Switches  Exited  "
+		     "Counts\n",
+		"Command");
+	for (size_t i = 0; ts && i < r->nthreads; i++) {
+		const struct rp_thread *t = ts[i];
+		if (!rp_pid_selected(r->o.pids, t->pid, t->tid))
+			continue;
+		fprintf(out, " %8u %8u  %-16s %8" PRIu64 " %13" PRIu64 " %5.1f%% %9" PRIu64 "  %-6s", t->pid,
+			t->tid, t->comm, t->samples, t->period, pct(t->period, r->period), t->switches,
+			t->exited ? "yes" : "no");
+		for (size_t c = 0; c < t->ncounts; c++)
+			fprintf(out, "  %s=%" PRIu64, t->count_names[c], t->counts[c]);
+		fprintf(out, "\n");
+	}
+	free(ts);
+}
+
+static void print_bytes(FILE *out, const uint8_t *p, uint32_t n)
+{
+	bool text = n > 0;
+	for (uint32_t i = 0; i < n; i++)
+		if ((p[i] < 32 || p[i] > 126) && !(p[i] == 0 && i + 1 >= n - 3))
+			text = false;
+	if (text) {
+		fputc('"', out);
+		for (uint32_t i = 0; i < n && p[i]; i++)
+			fputc(p[i], out);
+		fputc('"', out);
+	} else {
+		for (uint32_t i = 0; i < n; i++)
+			fprintf(out, "%02x", p[i]);
+	}
+}
+
+void rp_print_records(struct rp_report *r, FILE *out)
+{
+	fprintf(out, "# %zu user records in %s\n#             Time      Pid      Tid  Size  Data\n",
+		r->nurecs, r->o.input);
+	for (size_t i = 0; i < r->nurecs; i++) {
+		const struct rp_urec *u = &r->urecs[i];
+		if (!rp_pid_selected(r->o.pids, u->pid, u->tid))
+			continue;
+		fprintf(out, " %16" PRIu64 " %8u %8u %5u  ", u->time, u->pid, u->tid, u->size);
+		print_bytes(out, u->data, u->size);
+		fprintf(out, "\n");
+	}
+}
+
+/* ------------------------------------------------------------ JSON */
+
+void rp_json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(out, "\\u%04x", *p);
+		else
+			fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
+static void json_func(FILE *out, const struct rp_func *f)
+{
+	fprintf(out, "\"symbol\": ");
+	rp_json_string(out, f->sym->name);
+	fprintf(out, ", \"known\": %s, \"kernel\": %s, \"dso\": ", f->sym->known ? "true" : "false",
+		f->sym->kernel ? "true" : "false");
+	rp_json_string(out, rp_dso_base(f->sym->dso));
+	fprintf(out, ", \"dso_path\": ");
+	rp_json_string(out, f->sym->dso);
+	if (!f->sym->known)
+		fprintf(out, ", \"offset\": %" PRIu64, f->sym->start);
+	if (f->file) {
+		fprintf(out, ", \"file\": ");
+		rp_json_string(out, f->file);
+		fprintf(out, ", \"line\": %u", f->line);
+	}
+}
+
+static void json_tree(struct rp_report *r, FILE *out, const struct rp_node *n, int depth)
+{
+	size_t k;
+	struct rp_node **kids = sorted_children(n, &k);
+	fprintf(out, "[");
+	bool first = true;
+	for (size_t i = 0; i < k; i++) {
+		const struct rp_node *c = kids[i];
+		if (pct(c->total, r->period) < r->o.percent_limit)
+			continue;
+		fprintf(out, "%s{", first ? "" : ", ");
+		first = false;
+		json_func(out, c->func);
+		fprintf(out, ", \"total\": %" PRIu64 ", \"self\": %" PRIu64 ", \"total_samples\": %" PRIu64
+			     ", \"self_samples\": %" PRIu64 ", \"children\": ",
+			c->total, c->self, c->total_samples, c->self_samples);
+		json_tree(r, out, c, depth + 1);
+		fprintf(out, "}");
+	}
+	fprintf(out, "]");
+	free(kids);
+}
+
+static void json_header(struct rp_report *r, FILE *out)
+{
+	static const struct {
+		int feat;
+		const char *key;
+	} strs[] = {
+		{HWC_FEAT_HOSTNAME, "hostname"}, {HWC_FEAT_OSRELEASE, "osrelease"},
+		{HWC_FEAT_ARCH, "arch"}, {HWC_FEAT_VERSION, "recorder_version"},
+		{HWC_FEAT_CMDLINE, "cmdline"}, {HWC_FEAT_CPUDESC, "cpu"},
+	};
+	fprintf(out, "\"header\": {");
+	bool first = true;
+	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
+		const char *v = hwc_perfdata_string(r->file, strs[i].feat);
+		if (!v)
+			continue;
+		fprintf(out, "%s\"%s\": ", first ? "" : ", ", strs[i].key);
+		rp_json_string(out, v);
+		first = false;
+	}
+	fprintf(out, "}");
+}
+
+void rp_print_json(struct rp_report *r, FILE *out)
+{
+	fprintf(out, "{\"schema\": \"hwc-report/1\", \"file\": ");
+	rp_json_string(out, r->o.input);
+	fprintf(out, ", ");
+	json_header(r, out);
+	fprintf(out, ", \"event\": ");
+	rp_json_string(out, r->attr ? r->attr->name : "");
+	fprintf(out, ", \"samples\": %" PRIu64 ", \"period\": %" PRIu64 ", \"lost\": %" PRIu64
+		     ", \"not_selected\": %" PRIu64 ", \"callchains\": %s",
+		r->samples, r->period, r->lost, r->skipped, r->have_callchains ? "true" : "false");
+	fprintf(out, ", \"sort\": [");
+	static const char *const keynames[] = {"comm", "pid", "tid", "dso", "symbol"};
+	bool first = true;
+	for (int i = 0; i < 5; i++)
+		if (r->o.keys & (1u << i)) {
+			fprintf(out, "%s\"%s\"", first ? "" : ", ", keynames[i]);
+			first = false;
+		}
+	fprintf(out, "],\n \"entries\": [");
+	size_t n;
+	struct rp_row **rows = rp_sorted_rows(r, &n);
+	first = true;
+	for (size_t i = 0; i < n; i++) {
+		const struct rp_row *w = rows[i];
+		if (!row_shown(r, w))
+			continue;
+		fprintf(out, "%s\n  {\"self\": %.4f, \"children\": %.4f, \"samples\": %" PRIu64
+			     ", \"self_period\": %" PRIu64 ", \"children_period\": %" PRIu64 ", ",
+			first ? "" : ",", pct(w->self, r->period), pct(w->children, r->period), w->samples,
+			w->self, w->children);
+		first = false;
+		if (r->o.keys & K_COMM) {
+			fprintf(out, "\"comm\": ");
+			rp_json_string(out, w->comm);
+			fprintf(out, ", ");
+		}
+		if (r->o.keys & (K_PID | K_TID))
+			fprintf(out, "\"pid\": %u, ", w->pid);
+		if (r->o.keys & K_TID)
+			fprintf(out, "\"tid\": %u, ", w->tid);
+		json_func(out, w->func);
+		fprintf(out, "}");
+	}
+	free(rows);
+	fprintf(out, "\n ]");
+	if (r->o.view == V_CALLER || r->o.view == V_CALLEE) {
+		fprintf(out, ",\n \"tree\": {\"order\": \"%s\", \"roots\": ",
+			r->o.view == V_CALLER ? "caller" : "callee");
+		json_tree(r, out, r->o.view == V_CALLER ? &r->root : &r->croot, 0);
+		fprintf(out, "}");
+	}
+	if (r->o.view == V_GPROF) {
+		fprintf(out, ",\n \"edges\": [");
+		first = true;
+		for (size_t b = 0; b < r->ecap; b++)
+			for (struct rp_edge *e = r->ebuckets[b]; e; e = e->next) {
+				fprintf(out, "%s\n  {\"caller\": {", first ? "" : ",");
+				json_func(out, e->caller);
+				fprintf(out, "}, \"callee\": {");
+				json_func(out, e->callee);
+				fprintf(out, "}, \"period\": %" PRIu64 ", \"samples\": %" PRIu64 "}", e->period,
+					e->samples);
+				first = false;
+			}
+		fprintf(out, "\n ]");
+	}
+	fprintf(out, ",\n \"threads\": [");
+	struct rp_thread **ts = sorted_threads(r);
+	first = true;
+	for (size_t i = 0; ts && i < r->nthreads; i++) {
+		const struct rp_thread *t = ts[i];
+		fprintf(out, "%s\n  {\"pid\": %u, \"tid\": %u, \"comm\": ", first ? "" : ",", t->pid, t->tid);
+		rp_json_string(out, t->comm);
+		fprintf(out, ", \"samples\": %" PRIu64 ", \"period\": %" PRIu64 ", \"switches\": %" PRIu64
+			     ", \"exited\": %s, \"counts\": {",
+			t->samples, t->period, t->switches, t->exited ? "true" : "false");
+		for (size_t c = 0; c < t->ncounts; c++) {
+			fprintf(out, "%s", c ? ", " : "");
+			rp_json_string(out, t->count_names[c]);
+			fprintf(out, ": %" PRIu64, t->counts[c]);
+		}
+		fprintf(out, "}}");
+		first = false;
+	}
+	free(ts);
+	fprintf(out, "\n ],\n \"user_records\": [");
+	for (size_t i = 0; i < r->nurecs; i++) {
+		const struct rp_urec *u = &r->urecs[i];
+		fprintf(out, "%s\n  {\"time\": %" PRIu64 ", \"pid\": %u, \"tid\": %u, \"size\": %u, "
+			     "\"hex\": \"",
+			i ? "," : "", u->time, u->pid, u->tid, u->size);
+		for (uint32_t b = 0; b < u->size; b++)
+			fprintf(out, "%02x", u->data[b]);
+		fprintf(out, "\"}");
+	}
+	fprintf(out, "\n ]}\n");
+}
