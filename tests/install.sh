@@ -49,6 +49,7 @@ int main(void)
 	if (hwc_counters_read(c) || hwc_counters_value(c, HWC_ALL, 0, &v))
 		return 2;
 	printf("ok %d\n", v.raw >= 1000);
+	free((void *)p);
 	hwc_counters_close(c);
 	hwc_evlist_free(l);
 	return 0;
