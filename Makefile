@@ -45,6 +45,19 @@ MAN_PAGES   := $(wildcard docs/*.[1-8])
 BENCH_SRCS  := $(wildcard bench/*.c)
 BENCH_BINS  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
+# The classic device interfaces: shim libraries that provide /dev/pctr and
+# /dev/perfmon in user space (compat/common is linked into each), their
+# <machine/*.h> headers and pkg-config files, and the pctr tool.
+COMPAT_CPPFLAGS := -Icompat/pctr -Icompat/perfmon
+COMPAT_HDRS     := $(wildcard compat/*/*.h compat/*/machine/*.h)
+MACHINE_HDRS    := $(wildcard compat/*/machine/*.h)
+PCTR_OBJS       := $(call objs,compat/pctr) $(call objs,compat/common)
+PERFMON_OBJS    := $(call objs,compat/perfmon) $(call objs,compat/common)
+PCTR_TOOL_OBJS  := $(call objs,tools/pctr)
+COMPAT_NAMES    := pctr perfmon
+COMPAT_LIBS     := $(patsubst %,$(BUILD)/lib/lib%.so,$(COMPAT_NAMES))
+PC_FILES        := libhwc.pc.in compat/pctr/pctr.pc.in compat/perfmon/perfmon.pc.in
+
 # illumos cpc on Linux: libpctx.so.1, libcpc.so.1 (public headers in
 # compat/), and the cputrack and cpustat tools (sharing tools/cpucmds/).
 PCTX_OBJS    := $(call objs,compat/pctx)
@@ -67,9 +80,12 @@ RPATH     := -Wl,-rpath,'$$ORIGIN/../lib'
 
 .PHONY: all check check-sanitize bench install uninstall clean
 all: $(BUILD)/lib/libhwc.so $(BUILD)/lib/libhwc.a $(BUILD)/bin/hwc $(BUILD)/lib/pkgconfig/libhwc.pc \
-     $(CPC_LIBS) $(CPC_PCS) $(CPC_TOOLS) $(WORK_BINS) $(TEST_BINS)
+     $(COMPAT_LIBS) $(BUILD)/bin/pctr $(CPC_LIBS) $(CPC_PCS) $(CPC_TOOLS) $(WORK_BINS) \
+     $(TEST_BINS)
 
-$(BUILD)/obj/%.o: %.c $(wildcard include/hwc/*.h) $(wildcard src/*.h) $(wildcard tools/*/*.h) | $(BUILD)
+$(BUILD)/obj/compat/%.o $(BUILD)/obj/tools/pctr/%.o: CPPFLAGS += $(COMPAT_CPPFLAGS)
+$(BUILD)/obj/%.o: %.c $(wildcard include/hwc/*.h) $(wildcard src/*.h) $(wildcard tools/*/*.h) \
+		$(COMPAT_HDRS) | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
@@ -124,9 +140,41 @@ $(BUILD)/tests/cpc_%: tests/cpc_%.c tests/check.h tests/cpc_test.h $(CPC_LIBS) $
 $(BUILD)/tests/pctx_%: tests/pctx_%.c tests/check.h tests/cpc_test.h $(CPC_LIBS) $(CPC_PCS)
 	$(CC) -D_GNU_SOURCE $(CFLAGS) $(LDFLAGS) -o $@ $< $$($(CPC_PKG) --cflags --libs libcpc libpctx) -lpthread
 
-# Tests use the public API through the shared library, like any client.
-$(BUILD)/tests/%: tests/%.c tests/check.h $(BUILD)/lib/libhwc.so
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -L$(BUILD)/lib -lhwc -lpthread -lm $(RPATH)
+
+# Shim libraries export only the calls they interpose (and rdpmc's helper);
+# they find libhwc beside them.
+$(BUILD)/lib/libpctr.so.$(VERSION): $(PCTR_OBJS)
+$(BUILD)/lib/libperfmon.so.$(VERSION): $(PERFMON_OBJS)
+$(patsubst %,%.$(VERSION),$(COMPAT_LIBS)): $(BUILD)/lib/libhwc.so
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(basename $(basename $(basename $(@F)))).0 \
+		-Wl,--no-undefined -o $@ $(filter %.o,$^) -L$(BUILD)/lib -lhwc -lpthread -lm \
+		-Wl,-rpath,'$$ORIGIN'
+$(COMPAT_LIBS): $(BUILD)/lib/%.so: $(BUILD)/lib/%.so.$(VERSION)
+	ln -sf $*.so.$(VERSION) $(BUILD)/lib/$*.so.0
+	ln -sf $*.so.$(VERSION) $@
+
+# pctr(1) is an OpenBSD program: <machine/pctr.h> and /dev/pctr, plus
+# libhwc's event list for -l.
+$(BUILD)/bin/pctr: $(PCTR_TOOL_OBJS) $(BUILD)/lib/libpctr.so
+	$(CC) $(LDFLAGS) -o $@ $(PCTR_TOOL_OBJS) -L$(BUILD)/lib -lpctr -lhwc $(RPATH)
+
+# Tests use the public API through the shared library, like any client;
+# pctr_* and perfmon_* tests are clients of the device shims.
+TEST_LIBS := -lhwc
+$(BUILD)/tests/pctr_%: TEST_LIBS := -lpctr -lhwc
+$(BUILD)/tests/perfmon_%: TEST_LIBS := -lperfmon -lhwc
+$(BUILD)/tests/%: tests/%.c tests/check.h $(BUILD)/lib/libhwc.so $(COMPAT_LIBS) $(COMPAT_HDRS)
+	$(CC) $(CPPFLAGS) $(COMPAT_CPPFLAGS) $(CFLAGS) -o $@ $< -L$(BUILD)/lib $(TEST_LIBS) \
+		-lpthread -lm $(RPATH)
+
+# The drivers' tests link the shim's objects with a devshim_event() of their
+# own: a software event standing in for the hardware this host lacks.
+$(BUILD)/tests/pctr_driver: $(filter-out %/event.o,$(PCTR_OBJS))
+$(BUILD)/tests/perfmon_driver: $(filter-out %/event.o,$(PERFMON_OBJS))
+$(BUILD)/tests/pctr_driver $(BUILD)/tests/perfmon_driver: $(BUILD)/tests/%: tests/%.c tests/check.h \
+		$(BUILD)/lib/libhwc.so
+	$(CC) $(CPPFLAGS) $(COMPAT_CPPFLAGS) $(CFLAGS) -o $@ $< $(filter %.o,$^) -L$(BUILD)/lib -lhwc \
+		-lpthread -lm $(RPATH)
 
 # hwc stat's formatter, fed values this machine cannot produce (no PMU).
 STAT_PRINT := tools/hwc/stat_print.c tools/hwc/json.c
@@ -149,6 +197,18 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/lib/libhwc.so
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -std=gnu11 -O2 -g $(WARN) -o $@ $< -L$(BUILD)/lib -lhwc -lpapi -lm $(RPATH)
 
+# The device reads, built once per driver with a software event standing in
+# for the hardware (see bench/pctr_read.c).
+BENCH_BINS += $(BUILD)/bench/perfmon_read
+$(BUILD)/bench/pctr_read: DEVICE := PCTR
+$(BUILD)/bench/pctr_read: $(filter-out %/event.o,$(PCTR_OBJS))
+$(BUILD)/bench/perfmon_read: DEVICE := PERFMON
+$(BUILD)/bench/perfmon_read: $(filter-out %/event.o,$(PERFMON_OBJS))
+$(BUILD)/bench/pctr_read $(BUILD)/bench/perfmon_read: bench/pctr_read.c $(BUILD)/lib/libhwc.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(COMPAT_CPPFLAGS) -DBENCH_$(DEVICE) -std=gnu11 -O2 -g $(WARN) -o $@ $< \
+		$(filter %.o,$^) -L$(BUILD)/lib -lhwc -lpthread -lm $(RPATH)
+
 $(BUILD)/bench/cpc_%: bench/cpc_%.c $(CPC_LIBS) $(CPC_PCS)
 	@mkdir -p $(dir $@)
 	$(CC) -D_GNU_SOURCE -std=gnu11 -O2 -g $(WARN) -o $@ $< \
@@ -161,33 +221,37 @@ bench: all $(BENCH_BINS)
 # build had, which may not be this one.
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/hwc \
-		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
-	install -m 755 $(BUILD)/bin/hwc $(CPC_TOOLS) $(DESTDIR)$(BINDIR)/
+		$(DESTDIR)$(INCDIR)/hwc-compat/machine $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
+	install -m 755 $(BUILD)/bin/hwc $(BUILD)/bin/pctr $(CPC_TOOLS) $(DESTDIR)$(BINDIR)/
 	for l in libpctx libcpc; do \
 		install -m 755 $(BUILD)/lib/$$l.so.1 $(DESTDIR)$(LIBDIR)/; \
 		ln -sf $$l.so.1 $(DESTDIR)$(LIBDIR)/$$l.so; \
 		sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|1|' compat/*/$$l.pc.in \
 			> $(DESTDIR)$(LIBDIR)/pkgconfig/$$l.pc; done
 	install -m 644 $(CPC_HEADERS) $(DESTDIR)$(INCDIR)/
-	install -m 755 $(BUILD)/lib/libhwc.so.$(VERSION) $(DESTDIR)$(LIBDIR)/
-	ln -sf libhwc.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libhwc.so.0
-	ln -sf libhwc.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libhwc.so
+	for l in libhwc $(patsubst %,lib%,$(COMPAT_NAMES)); do \
+		install -m 755 $(BUILD)/lib/$$l.so.$(VERSION) $(DESTDIR)$(LIBDIR)/ && \
+		ln -sf $$l.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$$l.so.0 && \
+		ln -sf $$l.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$$l.so || exit 1; done
 	install -m 644 $(BUILD)/lib/libhwc.a $(DESTDIR)$(LIBDIR)/
 	install -m 644 include/hwc/*.h $(DESTDIR)$(INCDIR)/hwc/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' libhwc.pc.in \
-		> $(DESTDIR)$(LIBDIR)/pkgconfig/libhwc.pc
+	install -m 644 $(MACHINE_HDRS) $(DESTDIR)$(INCDIR)/hwc-compat/machine/
+	for pc in $(PC_FILES); do \
+		sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $$pc \
+			> $(DESTDIR)$(LIBDIR)/pkgconfig/$$(basename $$pc .in) || exit 1; done
 	for m in $(MAN_PAGES); do \
 		s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
 		install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/hwc $(DESTDIR)$(LIBDIR)/libhwc.* \
-		$(DESTDIR)$(LIBDIR)/pkgconfig/libhwc.pc
+	rm -f $(DESTDIR)$(BINDIR)/hwc $(DESTDIR)$(BINDIR)/pctr $(DESTDIR)$(LIBDIR)/libhwc.* \
+		$(patsubst %,$(DESTDIR)$(LIBDIR)/lib%.so*,$(COMPAT_NAMES)) \
+		$(patsubst %.in,$(DESTDIR)$(LIBDIR)/pkgconfig/%,$(notdir $(PC_FILES)))
 	rm -f $(DESTDIR)$(BINDIR)/cputrack $(DESTDIR)$(BINDIR)/cpustat \
 		$(DESTDIR)$(LIBDIR)/libcpc.so* $(DESTDIR)$(LIBDIR)/libpctx.so* \
 		$(DESTDIR)$(LIBDIR)/pkgconfig/libcpc.pc $(DESTDIR)$(LIBDIR)/pkgconfig/libpctx.pc \
 		$(DESTDIR)$(INCDIR)/libcpc.h $(DESTDIR)$(INCDIR)/libpctx.h
-	rm -rf $(DESTDIR)$(INCDIR)/hwc
+	rm -rf $(DESTDIR)$(INCDIR)/hwc $(DESTDIR)$(INCDIR)/hwc-compat
 	for m in $(MAN_PAGES); do rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/}; done
 
 clean:

@@ -2,6 +2,7 @@
  * process, CPUs), start/stop, and read scaled values.  Every value keeps its
  * raw count and times so multiplexing is never hidden. */
 #include "internal.h"
+#include "userpage.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -10,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,6 +41,7 @@ struct hwc_counters {
 	size_t nev, ninst, cap_inst;
 	struct hwc__ev *ev;       /* private copies, attrs as opened */
 	size_t *group_size;       /* for a leader: events in its group; 0 otherwise */
+	size_t *leader;           /* per event: index of its group's leader */
 	int *status;              /* per event: 0 or -errno that skipped it */
 	char (*error)[256];       /* per event: detail for a skipped event */
 	bool *user_only;          /* per event: kernel counting was denied */
@@ -46,6 +50,14 @@ struct hwc_counters {
 	struct snap *cur, *base;  /* [inst * nev + ev] */
 	uint64_t *buf;            /* read buffer for the largest group */
 	size_t buf_words;
+	/* SELF + NO_INHERIT: each event's first mmap page ([ev], NULL when not
+	 * mapped), whether it offers rdpmc ([ev]: fixed when the kernel creates
+	 * the event, so the fast path need not touch the page when it does
+	 * not), and the thread whose counters they are. */
+	const struct perf_event_mmap_page **page;
+	bool *user_read;
+	size_t page_size;
+	pthread_t owner;
 	pid_t pid;                /* target or child pid, -1 for none */
 	struct hwc__child child;  /* COMMAND */
 	bool running;             /* between start and stop */
@@ -202,7 +214,8 @@ static int setup(hwc_counters *c, const hwc_evlist *list)
 	c->status = calloc(c->nev, sizeof(*c->status));
 	c->error = calloc(c->nev, sizeof(*c->error));
 	c->user_only = calloc(c->nev, sizeof(*c->user_only));
-	if (!c->ev || !c->group_size || !c->status || !c->error || !c->user_only)
+	c->leader = calloc(c->nev, sizeof(*c->leader));
+	if (!c->ev || !c->group_size || !c->status || !c->error || !c->user_only || !c->leader)
 		return hwc__fail(-ENOMEM, "out of memory");
 	size_t largest = 1;
 	for (size_t e = 0; e < c->nev; e++) {
@@ -212,6 +225,7 @@ static int setup(hwc_counters *c, const hwc_evlist *list)
 		c->group_size[e] = hwc__group_size(list, e);
 		if (c->group_size[e] > largest)
 			largest = c->group_size[e];
+		c->leader[e] = c->group_size[e] ? e : c->leader[e - 1];
 	}
 	c->buf_words = 3 + largest;
 	c->buf = calloc(c->buf_words, sizeof(uint64_t));
@@ -255,6 +269,43 @@ static void close_all(hwc_counters *c)
 	c->ninst = 0;
 }
 
+/* Map the first page of each event, pre-faulted, for hwc_counters_read_fast().
+ * The kernel refuses the mapping for inherited events; a refusal here (say,
+ * perf_event_mlock_kb exhausted) only means those events are read with read(2). */
+static int map_pages(hwc_counters *c)
+{
+	c->page = calloc(c->nev, sizeof(*c->page));
+	c->user_read = calloc(c->nev, sizeof(*c->user_read));
+	if (!c->page || !c->user_read)
+		return hwc__fail(-ENOMEM, "out of memory");
+	c->page_size = (size_t)sysconf(_SC_PAGESIZE);
+	c->owner = pthread_self();
+	for (size_t e = 0; e < c->nev; e++) {
+		int fd = c->fd[SLOT(c, 0, e)];
+		if (fd < 0)
+			continue;
+		void *p = mmap(NULL, c->page_size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
+		if (p == MAP_FAILED)
+			continue;
+		c->page[e] = p;
+		c->user_read[e] = c->page[e]->capabilities & HWC__CAP_USER_RDPMC;
+	}
+	return 0;
+}
+
+static void unmap_pages(hwc_counters *c)
+{
+	if (!c->page)
+		return;
+	for (size_t e = 0; e < c->nev; e++)
+		if (c->page[e])
+			munmap((void *)c->page[e], c->page_size);
+	free(c->page);
+	free(c->user_read);
+	c->page = NULL;
+	c->user_read = NULL;
+}
+
 HWC_EXPORT int hwc_counters_open(hwc_counters **out, const hwc_evlist *list,
 				 const struct hwc_target *t)
 {
@@ -294,6 +345,8 @@ HWC_EXPORT int hwc_counters_open(hwc_counters **out, const hwc_evlist *list,
 		if (ok == 0)
 			err = hwc__fail(c->status[0], "%s", c->error[0]);
 	}
+	if (!err && t->kind == HWC_TARGET_SELF && (t->flags & HWC_NO_INHERIT))
+		err = map_pages(c);
 	if (err) {
 		char keep[1024];
 		snprintf(keep, sizeof(keep), "%s", hwc_errdetail());
@@ -308,10 +361,12 @@ HWC_EXPORT void hwc_counters_close(hwc_counters *c)
 {
 	if (!c)
 		return;
+	unmap_pages(c);
 	close_all(c);
 	hwc__child_discard(&c->child);
 	free(c->ev);
 	free(c->group_size);
+	free(c->leader);
 	free(c->status);
 	free(c->error);
 	free(c->user_only);
@@ -361,19 +416,28 @@ HWC_EXPORT int hwc_counters_stop(hwc_counters *c)
 	return ioctl_leaders(c, PERF_EVENT_IOC_DISABLE);
 }
 
+/* One read(2) of the group led by G on instance I into c->buf (a member's fd
+ * reads its whole group too: PERF_FORMAT_GROUP). */
+static int read_group(hwc_counters *c, size_t i, size_t g, size_t fd_ev)
+{
+	size_t n = c->group_size[g], words = n > 1 ? 3 + n : 3;
+	ssize_t r = read(c->fd[SLOT(c, i, fd_ev)], c->buf, words * sizeof(uint64_t));
+	if (r != (ssize_t)(words * sizeof(uint64_t)))
+		return hwc__fail(r < 0 ? -errno : -EIO, "reading '%s' failed: %s", c->ev[g].name,
+				 r < 0 ? strerror(errno) : "short read");
+	return 0;
+}
+
 HWC_EXPORT int hwc_counters_read(hwc_counters *c)
 {
 	for (size_t i = 0; i < c->ninst; i++) {
 		for (size_t g = 0; g < c->nev; g += c->group_size[g]) {
-			int fd = c->fd[SLOT(c, i, g)];
-			if (fd < 0)
+			if (c->fd[SLOT(c, i, g)] < 0)
 				continue;
+			int err = read_group(c, i, g, g);
+			if (err)
+				return err;
 			size_t n = c->group_size[g];
-			size_t words = n > 1 ? 3 + n : 3;
-			ssize_t r = read(fd, c->buf, words * sizeof(uint64_t));
-			if (r != (ssize_t)(words * sizeof(uint64_t)))
-				return hwc__fail(r < 0 ? -errno : -EIO, "reading '%s' failed: %s",
-						 c->ev[g].name, r < 0 ? strerror(errno) : "short read");
 			struct snap *s = &c->cur[SLOT(c, i, g)];
 			if (n == 1) {
 				s->raw = c->buf[0];
@@ -391,15 +455,71 @@ HWC_EXPORT int hwc_counters_read(hwc_counters *c)
 	return 0;
 }
 
-static void delta(const hwc_counters *c, size_t i, size_t e, struct hwc_value *v)
+static void diff(const struct snap *now, const struct snap *was, struct hwc_value *v)
 {
-	const struct snap *now = &c->cur[SLOT(c, i, e)], *was = &c->base[SLOT(c, i, e)];
 	/* Counters only grow; a smaller value means the task's counters were
 	 * reset under us, so report from zero rather than wrap. */
 	v->raw = now->raw >= was->raw ? now->raw - was->raw : now->raw;
 	v->enabled = now->enabled >= was->enabled ? now->enabled - was->enabled : now->enabled;
 	v->running = now->running >= was->running ? now->running - was->running : now->running;
 	v->scaled = hwc_scale(v->raw, v->enabled, v->running);
+}
+
+static void delta(const hwc_counters *c, size_t i, size_t e, struct hwc_value *v)
+{
+	diff(&c->cur[SLOT(c, i, e)], &c->base[SLOT(c, i, e)], v);
+}
+
+HWC_EXPORT int hwc_counters_read_fast(hwc_counters *c, size_t inst, size_t ev,
+				      struct hwc_value *out)
+{
+	if (inst >= c->ninst || ev >= c->nev)
+		return hwc__fail(-EINVAL, "no event %zu / instance %zu", ev, inst);
+	if (c->status[ev])
+		return hwc__fail(c->status[ev], "%s", c->error[ev]);
+	struct snap now;
+	/* Without rdpmc, nothing but read(2): not even a look at the page,
+	 * whose TLB miss after the system call costs more than the rest. */
+	if (!HWC__HAVE_RDPMC || !c->user_read || inst != 0 || !c->user_read[ev] ||
+	    !pthread_equal(c->owner, pthread_self()) ||
+	    !hwc__userpage_read(c->page[ev], hwc__rdpmc, hwc__rdtsc_insn, &now.raw,
+				&now.enabled, &now.running)) {
+		size_t g = c->leader[ev];
+		int err = read_group(c, inst, g, ev);
+		if (err)
+			return err;
+		now.raw = c->buf[c->group_size[g] > 1 ? 3 + ev - g : 0];
+		now.enabled = c->buf[1];
+		now.running = c->buf[2];
+	}
+	diff(&now, &c->base[SLOT(c, inst, ev)], out);
+	return 0;
+}
+
+HWC_EXPORT const struct perf_event_mmap_page *hwc_counters_userpage(const hwc_counters *c,
+								      size_t ev)
+{
+	return c->page && ev < c->nev ? c->page[ev] : NULL;
+}
+
+HWC_EXPORT int hwc_userpage_read(const struct perf_event_mmap_page *page,
+				 const struct hwc_userpage_readers *readers, struct hwc_value *out)
+{
+	bool insns = !readers || !readers->read_pmc; /* the CPU's own rdpmc */
+	uint64_t (*read_pmc)(unsigned) = insns ? hwc__rdpmc : readers->read_pmc;
+	uint64_t (*read_tsc)(void) =
+		readers && readers->read_tsc ? readers->read_tsc : hwc__rdtsc_insn;
+	memset(out, 0, sizeof(*out));
+	bool cap = page->capabilities & HWC__CAP_USER_RDPMC;
+	if ((insns && !HWC__HAVE_RDPMC) ||
+	    !hwc__userpage_read(page, read_pmc, read_tsc, &out->raw, &out->enabled, &out->running))
+		return hwc__fail(-ENODATA,
+				 "the event cannot be read from user space now (%s); read(2) its "
+				 "file descriptor instead",
+				 !cap || (insns && !HWC__HAVE_RDPMC) ? "no user-space rdpmc for it"
+								     : "it is not on a hardware counter");
+	out->scaled = hwc_scale(out->raw, out->enabled, out->running);
+	return 0;
 }
 
 HWC_EXPORT int hwc_counters_value(const hwc_counters *c, size_t inst, size_t ev,

@@ -441,6 +441,43 @@ int hwc__resolve_tracepoint(const char *spec, struct hwc__ev *ev)
 	return -ENOENT;
 }
 
+/* The x86 PERFEVTSEL word as the resolver's cpu/ terms, so that the classic
+ * interfaces (pctr function words, perfmon struct pmc) encode exactly as
+ * cpu/.../ does: one encoder, through the sysfs format when the kernel has
+ * a cpu PMU and through evtsel_layout when it has none. */
+HWC_EXPORT int hwc_evlist_add_evtsel(hwc_evlist *list, uint64_t evtsel)
+{
+	hwc__clear_error();
+	if (evtsel & (1ULL << 19))
+		return hwc__fail(-EINVAL, "PERFEVTSEL %#llx sets PC (bit 19, pin control), which "
+					  "perf_event cannot program",
+				 (unsigned long long)evtsel);
+	if (evtsel & (1ULL << 20))
+		return hwc__fail(-EINVAL, "PERFEVTSEL %#llx sets INT (bit 20, interrupt on "
+					  "overflow), which perf_event manages itself",
+				 (unsigned long long)evtsel);
+	if (evtsel >> 36)
+		return hwc__fail(-EINVAL, "PERFEVTSEL %#llx sets bits above 35; only the event "
+					  "select's high bits 32-35 are defined here",
+				 (unsigned long long)evtsel);
+	/* EN (bit 22) is ignored: enabling is hwc_counters_start()'s business. */
+	unsigned event = (unsigned)((evtsel & 0xff) | ((evtsel >> 24) & 0xf00));
+	unsigned umask = (unsigned)(evtsel >> 8) & 0xff, cmask = (unsigned)(evtsel >> 24) & 0xff;
+	char spec[160];
+	int n = snprintf(spec, sizeof(spec), "cpu/event=%#x,umask=%#x", event, umask);
+	if (evtsel & (1ULL << 18))
+		n += snprintf(spec + n, sizeof(spec) - (size_t)n, ",edge=1");
+	if (evtsel & (1ULL << 21))
+		n += snprintf(spec + n, sizeof(spec) - (size_t)n, ",any=1");
+	if (evtsel & (1ULL << 23))
+		n += snprintf(spec + n, sizeof(spec) - (size_t)n, ",inv=1");
+	if (cmask)
+		n += snprintf(spec + n, sizeof(spec) - (size_t)n, ",cmask=%#x", cmask);
+	snprintf(spec + n, sizeof(spec) - (size_t)n, ",usr=%u,os=%u/",
+		 (unsigned)(evtsel >> 16) & 1, (unsigned)(evtsel >> 17) & 1);
+	return hwc_evlist_add(list, spec);
+}
+
 /* ------------------------------------------------------------- listing */
 
 static int skip_dot(const struct dirent *de)

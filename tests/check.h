@@ -3,10 +3,14 @@
 #ifndef HWC_TEST_CHECK_H
 #define HWC_TEST_CHECK_H
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static int check_failures;
 
@@ -62,6 +66,47 @@ static int check_failures;
 		fprintf(stderr, "\n");                                                   \
 		exit(77);                                                                \
 	} while (0)
+
+/* Run FN in a child process as the user nobody (uid and gid 65534); the
+ * child's failed checks print there and fail the test here.  Needs root:
+ * otherwise says so and runs nothing. */
+static inline void run_as_nobody(void (*fn)(void), const char *name)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "note: not root: cannot become nobody; %s not run\n", name);
+		return;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		check_failures = 0;
+		if (setgid(65534) || setuid(65534))
+			_exit(3);
+		fn();
+		_exit(check_failures ? 1 : 0);
+	}
+	int status = -1;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "%s as nobody failed (wait status %#x)\n", name, (unsigned)status);
+		check_failures++;
+	}
+}
+
+/* N fresh pages written once each: N minor page faults, counted in user
+ * mode (the workload of the tests that count software events). */
+static inline void touch_pages(long n)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	volatile char *p = mmap(NULL, (size_t)(n * page), PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		abort();
+	for (long i = 0; i < n; i++)
+		p[i * page] = 1;
+	munmap((void *)p, (size_t)(n * page));
+}
 
 #ifdef HWC_HWC_H
 /* A new event list for SPEC, or exit(1) with the resolver's detail. */

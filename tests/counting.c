@@ -12,19 +12,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static long page_size;
-
-static void touch_pages(long n)
-{
-	volatile char *p = mmap(NULL, (size_t)(n * page_size), PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		abort();
-	for (long i = 0; i < n; i++)
-		p[i * page_size] = 1;
-	munmap((void *)p, (size_t)(n * page_size));
-}
-
 static hwc_evlist *events(const char *spec)
 {
 	hwc_evlist *l;
@@ -485,7 +472,6 @@ static void test_user_only_fallback(void)
 
 int main(void)
 {
-	page_size = sysconf(_SC_PAGESIZE);
 	RUN(test_self);
 	RUN(test_group_is_one_kernel_group);
 	RUN(test_start_stop_reset);

@@ -15,19 +15,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* N fresh pages written once each: N minor page faults, counted in user mode. */
-static inline void touch_pages(long n)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	volatile char *p = mmap(NULL, (size_t)(n * page), PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		abort();
-	for (long i = 0; i < n; i++)
-		p[i * page] = 1;
-	munmap((void *)p, (size_t)(n * page));
-}
-
 /* The most page faults touching N pages may take: sanitizer builds also
  * fault in their shadow memory. */
 #define FAULTS_MAX(n) ((uint64_t)(n) + (uint64_t)(n) / 4 + 10)

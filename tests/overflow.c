@@ -13,19 +13,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static long page_size;
-
-static void touch_pages(long n)
-{
-	volatile char *p = mmap(NULL, (size_t)(n * page_size), PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		abort();
-	for (long i = 0; i < n; i++)
-		p[i * page_size] = 1;
-	munmap((void *)p, (size_t)(n * page_size));
-}
-
 static volatile sig_atomic_t nsig, last_code, last_fd;
 
 static void on_overflow(int sig, siginfo_t *si, void *uc)
@@ -211,7 +198,6 @@ static void test_threads_only(void)
 
 int main(void)
 {
-	page_size = sysconf(_SC_PAGESIZE);
 	struct sigaction sa = {.sa_sigaction = on_overflow, .sa_flags = SA_SIGINFO | SA_RESTART};
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGUSR1, &sa, NULL);

@@ -79,6 +79,17 @@ const struct hwc_event *hwc_evlist_event(const hwc_evlist *list, size_t idx);
  * (sample period, exclude bits).  Type and config must not be changed. */
 struct perf_event_attr *hwc_evlist_attr(hwc_evlist *list, size_t idx);
 
+/* Append the event an x86 PERFEVTSEL word selects, as the classic
+ * interfaces write it (OpenBSD pctr function words, FreeBSD perfmon struct
+ * pmc): event select bits 0-7 (and 32-35), unit mask 8-15, USR 16, OS 17,
+ * edge 18, any-thread 21, invert 23, counter mask 24-31.  It resolves exactly
+ * as cpu/event=..,umask=..,edge=1,any=1,inv=1,cmask=..,usr=..,os=../ does
+ * (a raw event; usr and os choose exclude_user and exclude_kernel).  EN (bit
+ * 22) is ignored: counting starts with hwc_counters_start().  -EINVAL for PC
+ * (bit 19), INT (bit 20), bits above 35, neither USR nor OS, or a term the
+ * cpu PMU does not have (any= on AMD). */
+int hwc_evlist_add_evtsel(hwc_evlist *list, uint64_t evtsel);
+
 /* Human-readable name of a source ("generic", "cache", ...). */
 const char *hwc_source_name(enum hwc_source src);
 
@@ -173,6 +184,51 @@ bool hwc_counters_user_only(const hwc_counters *c, size_t ev);
 
 /* The perf_event file descriptor of event EV on instance INST (-1 if skipped). */
 int hwc_counters_fd(const hwc_counters *c, size_t inst, size_t ev);
+
+/* ------------------------------------------------------------------ user-space reads */
+
+/* Counters opened on HWC_TARGET_SELF with HWC_NO_INHERIT map the first page
+ * of each event's perf mmap, pre-faulted, so that the thread they count can
+ * read them without a system call when the kernel allows it: on x86 with a
+ * hardware PMU, and /sys/bus/event_source/devices/cpu/rdpmc not 0.
+ * (The kernel refuses the mapping for inherited events.) */
+
+/* Read event EV of instance INST now, into OUT as hwc_counters_value() would
+ * report it (since the last reset); the snapshot is left alone.  Uses the
+ * kernel's self-monitoring protocol on the event's page (rdpmc, with the
+ * times extrapolated through the TSC) when the caller is the thread that
+ * opened the counters and the page offers it; otherwise, and whenever the
+ * page says the event is not on a hardware counter now (index 0: software
+ * events, an event switched out), one read(2) of the event's file
+ * descriptor.  Whether the page offers rdpmc is fixed when the kernel
+ * creates the event, and noted when the page is mapped.  Returns 0 or
+ * -errno (for a skipped event, its status). */
+int hwc_counters_read_fast(hwc_counters *c, size_t inst, size_t ev, struct hwc_value *out);
+
+/* The mapped page of event EV, or NULL when there is none (targets other
+ * than SELF + HWC_NO_INHERIT, a skipped event, or a mapping the kernel
+ * refused, e.g. when perf_event_mlock_kb is exhausted).  Read only. */
+const struct perf_event_mmap_page *hwc_counters_userpage(const hwc_counters *c, size_t ev);
+
+/* How hwc_userpage_read() reads a hardware counter and the time stamp
+ * counter.  NULL members (or a NULL struct) mean the CPU's own rdpmc and
+ * rdtsc instructions; others exist for tests and emulators. */
+struct hwc_userpage_readers {
+	uint64_t (*read_pmc)(unsigned counter); /* counter = the page's index - 1 */
+	uint64_t (*read_tsc)(void);
+};
+
+/* Apply the self-monitoring protocol of include/uapi/linux/perf_event.h to
+ * PAGE: the lock/sequence loop; offset plus the counter, sign-extended from
+ * pmc_width bits; time_enabled/time_running extrapolated with time_offset,
+ * time_mult and time_shift (and time_cycles/time_mask when
+ * cap_user_time_short) when cap_user_time is set.  OUT gets the absolute
+ * count since the event was opened.  Returns 0, or -ENODATA when the value
+ * must be read with read(2): index is 0 or cap_user_rdpmc is clear.  Only
+ * meaningful, with the CPU's instructions, for the calling thread's own
+ * events (see hwc_counters_userpage()). */
+int hwc_userpage_read(const struct perf_event_mmap_page *page,
+		      const struct hwc_userpage_readers *readers, struct hwc_value *out);
 
 /* ------------------------------------------------------------------ overflow */
 
