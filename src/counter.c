@@ -59,9 +59,7 @@ struct hwc_counters {
 	size_t page_size;
 	pthread_t owner;
 	pid_t pid;                /* target or child pid, -1 for none */
-	int go_fd, exec_fd;       /* COMMAND: release pipe, exec status pipe */
-	char exec_name[256];      /* COMMAND: argv[0], for the exec error */
-	bool child_started;
+	struct hwc__child child;  /* COMMAND */
 	bool running;             /* between start and stop */
 	struct ovf *ovf;          /* [inst * nev + ev]; NULL until overflow is used */
 };
@@ -128,12 +126,6 @@ static void close_instance(hwc_counters *c, size_t i)
 	}
 }
 
-static bool fallback_allowed(const hwc_counters *c, const struct hwc__ev *ev, int err)
-{
-	return (err == -EACCES || err == -EPERM) && !(c->flags & HWC_NO_FALLBACK) &&
-	       !ev->pub.explicit_priv && !ev->pub.attr.exclude_kernel;
-}
-
 static bool skippable(const hwc_counters *c, int err)
 {
 	return (c->flags & HWC_SKIP_UNSUPPORTED) &&
@@ -163,15 +155,10 @@ static int open_group(hwc_counters *c, size_t i, size_t leader)
 			c->fd[SLOT(c, i, e)] = fd;
 			continue;
 		}
-		if (fallback_allowed(c, &c->ev[e], fd)) {
+		if (hwc__fallback_allowed(&c->ev[e].pub, c->flags, fd)) {
 			/* Kernel counting is denied to this user: count user space
 			 * only, for every event that did not choose its levels. */
-			for (size_t k = 0; k < c->nev; k++)
-				if (!c->ev[k].pub.explicit_priv && !c->ev[k].pub.attr.exclude_kernel) {
-					c->ev[k].pub.attr.exclude_kernel = 1;
-					c->ev[k].pub.attr.exclude_hv = 1;
-					c->user_only[k] = true;
-				}
+			hwc__make_user_only(c->ev, c->nev, c->user_only);
 			return -EAGAIN;
 		}
 		for (size_t k = leader; k < e; k++) {
@@ -206,125 +193,15 @@ static int open_instance(hwc_counters *c, size_t i)
 	return 0;
 }
 
-static bool have_tid(const hwc_counters *c, pid_t tid)
+static int open_thread(void *arg, pid_t tid)
 {
-	for (size_t i = 0; i < c->ninst; i++)
-		if (c->inst[i].tid == tid)
-			return true;
-	return false;
-}
-
-/* Open on every thread of c->pid, again until no new thread shows up. */
-static int open_process(hwc_counters *c)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)c->pid);
-	for (int pass = 0; pass < 100; pass++) {
-		DIR *d = opendir(path);
-		if (!d) {
-			if (c->ninst)
-				return 0; /* exited after we attached; keep what we have */
-			return hwc__fail(-ESRCH, "no process with pid %d", (int)c->pid);
-		}
-		bool added = false;
-		struct dirent *de;
-		int err = 0;
-		while (!err && (de = readdir(d))) {
-			pid_t tid = (pid_t)atoi(de->d_name);
-			if (tid <= 0 || have_tid(c, tid))
-				continue;
-			if ((err = add_instance(c, -1, tid)))
-				break;
-			err = open_instance(c, c->ninst - 1);
-			if (err == -ESRCH) { /* the thread exited meanwhile */
-				c->ninst--;
-				err = 0;
-				continue;
-			}
-			added = true;
-		}
-		closedir(d);
-		if (err)
-			return err;
-		if (!added)
-			return c->ninst ? 0 : hwc__fail(-ESRCH, "no process with pid %d", (int)c->pid);
-	}
-	return 0;
-}
-
-static int check_cpus(const int *cpus, size_t n)
-{
-	int online[4096];
-	int nonline = hwc_online_cpus(online, HWC_ARRAY_SIZE(online));
-	if (nonline < 0)
-		return nonline;
-	for (size_t i = 0; i < n; i++) {
-		bool ok = false;
-		for (int k = 0; k < nonline && k < (int)HWC_ARRAY_SIZE(online); k++)
-			ok |= online[k] == cpus[i];
-		if (!ok)
-			return hwc__fail(-EINVAL, "CPU %d is out of range: the online CPUs are %d-%d "
-						  "(%d CPUs; see /sys/devices/system/cpu/online)",
-					 cpus[i], online[0], online[nonline - 1], nonline);
-	}
-	return 0;
-}
-
-static int spawn_child(hwc_counters *c, char *const *argv)
-{
-	int go[2], st[2];
-	if (!argv || !argv[0])
-		return hwc__fail(-EINVAL, "no command to run");
-	if (pipe2(go, O_CLOEXEC) < 0)
-		return hwc__fail(-errno, "pipe: %s", strerror(errno));
-	if (pipe2(st, O_CLOEXEC) < 0) {
-		int err = -errno;
-		close(go[0]);
-		close(go[1]);
-		return hwc__fail(err, "pipe: %s", strerror(-err));
-	}
-	pid_t pid = fork();
-	if (pid < 0) {
-		int err = -errno;
-		close(go[0]), close(go[1]), close(st[0]), close(st[1]);
-		return hwc__fail(err, "cannot fork: %s", strerror(-err));
-	}
-	if (pid == 0) {
-		/* Wait for the counters, then exec; report exec failure by pipe. */
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		close(go[1]);
-		close(st[0]);
-		char x;
-		ssize_t r;
-		do
-			r = read(go[0], &x, 1);
-		while (r < 0 && errno == EINTR);
-		if (r != 1)
-			_exit(127);
-		execvp(argv[0], argv);
-		int e = errno;
-		if (write(st[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(st[1]);
-	c->pid = pid;
-	snprintf(c->exec_name, sizeof(c->exec_name), "%s", argv[0]);
-	c->go_fd = go[1];
-	c->exec_fd = st[0];
-	return 0;
-}
-
-static int reap_child(hwc_counters *c)
-{
-	int status;
-	while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
-		;
-	c->pid = -1;
-	return 0;
+	hwc_counters *c = arg;
+	int err = add_instance(c, -1, tid);
+	if (!err)
+		err = open_instance(c, c->ninst - 1);
+	if (err == -ESRCH) /* the thread exited meanwhile */
+		c->ninst--;
+	return err;
 }
 
 static int setup(hwc_counters *c, const hwc_evlist *list)
@@ -344,21 +221,10 @@ static int setup(hwc_counters *c, const hwc_evlist *list)
 	for (size_t e = 0; e < c->nev; e++) {
 		const struct hwc_event *pub = hwc_evlist_event(list, e);
 		struct hwc__ev *ev = &c->ev[e];
-		snprintf(ev->name, sizeof(ev->name), "%s", pub->name);
-		snprintf(ev->pmu, sizeof(ev->pmu), "%s", pub->pmu);
-		snprintf(ev->origin, sizeof(ev->origin), "%s", pub->origin);
-		snprintf(ev->unit, sizeof(ev->unit), "%s", pub->unit);
-		ev->pub = *pub;
-		hwc__ev_fix_strings(ev);
-		if (pub->leader || e == 0) {
-			size_t n = 1;
-			while (e + n < c->nev && !hwc_evlist_event(list, e + n)->leader &&
-			       hwc_evlist_event(list, e + n)->group == pub->group)
-				n++;
-			c->group_size[e] = n;
-			if (n > largest)
-				largest = n;
-		}
+		hwc__ev_copy(ev, pub);
+		c->group_size[e] = hwc__group_size(list, e);
+		if (c->group_size[e] > largest)
+			largest = c->group_size[e];
 		c->leader[e] = c->group_size[e] ? e : c->leader[e - 1];
 	}
 	c->buf_words = 3 + largest;
@@ -379,26 +245,17 @@ static int open_all(hwc_counters *c, const struct hwc_target *t)
 		return err ? err : open_instance(c, 0);
 	}
 	case HWC_TARGET_PROCESS:
-		return open_process(c);
+		return hwc__each_thread(c->pid, open_thread, c);
 	case HWC_TARGET_CPUS: {
-		int online[4096];
-		const int *cpus = t->cpus;
-		size_t n = t->ncpus;
-		if (!cpus) {
-			int k = hwc_online_cpus(online, HWC_ARRAY_SIZE(online));
-			if (k < 0)
-				return k;
-			cpus = online;
-			n = (size_t)k < HWC_ARRAY_SIZE(online) ? (size_t)k : HWC_ARRAY_SIZE(online);
-		}
-		if (n == 0)
-			return hwc__fail(-EINVAL, "no CPUs to count on");
-		int err = check_cpus(cpus, n);
+		int *cpus;
+		size_t n;
+		int err = hwc__target_cpus(t, &cpus, &n);
 		for (size_t i = 0; i < n && !err; i++) {
 			err = add_instance(c, cpus[i], -1);
 			if (!err)
 				err = open_instance(c, c->ninst - 1);
 		}
+		free(cpus);
 		return err;
 	}
 	}
@@ -460,15 +317,17 @@ HWC_EXPORT int hwc_counters_open(hwc_counters **out, const hwc_evlist *list,
 	c->kind = t->kind;
 	c->flags = t->flags;
 	c->pid = -1;
-	c->go_fd = c->exec_fd = -1;
+	hwc__child_init(&c->child);
 	int err = setup(c, list);
 	if (!err && (t->kind == HWC_TARGET_PROCESS || t->kind == HWC_TARGET_THREAD)) {
 		if (t->pid <= 0)
 			err = hwc__fail(-EINVAL, "invalid pid %d", (int)t->pid);
 		c->pid = t->pid;
 	}
-	if (!err && t->kind == HWC_TARGET_COMMAND)
-		err = spawn_child(c, t->argv);
+	if (!err && t->kind == HWC_TARGET_COMMAND) {
+		err = hwc__child_spawn(&c->child, t->argv);
+		c->pid = c->child.pid;
+	}
 	if (!err) {
 		err = open_all(c, t);
 		if (err == -EAGAIN) { /* switched to user-only: open again */
@@ -504,12 +363,7 @@ HWC_EXPORT void hwc_counters_close(hwc_counters *c)
 		return;
 	unmap_pages(c);
 	close_all(c);
-	if (c->go_fd >= 0)
-		close(c->go_fd); /* an unreleased child sees EOF and exits */
-	if (c->exec_fd >= 0)
-		close(c->exec_fd);
-	if (c->kind == HWC_TARGET_COMMAND && c->pid > 0 && !c->child_started)
-		reap_child(c);
+	hwc__child_discard(&c->child);
 	free(c->ev);
 	free(c->group_size);
 	free(c->leader);
@@ -536,41 +390,17 @@ static int ioctl_leaders(hwc_counters *c, unsigned long req)
 	return 0;
 }
 
-static int release_child(hwc_counters *c)
-{
-	c->child_started = true;
-	ssize_t w;
-	do
-		w = write(c->go_fd, "x", 1);
-	while (w < 0 && errno == EINTR);
-	close(c->go_fd);
-	c->go_fd = -1;
-	int child_errno = 0;
-	ssize_t r;
-	do
-		r = read(c->exec_fd, &child_errno, sizeof(child_errno));
-	while (r < 0 && errno == EINTR);
-	close(c->exec_fd);
-	c->exec_fd = -1;
-	if (r != (ssize_t)sizeof(child_errno))
-		return 0; /* EOF: exec succeeded and closed the pipe */
-	reap_child(c);
-	return hwc__fail(-child_errno, "cannot execute '%s': %s%s", c->exec_name,
-			 strerror(child_errno),
-			 child_errno == ENOENT && !strchr(c->exec_name, '/') ? " (not found in PATH)" : "");
-}
-
 static int arm_pending(hwc_counters *c);
 
 HWC_EXPORT int hwc_counters_start(hwc_counters *c)
 {
 	hwc__clear_error();
-	if (c->kind == HWC_TARGET_COMMAND) {
-		if (!c->child_started) {
-			int err = release_child(c); /* enable_on_exec starts the counters */
-			c->running = err == 0;
-			return err;
-		}
+	if (c->kind == HWC_TARGET_COMMAND && !c->child.started) {
+		int err = hwc__child_release(&c->child); /* enable_on_exec starts the counters */
+		if (err)
+			c->pid = -1;
+		c->running = err == 0;
+		return err;
 	}
 	int err = arm_pending(c);
 	if (!err)
@@ -848,7 +678,7 @@ HWC_EXPORT int hwc_counters_overflow_signal(hwc_counters *c, size_t inst, size_t
 		return hwc__fail(-EINVAL, "overflow notification of '%s' needs HWC_NO_INHERIT: the "
 					  "kernel cannot stop inherited counters at an overflow",
 				 c->ev[ev].name);
-	if (c->kind == HWC_TARGET_COMMAND && !c->child_started)
+	if (c->kind == HWC_TARGET_COMMAND && !c->child.started)
 		return hwc__fail(-EINVAL, "start the command before asking for overflow signals");
 	if (sig <= 0 || sig >= NSIG || sig == SIGKILL || sig == SIGSTOP)
 		return hwc__fail(-EINVAL, "%d is not a signal that can be delivered", sig);

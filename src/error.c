@@ -59,6 +59,22 @@ HWC_EXPORT const char *hwc_strerror(int err)
 	}
 }
 
+int hwc__reserve(void *pp, size_t *cap, size_t n, size_t size)
+{
+	if (n <= *cap)
+		return 0;
+	size_t c = *cap ? *cap : 8;
+	while (c < n)
+		c *= 2;
+	void **p = pp;
+	void *q = realloc(*p, c * size);
+	if (!q)
+		return hwc__fail(-ENOMEM, "out of memory");
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
 int hwc__buf_printf(struct hwc__buf *b, const char *fmt, ...)
 {
 	for (;;) {

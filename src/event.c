@@ -62,6 +62,28 @@ void hwc__ev_fix_strings(struct hwc__ev *ev)
 	ev->pub.unit = ev->unit;
 }
 
+void hwc__ev_copy(struct hwc__ev *dst, const struct hwc_event *pub)
+{
+	snprintf(dst->name, sizeof(dst->name), "%s", pub->name);
+	snprintf(dst->pmu, sizeof(dst->pmu), "%s", pub->pmu);
+	snprintf(dst->origin, sizeof(dst->origin), "%s", pub->origin);
+	snprintf(dst->unit, sizeof(dst->unit), "%s", pub->unit);
+	dst->pub = *pub;
+	hwc__ev_fix_strings(dst);
+}
+
+size_t hwc__group_size(const hwc_evlist *list, size_t e)
+{
+	const struct hwc_event *pub = hwc_evlist_event(list, e);
+	if (!pub->leader && e != 0)
+		return 0;
+	size_t n = 1;
+	while (e + n < list->n && !list->ev[e + n]->pub.leader &&
+	       list->ev[e + n]->pub.group == pub->group)
+		n++;
+	return n;
+}
+
 /* ------------------------------------------------------------- modifiers */
 
 int hwc__parse_mods(const char *mods, const char *whole, struct hwc__mods *m)

@@ -49,6 +49,39 @@ struct hwc__ev {
 };
 /* Point pub's strings at the storage; call after filling the arrays. */
 void hwc__ev_fix_strings(struct hwc__ev *ev);
+/* A private copy of PUB with its own string storage. */
+void hwc__ev_copy(struct hwc__ev *dst, const struct hwc_event *pub);
+/* Events in the group led by event E of LIST, 0 when E leads none. */
+size_t hwc__group_size(const hwc_evlist *list, size_t e);
+
+/* target.c: what counting and sampling share about their targets. */
+struct hwc__child {          /* a COMMAND target's process */
+	pid_t pid;           /* -1: none */
+	int go_fd, exec_fd;  /* release pipe, exec status pipe */
+	bool started;        /* released to exec */
+	char name[256];      /* argv[0], for the exec error */
+};
+void hwc__child_init(struct hwc__child *ch);
+/* Fork a child that waits for hwc__child_release() before it execs ARGV. */
+int hwc__child_spawn(struct hwc__child *ch, char *const *argv);
+/* Let the child exec: 0, or the exec's -errno (the child is then reaped). */
+int hwc__child_release(struct hwc__child *ch);
+/* Wait for the child; STATUS (may be NULL) gets its wait status. */
+int hwc__child_reap(struct hwc__child *ch, int *status);
+/* Close the pipes; a child never released is reaped. */
+void hwc__child_discard(struct hwc__child *ch);
+/* The CPUs of target T (all online ones when T lists none), validated;
+ * *CPUS is malloc'ed. */
+int hwc__target_cpus(const struct hwc_target *t, int **cpus, size_t *n);
+/* Call OPEN_TID for every thread of PID, rescanning /proc/PID/task until no
+ * new thread shows up.  OPEN_TID returns 0, -ESRCH (thread gone: skipped) or
+ * an -errno that stops the scan.  -ESRCH when no thread could be opened. */
+int hwc__each_thread(pid_t pid, int (*open_tid)(void *arg, pid_t tid), void *arg);
+/* May an open that failed with ERR be retried counting user space only? */
+bool hwc__fallback_allowed(const struct hwc_event *ev, unsigned flags, int err);
+/* Switch every event of EV[N] that did not choose its privilege levels to
+ * user space only, marking it in USER_ONLY[N]. */
+void hwc__make_user_only(struct hwc__ev *ev, size_t n, bool *user_only);
 
 /* Resolver pieces.  Each fills EV (zeroed, name set, scale 1) and returns 0,
  * -ENOENT without detail when the name is not theirs, or another -errno
@@ -107,6 +140,62 @@ bool hwc__event_matches(const char *pattern, const char *name, const char *spec)
 /* Place VALUE into CONFIG words following a sysfs format ("config:0-7,32-35"). */
 int hwc__format_apply(const char *format, uint64_t value, struct perf_event_attr *attr,
 		      const char *term);
+
+/* A byte buffer, for file sections (features.c). */
+struct hwc__bytes {
+	uint8_t *p;
+	size_t len, cap;
+};
+/* Append N bytes of DATA (NULL: zeros). */
+int hwc__bytes_put(struct hwc__bytes *b, const void *data, size_t n);
+int hwc__bytes_u32(struct hwc__bytes *b, uint32_t v);
+int hwc__bytes_u64(struct hwc__bytes *b, uint64_t v);
+/* A perf.data string: u32 length, then S NUL-padded to that length. */
+int hwc__bytes_string(struct hwc__bytes *b, const char *s);
+/* Append the perf.data header feature FEAT describing this machine (hostname,
+ * CPUs, topology, ...); -ENOENT when the machine cannot describe it. */
+int hwc__machine_feature(int feat, struct hwc__bytes *b);
+
+/* buildid.c: the GNU build-id of an ELF file, or of the running kernel, into
+ * ID (MAX bytes); returns its length or -errno. */
+int hwc__build_id(const char *path, uint8_t *id, size_t max);
+int hwc__kernel_build_id(uint8_t *id, size_t max);
+
+/* recording.c: the perf.data writer's side the sampler uses. */
+struct hwc_recording;
+/* Add an event; LEADER is the index of its group's leader (its own index
+ * for a leader, -1 outside groups).  Returns the new event's index. */
+int hwc__recording_add_event(struct hwc_recording *rec, const struct perf_event_attr *attr,
+			     const char *name, int leader);
+int hwc__recording_add_ids(struct hwc_recording *rec, int event, const uint64_t *ids, size_t n);
+size_t hwc__recording_nevents(const struct hwc_recording *rec);
+/* The first event's attr: its sample_id layout is the synthesized records'. */
+const struct perf_event_attr *hwc__recording_first_attr(const struct hwc_recording *rec);
+
+/* ids.c: sample ids to events. */
+struct hwc__idmap {
+	uint64_t id;
+	size_t ev; /* the event's index */
+};
+/* The PERF_SAMPLE_IDENTIFIER of record H: the first word of a sample, the
+ * last of any other record (with sample_id_all); 0 when H is too short. */
+uint64_t hwc__record_id(const struct perf_event_header *h);
+/* Look ID up in MAP[N], sorted by id: true and *EV, or false. */
+bool hwc__idmap_find(const struct hwc__idmap *map, size_t n, uint64_t id, size_t *ev);
+/* Tgid of thread TID from /proc, or -1. */
+pid_t hwc__tgid_of(pid_t tid);
+
+/* synth.c: records describing what existed before sampling started. */
+int hwc__synth_kernel_map(struct hwc_recording *rec);
+/* COMM, MMAP2 and FORK records of process PID and its threads. */
+int hwc__synth_process(struct hwc_recording *rec, pid_t pid);
+/* The same for every process in /proc. */
+int hwc__synth_all(struct hwc_recording *rec);
+
+/* Make room for N elements of SIZE bytes in the array *PP of capacity *CAP,
+ * doubling it: 0 or -ENOMEM (with detail).  PP is the address of the
+ * array's pointer. */
+int hwc__reserve(void *pp, size_t *cap, size_t n, size_t size);
 
 /* A string builder, for names and details. */
 struct hwc__buf {

@@ -2,6 +2,7 @@
  * size before trusting it, and walk the data section record by record.
  * Errors name the file offset and what was expected there. */
 #include "internal.h"
+#include "perf_file.h"
 #include "hwc/perfdata.h"
 
 #include <errno.h>
@@ -14,21 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAGIC2 0x32454c4946524550ULL    /* "PERFILE2" read natively */
 #define MAGIC2_SW 0x50455246494c4532ULL /* the same, byte-swapped */
 #define MAGIC1 0x454c494646524550ULL    /* "PERFFILE": version 1 */
-#define FEAT_BITS 256
-#define PERF_RECORD_MISC_BUILD_ID_SIZE (1 << 15)
-
-struct section {
-	uint64_t offset, size;
-};
-
-struct file_header {
-	uint64_t magic, size, attr_size;
-	struct section attrs, data, event_types;
-	uint64_t features[FEAT_BITS / 64];
-};
 
 struct id_entry {
 	uint64_t id;
@@ -39,15 +27,15 @@ struct hwc_perfdata {
 	const uint8_t *base;
 	size_t size;
 	bool mapped;
-	struct file_header h;
+	struct pf_header h;
 	struct hwc_perfdata_attr *attrs;
 	size_t nattrs;
 	char **names;
 	uint64_t *ids; /* copies, aligned */
 	struct id_entry *byid;
 	size_t nbyid;
-	struct section feat[FEAT_BITS];
-	char *strings[FEAT_BITS];
+	struct pf_section feat[PF_FEAT_BITS];
+	char *strings[PF_FEAT_BITS];
 	struct hwc_perfdata_buildid *buildids;
 	size_t nbuildids;
 	/* Where the sample id sits: -1 none, else u64 index from the body's
@@ -74,7 +62,7 @@ static bool in_file(const hwc_perfdata *f, uint64_t off, uint64_t len)
 	return off <= f->size && len <= f->size - off;
 }
 
-static int check_section(const hwc_perfdata *f, const struct section *s, uint64_t where,
+static int check_section(const hwc_perfdata *f, const struct pf_section *s, uint64_t where,
 			 const char *name)
 {
 	if (!in_file(f, s->offset, s->size))
@@ -126,11 +114,11 @@ static int read_string(const hwc_perfdata *f, uint64_t *off, uint64_t end, char 
 
 static int read_attrs(hwc_perfdata *f)
 {
-	const struct file_header *h = &f->h;
-	if (h->attr_size < PERF_ATTR_SIZE_VER0 + sizeof(struct section) || h->attr_size > 4096)
+	const struct pf_header *h = &f->h;
+	if (h->attr_size < PERF_ATTR_SIZE_VER0 + sizeof(struct pf_section) || h->attr_size > 4096)
 		return bad(16, "attr_size %" PRIu64 " is not the size of a perf_event_attr plus "
 			       "its ids section (expected %zu..4096)",
-			   h->attr_size, PERF_ATTR_SIZE_VER0 + sizeof(struct section));
+			   h->attr_size, PERF_ATTR_SIZE_VER0 + sizeof(struct pf_section));
 	int err = check_section(f, &h->attrs, 24, "attrs");
 	if (err)
 		return err;
@@ -144,7 +132,7 @@ static int read_attrs(hwc_perfdata *f)
 	if (!f->attrs || !f->names)
 		return -ENOMEM;
 	size_t total_ids = 0;
-	uint64_t asz = h->attr_size - sizeof(struct section);
+	uint64_t asz = h->attr_size - sizeof(struct pf_section);
 	for (size_t i = 0; i < f->nattrs; i++) {
 		uint64_t off = h->attrs.offset + i * h->attr_size;
 		struct perf_event_attr *a = &f->attrs[i].attr;
@@ -158,7 +146,7 @@ static int read_attrs(hwc_perfdata *f)
 				return hwc__fail(-ENOTSUP, "perf.data offset %" PRIu64 ": attr %zu uses "
 							   "fields newer than this libhwc knows",
 						 off + b, i);
-		struct section ids;
+		struct pf_section ids;
 		memcpy(&ids, f->base + off + asz, sizeof(ids));
 		if (!in_file(f, ids.offset, ids.size) || ids.size % 8)
 			return bad(off + asz, "the ids of attr %zu [%" PRIu64 ", +%" PRIu64 ") are not "
@@ -174,7 +162,7 @@ static int read_attrs(hwc_perfdata *f)
 	uint64_t *next = f->ids;
 	for (size_t i = 0; i < f->nattrs; i++) {
 		uint64_t off = h->attrs.offset + i * h->attr_size;
-		struct section ids;
+		struct pf_section ids;
 		memcpy(&ids, f->base + off + asz, sizeof(ids));
 		memcpy(next, f->base + ids.offset, ids.size);
 		f->attrs[i].ids = next;
@@ -227,7 +215,7 @@ static int find_id_positions(hwc_perfdata *f)
 
 static int read_event_desc(hwc_perfdata *f)
 {
-	const struct section *s = &f->feat[HWC_FEAT_EVENT_DESC];
+	const struct pf_section *s = &f->feat[HWC_FEAT_EVENT_DESC];
 	if (!s->size)
 		return 0;
 	uint64_t off = s->offset, end = s->offset + s->size;
@@ -268,7 +256,7 @@ static int read_strings(hwc_perfdata *f)
 	static const int feats[] = {HWC_FEAT_HOSTNAME, HWC_FEAT_OSRELEASE, HWC_FEAT_VERSION,
 				    HWC_FEAT_ARCH, HWC_FEAT_CPUDESC, HWC_FEAT_CPUID};
 	for (size_t i = 0; i < HWC_ARRAY_SIZE(feats); i++) {
-		const struct section *s = &f->feat[feats[i]];
+		const struct pf_section *s = &f->feat[feats[i]];
 		uint64_t off = s->offset;
 		if (s->size) {
 			int err = read_string(f, &off, s->offset + s->size, &f->strings[feats[i]],
@@ -277,7 +265,7 @@ static int read_strings(hwc_perfdata *f)
 				return err;
 		}
 	}
-	const struct section *s = &f->feat[HWC_FEAT_CMDLINE];
+	const struct pf_section *s = &f->feat[HWC_FEAT_CMDLINE];
 	if (!s->size)
 		return 0;
 	uint64_t off = s->offset, end = s->offset + s->size;
@@ -303,7 +291,7 @@ static int read_strings(hwc_perfdata *f)
 
 static int read_buildids(hwc_perfdata *f)
 {
-	const struct section *s = &f->feat[HWC_FEAT_BUILD_ID];
+	const struct pf_section *s = &f->feat[HWC_FEAT_BUILD_ID];
 	uint64_t off = s->offset, end = s->offset + s->size;
 	size_t cap = 0;
 	while (off < end) {
@@ -328,7 +316,7 @@ static int read_buildids(hwc_perfdata *f)
 		memcpy(&b->pid, f->base + off + 8, 4);
 		memcpy(b->id, f->base + off + 12, 20);
 		b->misc = hdr.misc;
-		b->size = hdr.misc & PERF_RECORD_MISC_BUILD_ID_SIZE ? f->base[off + 32] : 20;
+		b->size = hdr.misc & PF_MISC_BUILD_ID_SIZE ? f->base[off + 32] : 20;
 		if (b->size > 20)
 			b->size = 20;
 		b->filename = strndup((const char *)f->base + off + 36, hdr.size - 36u);
@@ -352,7 +340,7 @@ static int parse(hwc_perfdata *f)
 	if (magic == MAGIC1)
 		return hwc__fail(-ENOTSUP, "perf.data offset 0: PERFFILE version 1 files are not "
 					   "supported; convert with a newer perf");
-	if (magic != MAGIC2)
+	if (magic != PF_MAGIC)
 		return bad(0, "expected the magic \"PERFILE2\"; this is not a perf.data file");
 	uint64_t hsize;
 	memcpy(&hsize, f->base + 8, 8);
@@ -377,19 +365,19 @@ static int parse(hwc_perfdata *f)
 		return err;
 	/* Feature sections follow the data, one per set bit, in bit order. */
 	uint64_t off = f->h.data.offset + f->h.data.size;
-	for (int bit = 1; bit < FEAT_BITS; bit++) {
+	for (int bit = 1; bit < PF_FEAT_BITS; bit++) {
 		if (!(f->h.features[bit / 64] >> (bit % 64) & 1))
 			continue;
-		if (!in_file(f, off, sizeof(struct section)))
+		if (!in_file(f, off, sizeof(struct pf_section)))
 			return bad(off, "expected the section descriptor of header feature %d; the "
 					"file ends at %zu (truncated?)",
 				   bit, f->size);
-		memcpy(&f->feat[bit], f->base + off, sizeof(struct section));
+		memcpy(&f->feat[bit], f->base + off, sizeof(struct pf_section));
 		if (!in_file(f, f->feat[bit].offset, f->feat[bit].size))
 			return bad(off, "header feature %d [%" PRIu64 ", +%" PRIu64 ") lies past the "
 					"end of the %zu-byte file",
 				   bit, f->feat[bit].offset, f->feat[bit].size, f->size);
-		off += sizeof(struct section);
+		off += sizeof(struct pf_section);
 	}
 	if ((err = read_event_desc(f)) || (err = read_strings(f)) || (err = read_buildids(f)))
 		return err;
@@ -463,7 +451,7 @@ HWC_EXPORT void hwc_perfdata_close(hwc_perfdata *f)
 		munmap((void *)f->base, f->size);
 	for (size_t i = 0; f->names && i < f->nattrs; i++)
 		free(f->names[i]);
-	for (int i = 0; i < FEAT_BITS; i++)
+	for (int i = 0; i < PF_FEAT_BITS; i++)
 		free(f->strings[i]);
 	for (size_t i = 0; i < f->nbuildids; i++)
 		free((char *)f->buildids[i].filename);
@@ -504,7 +492,7 @@ HWC_EXPORT const struct hwc_perfdata_attr *hwc_perfdata_attr_by_id(const hwc_per
 
 HWC_EXPORT bool hwc_perfdata_has_feature(const hwc_perfdata *f, int feat)
 {
-	return feat > 0 && feat < FEAT_BITS && (f->h.features[feat / 64] >> (feat % 64) & 1);
+	return feat > 0 && feat < PF_FEAT_BITS && (f->h.features[feat / 64] >> (feat % 64) & 1);
 }
 
 HWC_EXPORT int hwc_perfdata_feature(const hwc_perfdata *f, int feat, const void **data,
@@ -519,7 +507,7 @@ HWC_EXPORT int hwc_perfdata_feature(const hwc_perfdata *f, int feat, const void 
 
 HWC_EXPORT const char *hwc_perfdata_string(const hwc_perfdata *f, int feat)
 {
-	return feat > 0 && feat < FEAT_BITS ? f->strings[feat] : NULL;
+	return feat > 0 && feat < PF_FEAT_BITS ? f->strings[feat] : NULL;
 }
 
 HWC_EXPORT size_t hwc_perfdata_nbuildids(const hwc_perfdata *f)

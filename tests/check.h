@@ -108,6 +108,19 @@ static inline void touch_pages(long n)
 	munmap((void *)p, (size_t)(n * page));
 }
 
+#ifdef HWC_HWC_H
+/* A new event list for SPEC, or exit(1) with the resolver's detail. */
+static inline hwc_evlist *check_evlist(const char *spec)
+{
+	hwc_evlist *l;
+	if (hwc_evlist_new(&l) || hwc_evlist_add(l, spec)) {
+		fprintf(stderr, "cannot resolve '%s': %s\n", spec, hwc_errdetail());
+		exit(1);
+	}
+	return l;
+}
+#endif
+
 static inline int check_exit(void)
 {
 	if (check_failures)

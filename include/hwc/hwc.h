@@ -113,7 +113,8 @@ enum hwc_target_kind {
 struct hwc_target {
 	enum hwc_target_kind kind;
 	pid_t pid;            /* PROCESS, THREAD */
-	char *const *argv;    /* COMMAND: argv[0] is looked up in PATH */
+	char *const *argv;    /* COMMAND: argv[0] is looked up in PATH; CPUS: a sampler also
+			       * runs this command, and ends with it (hwc_sampler_open) */
 	const int *cpus;      /* CPUS: the CPUs to count on; NULL means all online */
 	size_t ncpus;
 	unsigned flags;       /* HWC_NO_INHERIT | ... */

@@ -88,6 +88,175 @@ int hwc_sample_id_parse(const struct perf_event_header *hdr, const struct perf_e
 /* Size in bytes of that trailer for ATTR (0 without sample_id_all). */
 size_t hwc_sample_id_size(const struct perf_event_attr *attr);
 
+/* ------------------------------------------------------------------ sampling */
+
+/* A sampler: events of an hwc_evlist opened for sampling on a target, their
+ * records read from one ring buffer per CPU.  Process targets (COMMAND,
+ * PROCESS, THREAD, SELF) are sampled on every CPU with inheritance, so
+ * children and new threads are included unless HWC_NO_INHERIT; a CPUS
+ * target samples everything on its CPUs and, when its argv is set, runs
+ * that command too (the recording lasts as long as the command).  Every
+ * event samples the IP, pid/tid, time (CLOCK_MONOTONIC), CPU and period,
+ * with the PERF_SAMPLE_IDENTIFIER that names the event. */
+typedef struct hwc_sampler hwc_sampler;
+
+/* A recording: a perf.data file being written (see hwc-data(5)). */
+typedef struct hwc_recording hwc_recording;
+
+enum hwc_callgraph {
+	HWC_CALLGRAPH_NONE,
+	HWC_CALLGRAPH_FP,    /* the kernel walks frame pointers (PERF_SAMPLE_CALLCHAIN) */
+	HWC_CALLGRAPH_DWARF, /* kernel chain, plus user registers and a copy of the user
+			      * stack to unwind with DWARF afterwards */
+};
+
+/* Flags for struct hwc_sampler_opts.flags. */
+#define HWC_GROUP_VALUES 0x1u /* in each {group} only the leader samples; the others are
+			       * counted and their values come with every sample */
+#define HWC_LOG_PROCEXIT 0x2u /* every thread's counts of the counted events at its exit,
+			       * as PERF_RECORD_READ (hwpmc's PMC_F_LOG_PROCEXIT) */
+#define HWC_LOG_PROCCSW  0x4u /* a thread's counts at each of its context switches, as
+			       * samples of "context-switches" (PMC_F_LOG_PROCCSW) */
+
+struct hwc_sampler_opts {
+	uint64_t period;           /* a sample every PERIOD events, or */
+	uint64_t freq;             /* FREQ samples a second (both 0: 4000 Hz) */
+	enum hwc_callgraph callgraph;
+	uint32_t stack_size;       /* DWARF: bytes of user stack per sample, a multiple
+				    * of 8 up to 65528 (0: 8192) */
+	unsigned flags;            /* HWC_GROUP_VALUES | HWC_LOG_PROCEXIT | HWC_LOG_PROCCSW */
+	const hwc_evlist *counted; /* the events HWC_LOG_* report (NULL: task-clock) */
+	size_t mmap_pages;         /* ring buffer pages per CPU, a power of 2 (0: 128, or
+				    * 512 for DWARF call graphs when privileged) */
+};
+
+/* Open the events of LIST (may be NULL or empty when OPTS->flags has an
+ * HWC_LOG_* flag) for sampling on TARGET, disabled.  For a COMMAND target
+ * (or a CPUS target with argv) the process is created here and waits;
+ * hwc_sampler_start() lets it exec.  When kernel sampling is denied, events
+ * that did not choose their privilege levels fall back to user space only
+ * (see hwc_sampler_user_only()), unless TARGET->flags has HWC_NO_FALLBACK. */
+int hwc_sampler_open(hwc_sampler **out, const hwc_evlist *list, const struct hwc_target *target,
+		     const struct hwc_sampler_opts *opts);
+
+/* Close every event and unmap the buffers.  A COMMAND child never started is
+ * reaped; one still running is left running (signal hwc_sampler_pid()). */
+void hwc_sampler_close(hwc_sampler *s);
+
+/* Start sampling: release a COMMAND child to exec (its events start with the
+ * exec; an exec failure is returned, e.g. -ENOENT), or enable the events. */
+int hwc_sampler_start(hwc_sampler *s);
+
+/* Stop sampling.  What the buffers still hold stays readable, followed by
+ * a PERF_RECORD_LOST_SAMPLES for records the kernel dropped and had not
+ * reported yet (read from the events), and by the exit counts
+ * (HWC_LOG_PROCEXIT) of the threads sampled from the start, whose own exit
+ * the kernel does not report. */
+int hwc_sampler_stop(hwc_sampler *s);
+
+/* The pid of the COMMAND child or of the target process, or -1. */
+pid_t hwc_sampler_pid(const hwc_sampler *s);
+
+/* True when kernel sampling was denied and the events sample user space only. */
+bool hwc_sampler_user_only(const hwc_sampler *s);
+
+/* Wait up to TIMEOUT_MS (-1: no limit) until a ring buffer is half full or
+ * the target ended.  Returns 1 (records or the end may be there), 0 on
+ * timeout, -EINTR when a signal arrived. */
+int hwc_sampler_poll(hwc_sampler *s, int timeout_ms);
+
+/* True once the target is gone: the COMMAND child or the target process
+ * exited (for a child, *STATUS gets its wait(2) status, else -1), or every
+ * sampled task ended.  Never true for SELF or a CPUS target without argv. */
+bool hwc_sampler_ended(hwc_sampler *s, int *status);
+
+/* A record from a ring buffer: the kernel's bytes (8-byte aligned, valid
+ * until the next hwc_sampler_next() or hwc_sampler_write()), and the event
+ * it belongs to, found by its sample id. */
+struct hwc_record {
+	const struct perf_event_header *hdr;
+	const struct perf_event_attr *attr; /* decode with hwc_sample_parse() */
+	const char *event;                  /* the event's name */
+	int cpu;                            /* the CPU of the ring buffer */
+};
+
+/* Take the next record: 1 and *REC, or 0 when every buffer is empty for now
+ * (after hwc_sampler_stop(): for good).  Records of one CPU come in order;
+ * across CPUs they are not sorted by time. */
+int hwc_sampler_next(hwc_sampler *s, struct hwc_record *rec);
+
+/* Move every record waiting in the buffers into REC, then a
+ * PERF_RECORD_FINISHED_ROUND.  Returns the number of records moved, or the
+ * recording's -errno (e.g. -ENOSPC: see hwc_recording_write()). */
+long hwc_sampler_write(hwc_sampler *s, hwc_recording *rec);
+
+/* Totals over the records taken so far: never hidden, always counted. */
+struct hwc_sampler_stats {
+	uint64_t records;     /* every record taken */
+	uint64_t samples;     /* PERF_RECORD_SAMPLE */
+	uint64_t lost;        /* records the kernel dropped on full buffers
+			       * (PERF_RECORD_LOST and _LOST_SAMPLES) */
+	uint64_t throttled;   /* PERF_RECORD_THROTTLE: sampling paused at the rate limit */
+	uint64_t unthrottled; /* PERF_RECORD_UNTHROTTLE */
+};
+void hwc_sampler_stats(const hwc_sampler *s, struct hwc_sampler_stats *out);
+
+/* The events the sampler opened, in the order a recording lists them: the
+ * sampled events, then the HWC_LOG_* group.  NAME (may be NULL) gets the
+ * event's name.  NULL past the end. */
+size_t hwc_sampler_nevents(const hwc_sampler *s);
+const struct perf_event_attr *hwc_sampler_event(const hwc_sampler *s, size_t idx,
+						const char **name);
+
+/* ------------------------------------------------------------------ recording */
+
+/* Create (or truncate) the perf.data file PATH, mode 0600. */
+int hwc_recording_create(hwc_recording **out, const char *path);
+
+/* The same on FD, a regular file open for writing, which stays the caller's. */
+int hwc_recording_fdopen(hwc_recording **out, int fd);
+
+/* The command line stored in the file's CMDLINE feature. */
+int hwc_recording_set_cmdline(hwc_recording *rec, int argc, char *const *argv);
+
+/* Describe S's events in REC and write what a report needs about the tasks
+ * that existed before sampling started: COMM, MMAP2 and FORK records from
+ * /proc for the target (every process for a CPUS target) and the kernel's
+ * map.  Call once, after hwc_sampler_open() and before hwc_sampler_start(). */
+int hwc_recording_add_sampler(hwc_recording *rec, const hwc_sampler *s);
+
+/* Append one record (HDR and its HDR->size bytes, a multiple of 8).  Its
+ * sample id must name an event the recording knows; synthesized records
+ * carry id 0, which means the first event.  The data section is written as
+ * it goes.  When the disk is full (or another write error occurs) the
+ * recording stops taking records, keeps every complete record already
+ * written and returns the -errno (-ENOSPC); hwc_recording_close() still
+ * leaves a valid file. */
+int hwc_recording_write(hwc_recording *rec, const struct perf_event_header *hdr);
+
+/* A user record (hwpmc's PMC_OP_WRITELOG): SIZE bytes of DATA, timestamped
+ * now (CLOCK_MONOTONIC) with the caller's pid, tid and CPU.  Stored as a
+ * sample of the event "hwc-user" (a software bpf-output event) whose RAW
+ * payload is DATA zero-padded so that 4 + the raw size is a multiple of 8;
+ * see hwc-data(5). */
+int hwc_recording_write_user(hwc_recording *rec, const void *data, size_t size);
+
+/* Write everything buffered and make the file complete and valid as of now
+ * (header, event list, features); later records extend it again. */
+int hwc_recording_flush(hwc_recording *rec);
+
+struct hwc_recording_stats {
+	uint64_t records;  /* records in the data section (or buffered for it) */
+	uint64_t samples;  /* of which PERF_RECORD_SAMPLE */
+	uint64_t bytes;    /* size of the file */
+};
+void hwc_recording_stats(const hwc_recording *rec, struct hwc_recording_stats *out);
+
+/* Flush, finish the file and free REC; FINAL (may be NULL) gets what the
+ * finished file holds.  Returns 0 or the first write error: the file then
+ * holds every complete record that fit and is valid (the detail says so). */
+int hwc_recording_close(hwc_recording *rec, struct hwc_recording_stats *final);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,6 +7,7 @@
 int cmd_stat(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
 #endif

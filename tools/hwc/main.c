@@ -14,6 +14,7 @@ static const struct {
 	{"list", cmd_list, "list the events this machine (or any libpfm4 model) knows"},
 	{"report", cmd_report, "summarize a recording (hwc's or perf's): views, JSON, pprof, flame graphs"},
 	{"info", cmd_info, "describe this machine's counters, PMUs and permissions"},
+	{"record", cmd_record, "sample a command, process or the whole system into a perf.data file"},
 };
 
 static void usage(FILE *f)

@@ -275,19 +275,66 @@ static bool is_user_record_event(const struct perf_event_attr *a)
 	       (a->sample_type & PERF_SAMPLE_RAW);
 }
 
-/* Values of a PERF_SAMPLE_READ / PERF_RECORD_READ into the thread's counts. */
-static void set_counts(struct rp_report *r, struct rp_thread *t, const struct perf_event_attr *a,
-		       const uint64_t *values, uint32_t nr, uint32_t stride)
+/* The event name of value I of a group read. */
+static const char *value_name(struct rp_report *r, const struct perf_event_attr *a,
+			      const uint64_t *values, uint32_t i, uint32_t stride)
 {
-	bool ids = a->read_format & PERF_FORMAT_ID;
-	t->ncounts = 0;
-	for (uint32_t i = 0; i < nr && i < 8; i++) {
-		const struct hwc_perfdata_attr *m =
-			ids ? hwc_perfdata_attr_by_id(r->file, values[i * stride + 1]) : NULL;
-		t->count_names[i] = m ? m->name : "?";
-		t->counts[i] = values[i * stride];
-		t->ncounts = i + 1;
+	const struct hwc_perfdata_attr *m = (a->read_format & PERF_FORMAT_ID)
+						    ? hwc_perfdata_attr_by_id(r->file, values[i * stride + 1])
+						    : NULL;
+	return m ? m->name : "?";
+}
+
+/* Add VALUE to the thread's count of NAME. */
+static void add_count(struct rp_thread *t, const char *name, uint64_t value)
+{
+	size_t i = 0;
+	while (i < t->ncounts && strcmp(t->count_names[i], name) != 0)
+		i++;
+	if (i == 8)
+		return;
+	if (i == t->ncounts) {
+		t->count_names[t->ncounts] = name;
+		t->counts[t->ncounts++] = 0;
 	}
+	t->counts[i] += value;
+}
+
+/* A context-switch sample's group values: the latest for its CPU. */
+static void switch_values(struct rp_report *r, struct rp_thread *t, const struct perf_event_attr *a,
+			  const struct hwc_sample *s)
+{
+	size_t k = 0;
+	while (k < t->nlast && t->last[k].cpu != s->cpu)
+		k++;
+	if (k == t->nlast) {
+		t->last = realloc(t->last, (t->nlast + 1) * sizeof(*t->last));
+		if (!t->last) {
+			fprintf(stderr, "hwc report: out of memory\n");
+			exit(1);
+		}
+		t->nlast++;
+	}
+	struct rp_cpu_values *c = &t->last[k];
+	c->cpu = s->cpu;
+	c->n = s->nr_values < 8 ? s->nr_values : 8;
+	for (uint32_t i = 0; i < c->n; i++) {
+		c->names[i] = value_name(r, a, s->values, i, s->value_stride);
+		c->v[i] = s->values[i * s->value_stride];
+	}
+}
+
+/* Once all records are read: switches out, and counts at the last switch
+ * (the sum over CPUs of each CPU's latest values) unless the thread's exit
+ * gave them. */
+static void finish_thread(struct rp_thread *t)
+{
+	t->switches = t->switch_records ? t->switch_records : t->switch_samples;
+	if (t->exit_counts)
+		return;
+	for (size_t k = 0; k < t->nlast; k++)
+		for (uint32_t i = 0; i < t->last[k].n; i++)
+			add_count(t, t->last[k].names[i], t->last[k].v[i]);
 }
 
 /* PERF_RECORD_READ: pid, tid, then the read_format of the event. */
@@ -306,15 +353,20 @@ static void read_record(struct rp_report *r, const struct hwc_perfdata_record *r
 	uint64_t fmt = a->read_format;
 	size_t extra = !!(fmt & PERF_FORMAT_TOTAL_TIME_ENABLED) + !!(fmt & PERF_FORMAT_TOTAL_TIME_RUNNING);
 	uint32_t stride = 1 + !!(fmt & PERF_FORMAT_ID) + !!(fmt & PERF_FORMAT_LOST);
+	/* A task's count is the sum of its READs: one per CPU buffer it had the
+	 * event on (hwc-data(5)). */
+	if (!t->exit_counts)
+		t->ncounts = 0;
+	t->exit_counts = true;
 	if (fmt & PERF_FORMAT_GROUP) {
 		if (words < 1 + extra || w[0] > (words - 1 - extra) / stride)
 			return;
-		set_counts(r, t, a, w + 1 + extra, (uint32_t)w[0], stride);
+		const uint64_t *values = w + 1 + extra;
+		for (uint32_t i = 0; i < w[0]; i++)
+			add_count(t, value_name(r, a, values, i, stride), values[i * stride]);
 	} else if (words >= 1) {
-		/* value, [enabled], [running], [id]: show it under the record's event. */
-		t->ncounts = 1;
-		t->count_names[0] = rec->attr->name;
-		t->counts[0] = w[0];
+		/* value, [enabled], [running], [id], [lost]: under the record's event. */
+		add_count(t, rec->attr->name, w[0]);
 	}
 }
 
@@ -498,8 +550,8 @@ static int read_samples(struct rp_report *r)
 			const struct perf_event_attr *a = &rec.attr->attr;
 			if (is_switch_leader(a)) {
 				struct rp_thread *t = get_thread(r, s.pid, s.tid);
-				t->switches++;
-				set_counts(r, t, a, s.values, s.nr_values, s.value_stride);
+				t->switch_samples++;
+				switch_values(r, t, a, &s);
 			} else if (is_user_record_event(a) && s.raw) {
 				add_urec(r, &s, rec.offset);
 			} else if (rec.attr == r->attr) {
@@ -511,8 +563,8 @@ static int read_samples(struct rp_report *r)
 		case PERF_RECORD_SWITCH_CPU_WIDE: {
 			struct hwc_sample_id id;
 			if (rec.attr && !hwc_sample_id_parse(h, &rec.attr->attr, &id) &&
-			    !(h->misc & PERF_RECORD_MISC_SWITCH_OUT))
-				get_thread(r, id.pid, id.tid)->switches++;
+			    (h->misc & PERF_RECORD_MISC_SWITCH_OUT))
+				get_thread(r, id.pid, id.tid)->switch_records++;
 			break;
 		}
 		case PERF_RECORD_EXIT:
@@ -554,8 +606,10 @@ static int read_samples(struct rp_report *r)
 	}
 	/* Name the threads (at their last sample or exit). */
 	for (size_t i = 0; i < r->tcap; i++)
-		for (struct rp_thread *t = r->tbuckets[i]; t; t = t->next)
+		for (struct rp_thread *t = r->tbuckets[i]; t; t = t->next) {
 			t->comm = hwc_symbols_comm(r->syms, t->tid, t->exit_time ? t->exit_time : UINT64_MAX);
+			finish_thread(t);
+		}
 	return 0;
 }
 
@@ -709,7 +763,7 @@ static void free_report(struct rp_report *r)
 			n = e->next, free(e);
 	for (size_t i = 0; i < r->tcap; i++)
 		for (struct rp_thread *t = r->tbuckets[i], *n; t; t = n)
-			n = t->next, free(t);
+			n = t->next, free(t->last), free(t);
 	free(r->fbuckets);
 	free(r->rbuckets);
 	free(r->ebuckets);

@@ -49,16 +49,30 @@ struct rp_edge {
 };
 
 /* Per-thread totals: samples plus the exit and context-switch records. */
+/* The values of a thread's latest context-switch sample on one CPU: they
+ * count the thread on that CPU, cumulatively (see hwc-data(5)). */
+struct rp_cpu_values {
+	uint32_t cpu;
+	uint32_t n;
+	const char *names[8];
+	uint64_t v[8];
+};
+
 struct rp_thread {
 	uint32_t pid, tid;
 	const char *comm;
 	uint64_t samples, period;
-	uint64_t switches;         /* SWITCH records, or samples of a context-switches leader */
+	uint64_t switches;         /* switches out: SWITCH records, else samples of a
+				    * context-switches leader */
+	uint64_t switch_records, switch_samples;
 	bool exited;
 	uint64_t exit_time;
 	size_t ncounts;            /* counts of the recorded events at exit / last switch */
 	const char *count_names[8];
 	uint64_t counts[8];
+	bool exit_counts;          /* the counts are the sums of its PERF_RECORD_READs */
+	struct rp_cpu_values *last; /* each CPU's latest context-switch sample values */
+	size_t nlast;
 	struct rp_thread *next;
 };
 

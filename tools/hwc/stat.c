@@ -2,6 +2,7 @@
  * system, like perf stat, and say exactly what was measured: every value
  * keeps its raw count and times, events the machine lacks are named, and a
  * user-space-only fallback is announced.  Output is in stat_print.c. */
+#include "cli.h"
 #include "stat.h"
 
 #include <errno.h>
@@ -28,13 +29,10 @@ enum { EXIT_ERROR = 1, EXIT_USAGE = 2, EXIT_NOEXEC = 127 };
 struct options {
 	const char **specs;
 	size_t nspecs;
-	pid_t pid, tid;
-	bool all_cpus, per_cpu, per_thread, no_inherit, json;
-	int *cpus; /* -C */
-	size_t ncpus;
+	struct cli_target t; /* -p, -t, -a, -C, -i, the command */
+	bool per_cpu, per_thread, json;
 	long interval_ms, repeat;
 	const char *sep, *output;
-	char **argv; /* the command, or NULL */
 };
 
 static const char usage_text[] =
@@ -68,59 +66,7 @@ static const char usage_text[] =
 
 static int usage_error(const char *fmt, const char *arg)
 {
-	fputs("hwc stat: ", stderr);
-	fprintf(stderr, fmt, arg);
-	fputs("\n`hwc stat --help` lists the options.\n", stderr);
-	return EXIT_USAGE;
-}
-
-static bool parse_long(const char *s, long min, long max, long *out)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		return false;
-	*out = v;
-	return true;
-}
-
-/* "0-3,6" into o->cpus; each CPU once, in the order given. */
-static bool parse_cpus(const char *s, struct options *o)
-{
-	const char *p = s;
-	while (*p) {
-		char *end;
-		if (*p < '0' || *p > '9')
-			return false;
-		long a = strtol(p, &end, 10), b = a;
-		p = end;
-		if (*p == '-') {
-			if (p[1] < '0' || p[1] > '9')
-				return false;
-			b = strtol(p + 1, &end, 10);
-			p = end;
-		}
-		if (a > b || b >= 65536)
-			return false;
-		for (long c = a; c <= b; c++) {
-			bool dup = false;
-			for (size_t i = 0; i < o->ncpus; i++)
-				dup |= o->cpus[i] == c;
-			if (dup)
-				continue;
-			int *n = realloc(o->cpus, (o->ncpus + 1) * sizeof(*n));
-			if (!n)
-				return false;
-			o->cpus = n;
-			o->cpus[o->ncpus++] = (int)c;
-		}
-		if (*p == ',' && p[1])
-			p++;
-		else if (*p)
-			return false;
-	}
-	return o->ncpus > 0;
+	return cli_usage_error("stat", fmt, arg);
 }
 
 /* Returns -1 to go on, else the exit status (help, usage error). */
@@ -129,10 +75,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	enum { OPT_PER_THREAD = 256 };
 	static const struct option longopts[] = {
 		{"event", required_argument, NULL, 'e'},
-		{"pid", required_argument, NULL, 'p'},
-		{"tid", required_argument, NULL, 't'},
-		{"all-cpus", no_argument, NULL, 'a'},
-		{"cpu", required_argument, NULL, 'C'},
+		CLI_TARGET_LONGOPTS,
 		{"no-aggr", no_argument, NULL, 'A'},
 		{"per-thread", no_argument, NULL, OPT_PER_THREAD},
 		{"interval-print", required_argument, NULL, 'I'},
@@ -140,47 +83,26 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"field-separator", required_argument, NULL, 'x'},
 		{"json", no_argument, NULL, 'j'},
 		{"output", required_argument, NULL, 'o'},
-		{"no-inherit", no_argument, NULL, 'i'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	long v;
-	int c;
+	int c, rc;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:e:p:t:aC:AI:r:x:jo:ih", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:e:AI:r:x:jo:h" CLI_TARGET_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
-		case 'e': {
-			const char **s = realloc(o->specs, (o->nspecs + 1) * sizeof(*s));
-			if (!s)
+		case 'e':
+			if (!cli_add_spec(&o->specs, &o->nspecs, optarg))
 				return usage_error("%s", "out of memory");
-			o->specs = s;
-			o->specs[o->nspecs++] = optarg;
-			break;
-		}
-		case 'p':
-		case 't':
-			if (!parse_long(optarg, 1, INT_MAX, &v))
-				return usage_error(c == 'p' ? "invalid pid '%s' (expected a positive number)"
-							    : "invalid thread id '%s' (expected a positive number)",
-						   optarg);
-			*(c == 'p' ? &o->pid : &o->tid) = (pid_t)v;
-			break;
-		case 'a': o->all_cpus = true; break;
-		case 'C':
-			if (o->cpus)
-				return usage_error("%s", "-C given twice; give one list, e.g. -C 0-3,6");
-			if (!parse_cpus(optarg, o))
-				return usage_error("malformed CPU list '%s' (expected e.g. 0-3,6)", optarg);
 			break;
 		case 'A': o->per_cpu = true; break;
 		case OPT_PER_THREAD: o->per_thread = true; break;
 		case 'I':
-			if (!parse_long(optarg, 10, 86400000, &o->interval_ms))
+			if (!cli_parse_long(optarg, 10, 86400000, &o->interval_ms))
 				return usage_error("invalid interval '%s': give milliseconds, at least 10", optarg);
 			break;
 		case 'r':
-			if (!parse_long(optarg, 1, 1000000, &o->repeat))
+			if (!cli_parse_long(optarg, 1, 1000000, &o->repeat))
 				return usage_error("invalid repeat count '%s' (expected 1 or more)", optarg);
 			break;
 		case 'x':
@@ -190,35 +112,27 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'j': o->json = true; break;
 		case 'o': o->output = optarg; break;
-		case 'i': o->no_inherit = true; break;
 		case 'h': fputs(usage_text, stdout); return 0;
-		case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
-		default: return usage_error("unknown option '%s'", argv[optind - 1]);
+		default:
+			if ((rc = cli_other_option("stat", c, argv, &o->t)) >= 0)
+				return rc;
 		}
 	}
-	o->argv = optind < argc ? argv + optind : NULL;
+	o->t.argv = optind < argc ? argv + optind : NULL;
 
-	bool system = o->all_cpus || o->cpus;
-	if (o->pid && o->tid)
-		return usage_error("%s", "give either -p or -t, not both");
-	if ((o->pid || o->tid) && system)
-		return usage_error("%s", "-p and -t count tasks; they cannot be combined with -a or -C");
-	if ((o->pid || o->tid) && o->argv)
-		return usage_error("unexpected command '%s': -p and -t count a running task", o->argv[0]);
-	if (!o->argv && !o->pid && !o->tid && !system)
-		return usage_error("%s", "nothing to count: give a command, -p PID, -t TID, -a or -C");
+	if ((rc = cli_target_check("stat", &o->t, "count", "count", "counting")) >= 0)
+		return rc;
+	bool system = o->t.all_cpus || o->t.cpus;
 	if (o->per_cpu && !system)
 		return usage_error("%s", "-A (one row per CPU) needs -a or -C");
-	if (o->per_thread && !o->pid && !o->tid)
+	if (o->per_thread && !o->t.pid && !o->t.tid)
 		return usage_error("%s", "--per-thread needs -p or -t");
-	if (o->repeat && !o->argv)
+	if (o->repeat && !o->t.argv)
 		return usage_error("%s", "-r repeats a command; give one");
 	if (o->repeat && o->interval_ms)
 		return usage_error("%s", "-r and -I cannot be combined");
 	if (o->sep && o->json)
 		return usage_error("%s", "-x (CSV) and --json cannot be combined");
-	if (o->no_inherit && system)
-		return usage_error("%s", "--no-inherit applies to tasks, not to system-wide counting");
 	return -1;
 }
 
@@ -305,7 +219,7 @@ static int spawn(struct stat_run *s)
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		close(pipefd[0]);
-		execvp(s->o->argv[0], s->o->argv);
+		execvp(s->o->t.argv[0], s->o->t.argv);
 		int e = errno;
 		if (write(pipefd[1], &e, sizeof(e)) < 0)
 			_exit(EXIT_NOEXEC);
@@ -320,8 +234,8 @@ static int spawn(struct stat_run *s)
 	close(pipefd[0]);
 	if (r == (ssize_t)sizeof(e)) {
 		waitpid(pid, NULL, 0);
-		fprintf(stderr, "hwc stat: cannot execute '%s': %s%s\n", s->o->argv[0], strerror(e),
-			e == ENOENT && !strchr(s->o->argv[0], '/') ? " (not found in PATH)" : "");
+		fprintf(stderr, "hwc stat: cannot execute '%s': %s%s\n", s->o->t.argv[0], strerror(e),
+			e == ENOENT && !strchr(s->o->t.argv[0], '/') ? " (not found in PATH)" : "");
 		return EXIT_NOEXEC;
 	}
 	s->child = pid;
@@ -359,18 +273,18 @@ static int setup_wait(struct stat_run *s)
 {
 	s->wait_fd = -1;
 	s->gone = s->poll_tid = false;
-	pid_t pid = s->child > 0 ? s->child : s->o->pid;
+	pid_t pid = s->child > 0 ? s->child : s->o->t.pid;
 	if (pid > 0) {
 		s->wait_fd = pidfd_open(pid, 0);
-	} else if (s->o->tid) {
-		s->wait_fd = pidfd_open(s->o->tid, PIDFD_THREAD);
+	} else if (s->o->t.tid) {
+		s->wait_fd = pidfd_open(s->o->t.tid, PIDFD_THREAD);
 		if (s->wait_fd < 0 && errno == EINVAL)
-			s->wait_fd = pidfd_open(s->o->tid, 0);
+			s->wait_fd = pidfd_open(s->o->t.tid, 0);
 		if (s->wait_fd < 0 && errno == EINVAL) {
 			s->poll_tid = true;
 			return 0;
 		}
-		pid = s->o->tid;
+		pid = s->o->t.tid;
 	} else {
 		return 0;
 	}
@@ -426,7 +340,7 @@ static int count_run(struct stat_run *s, hwc_counters *c, struct hwc_value *tota
 		rc = EXIT_ERROR;
 		goto out;
 	}
-	if (s->target.kind == HWC_TARGET_CPUS && s->o->argv && (rc = spawn(s)))
+	if (s->target.kind == HWC_TARGET_CPUS && s->o->t.argv && (rc = spawn(s)))
 		goto out;
 	if ((rc = setup_wait(s)))
 		goto out;
@@ -453,7 +367,7 @@ static int count_run(struct stat_run *s, hwc_counters *c, struct hwc_value *tota
 			break;
 		}
 		ended = (ready > 0 && pfd.revents) ||
-			(s->poll_tid && kill(s->o->tid, 0) < 0 && errno == ESRCH);
+			(s->poll_tid && kill(s->o->t.tid, 0) < 0 && errno == ESRCH);
 		double now = seconds_since(&t0);
 		if (interval > 0 && now >= next && !ended && !interrupted) {
 			if (hwc_counters_read(c) == 0) {
@@ -603,15 +517,6 @@ static int describe(struct stat_run *s, hwc_counters *c)
 	return stat_report_init(r);
 }
 
-static int exit_status_of(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return EXIT_ERROR;
-}
-
 static int run_all(struct stat_run *s)
 {
 	const struct options *o = s->o;
@@ -650,7 +555,7 @@ static int run_all(struct stat_run *s)
 			break;
 		if (s->child > 0) {
 			if (s->child_done) {
-				r->exit_status = exit_status_of(s->status);
+				r->exit_status = cli_exit_status(s->status);
 			} else {
 				/* Interrupted while the command ran on, deaf to SIGINT:
 				 * it will not be counted any more, so end it as perf does. */
@@ -668,7 +573,7 @@ static int run_all(struct stat_run *s)
 		fprintf(stderr, "hwc stat: cannot write the report: %s\n", strerror(errno));
 		return EXIT_ERROR;
 	}
-	if (o->argv)
+	if (o->t.argv)
 		return r->exit_status >= 0 ? r->exit_status : 128 + (int)interrupted;
 	return 0;
 }
@@ -697,7 +602,7 @@ int cmd_stat(int argc, char **argv)
 	int rc = parse_options(argc, argv, &o);
 	if (rc >= 0) {
 		free(o.specs);
-		free(o.cpus);
+		free(o.t.cpus);
 		return rc;
 	}
 
@@ -709,33 +614,21 @@ int cmd_stat(int argc, char **argv)
 	r->aggr = o.per_cpu ? STAT_PER_CPU : o.per_thread ? STAT_PER_THREAD : STAT_TOTAL;
 	r->interval = o.interval_ms > 0;
 	r->repeat = o.repeat > 0;
-	r->argv = o.argv;
+	r->argv = o.t.argv;
 	r->out = stderr;
 	/* Digit grouping is for people; CSV and JSON stay in the C locale. */
 	if (r->format == STAT_HUMAN)
 		setlocale(LC_NUMERIC, "");
 
 	struct hwc_target *t = &s.target;
-	t->flags = o.no_inherit ? HWC_NO_INHERIT : 0;
-	if (o.all_cpus || o.cpus) {
-		t->kind = HWC_TARGET_CPUS;
-		t->cpus = o.cpus;
-		t->ncpus = o.ncpus;
-		r->target_kind = "system";
-		r->all_cpus = o.all_cpus && !o.cpus;
-	} else if (o.pid) {
-		t->kind = HWC_TARGET_PROCESS;
-		t->pid = r->pid = o.pid;
-		r->target_kind = "process";
-	} else if (o.tid) {
-		t->kind = HWC_TARGET_THREAD;
-		t->pid = r->pid = o.tid;
-		r->target_kind = "thread";
-	} else {
-		t->kind = HWC_TARGET_COMMAND;
-		t->argv = o.argv;
-		r->target_kind = "command";
-	}
+	cli_target_of(&o.t, t);
+	static const char *const kinds[] = {
+		[HWC_TARGET_CPUS] = "system", [HWC_TARGET_PROCESS] = "process",
+		[HWC_TARGET_THREAD] = "thread", [HWC_TARGET_COMMAND] = "command", [HWC_TARGET_SELF] = "self",
+	};
+	r->target_kind = kinds[t->kind];
+	r->all_cpus = o.t.all_cpus && !o.t.cpus;
+	r->pid = t->pid;
 
 	rc = EXIT_ERROR;
 	if (hwc_evlist_new(&s.list)) {
@@ -769,6 +662,6 @@ out:
 	}
 	free_run(&s);
 	free(o.specs);
-	free(o.cpus);
+	free(o.t.cpus);
 	return rc;
 }

@@ -1,0 +1,62 @@
+/* Build-ids: the GNU build-id note of an ELF file (elfutils), and of the
+ * running kernel from /sys/kernel/notes. */
+#include "internal.h"
+
+#include <elf.h>
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <string.h>
+#include <unistd.h>
+
+int hwc__build_id(const char *path, uint8_t *id, size_t max)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	int n = -ENOENT;
+	if (elf) {
+		const void *bid;
+		ssize_t len = dwelf_elf_gnu_build_id(elf, &bid);
+		if (len > 0 && (size_t)len <= max) {
+			memcpy(id, bid, (size_t)len);
+			n = (int)len;
+		}
+		elf_end(elf);
+	}
+	close(fd);
+	return n;
+}
+
+int hwc__kernel_build_id(uint8_t *id, size_t max)
+{
+	/* /sys/kernel/notes holds the kernel's raw ELF notes. */
+	uint8_t notes[4096];
+	int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t len = read(fd, notes, sizeof(notes));
+	close(fd);
+	if (len < 0)
+		return -errno;
+	for (size_t off = 0; off + sizeof(Elf64_Nhdr) <= (size_t)len;) {
+		Elf64_Nhdr nh;
+		memcpy(&nh, notes + off, sizeof(nh));
+		size_t name = off + sizeof(nh);
+		size_t desc = name + ((nh.n_namesz + 3) & ~3u);
+		size_t next = desc + ((nh.n_descsz + 3) & ~3u);
+		if (next > (size_t)len)
+			break;
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    memcmp(notes + name, "GNU", 4) == 0 && nh.n_descsz <= max) {
+			memcpy(id, notes + desc, nh.n_descsz);
+			return (int)nh.n_descsz;
+		}
+		off = next;
+	}
+	return -ENOENT;
+}

@@ -1,0 +1,770 @@
+/* The perf.data writer.  Layout: the 104-byte header, the data section
+ * (written as it goes, through a buffer that only ever holds whole records),
+ * then the tail: the feature sections perf expects right after the data,
+ * the id arrays and the attribute table.  The tail and the header are
+ * rewritten by every flush and at close, so a full disk or an interrupted
+ * recording still ends as a valid file holding every complete record that
+ * fit. */
+#include "internal.h"
+#include "perf_file.h"
+#include "hwc/perfdata.h"
+#include "hwc/sample.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DATA_OFF ((uint64_t)sizeof(struct pf_header))
+#define BUF_SIZE (1u << 20) /* larger than any record (64 KiB) */
+#define BUILD_ID_MAX 20
+
+/* The event user records are samples of, and its sample id ("hwc-user"). */
+#define USER_EVENT "hwc-user"
+#define USER_ID 0x6877632d75736572ULL
+
+struct rattr {
+	struct perf_event_attr attr;
+	char name[256];
+	uint64_t *ids;
+	size_t nids, cap;
+	int leader;        /* attr index of its group's leader, -1: not in a group */
+};
+
+struct dso {
+	char *path;
+	bool kernel;
+	int idlen; /* build-id bytes; 0: not looked up yet; -1: none */
+	uint8_t id[BUILD_ID_MAX];
+};
+
+/* The on-disk state at a flush: record boundaries to fall back to. */
+struct mark {
+	uint64_t end, records, samples;
+};
+
+struct hwc_recording {
+	int fd;
+	bool own_fd;
+	char path[1024];
+	uint64_t disk, disk_records, disk_samples; /* complete records on disk */
+	uint8_t *buf;
+	size_t len;
+	uint64_t buf_records, buf_samples;
+	struct mark *marks;
+	size_t nmarks, cap_marks;
+	struct rattr *attrs;
+	size_t nattrs;
+	struct hwc__idmap *ids; /* sorted by id */
+	size_t nids, cap_ids;
+	struct dso *dsos;
+	size_t ndsos, cap_dsos;
+	struct hwc__bytes cmdline;   /* the CMDLINE feature */
+	struct hwc__bytes machine[HWC_FEAT_PMU_MAPPINGS + 1]; /* features taken at create */
+	bool have_machine[HWC_FEAT_PMU_MAPPINGS + 1];
+	uint64_t first_time, last_time;
+	bool have_time;
+	struct timespec tod_ref, mono_ref;
+	int error;          /* the first write error: no more records after it */
+	uint64_t tail_size; /* of the tail on disk after the last flush */
+};
+
+static const int machine_features[] = {
+	HWC_FEAT_HOSTNAME, HWC_FEAT_OSRELEASE,  HWC_FEAT_VERSION,      HWC_FEAT_ARCH,
+	HWC_FEAT_NRCPUS,   HWC_FEAT_CPUDESC,    HWC_FEAT_CPUID,        HWC_FEAT_TOTAL_MEM,
+	HWC_FEAT_CPU_TOPOLOGY, HWC_FEAT_NUMA_TOPOLOGY, HWC_FEAT_PMU_MAPPINGS,
+};
+
+static int write_at(int fd, const void *p, size_t n, uint64_t off, size_t *done)
+{
+	*done = 0;
+	while (*done < n) {
+		ssize_t w = pwrite(fd, (const uint8_t *)p + *done, n - *done, (off_t)(off + *done));
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		if (w == 0)
+			return -ENOSPC;
+		*done += (size_t)w;
+	}
+	return 0;
+}
+
+static int add_mark(hwc_recording *rec)
+{
+	int err = hwc__reserve(&rec->marks, &rec->cap_marks, rec->nmarks + 1, sizeof(*rec->marks));
+	if (err)
+		return err;
+	rec->marks[rec->nmarks++] = (struct mark){rec->disk, rec->disk_records, rec->disk_samples};
+	return 0;
+}
+
+static int write_failed(hwc_recording *rec, int err)
+{
+	rec->error = err;
+	return hwc__fail(err, "cannot write %s: %s; recording stopped with the %llu complete "
+			      "records written so far",
+			 rec->path, strerror(-err), (unsigned long long)rec->disk_records);
+}
+
+/* Write the buffer out.  On a short write keep the whole records that made
+ * it and remember the error: nothing more is taken. */
+static int flush_buf(hwc_recording *rec)
+{
+	if (rec->error)
+		return rec->error;
+	if (rec->len == 0)
+		return 0;
+	size_t done;
+	int err = write_at(rec->fd, rec->buf, rec->len, DATA_OFF + rec->disk, &done);
+	if (!err) {
+		rec->disk += rec->len;
+		rec->disk_records += rec->buf_records;
+		rec->disk_samples += rec->buf_samples;
+	} else {
+		size_t k = 0;
+		for (;;) {
+			const struct perf_event_header *h = (const void *)(rec->buf + k);
+			if (k + sizeof(*h) > done || k + h->size > done)
+				break;
+			rec->disk_records++;
+			rec->disk_samples += h->type == PERF_RECORD_SAMPLE;
+			k += h->size;
+		}
+		rec->disk += k;
+	}
+	rec->len = 0;
+	rec->buf_records = rec->buf_samples = 0;
+	int merr = add_mark(rec);
+	if (err)
+		return write_failed(rec, err);
+	return merr;
+}
+
+static int init(hwc_recording *rec)
+{
+	rec->buf = malloc(BUF_SIZE);
+	if (!rec->buf)
+		return hwc__fail(-ENOMEM, "out of memory");
+	clock_gettime(CLOCK_REALTIME, &rec->tod_ref);
+	clock_gettime(CLOCK_MONOTONIC, &rec->mono_ref);
+	for (size_t i = 0; i < HWC_ARRAY_SIZE(machine_features); i++) {
+		int f = machine_features[i];
+		/* A feature the machine cannot describe (no NUMA sysfs) is left out. */
+		int err = hwc__machine_feature(f, &rec->machine[f]);
+		if (err == -ENOMEM)
+			return err;
+		rec->have_machine[f] = err == 0;
+	}
+	struct pf_header h = {.magic = PF_MAGIC, .size = sizeof(h),
+			      .attr_size = sizeof(struct perf_event_attr) + sizeof(struct pf_section),
+			      .data = {DATA_OFF, 0}};
+	size_t done;
+	int err = write_at(rec->fd, &h, sizeof(h), 0, &done);
+	if (err)
+		return hwc__fail(err, "cannot write %s: %s", rec->path, strerror(-err));
+	return add_mark(rec);
+}
+
+static void free_rec(hwc_recording *rec)
+{
+	if (rec->own_fd && rec->fd >= 0)
+		close(rec->fd);
+	for (size_t i = 0; i < rec->nattrs; i++)
+		free(rec->attrs[i].ids);
+	for (size_t i = 0; i < rec->ndsos; i++)
+		free(rec->dsos[i].path);
+	for (size_t i = 0; i < HWC_ARRAY_SIZE(rec->machine); i++)
+		free(rec->machine[i].p);
+	free(rec->cmdline.p);
+	free(rec->attrs);
+	free(rec->ids);
+	free(rec->dsos);
+	free(rec->marks);
+	free(rec->buf);
+	free(rec);
+}
+
+HWC_EXPORT int hwc_recording_create(hwc_recording **out, const char *path)
+{
+	hwc__clear_error();
+	*out = NULL;
+	hwc_recording *rec = calloc(1, sizeof(*rec));
+	if (!rec)
+		return hwc__fail(-ENOMEM, "out of memory");
+	snprintf(rec->path, sizeof(rec->path), "%s", path);
+	rec->own_fd = true;
+	rec->fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (rec->fd < 0) {
+		int err = -errno;
+		free(rec);
+		return hwc__fail(err, "cannot create %s: %s", path, strerror(-err));
+	}
+	int err = init(rec);
+	if (err) {
+		free_rec(rec);
+		unlink(path);
+		return err;
+	}
+	*out = rec;
+	return 0;
+}
+
+HWC_EXPORT int hwc_recording_fdopen(hwc_recording **out, int fd)
+{
+	hwc__clear_error();
+	*out = NULL;
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return hwc__fail(-errno, "cannot record to file descriptor %d: %s", fd, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return hwc__fail(-ESPIPE, "cannot record to file descriptor %d: it is not a regular "
+					  "file, and a perf.data header is rewritten at the end",
+				 fd);
+	if (ftruncate(fd, 0) < 0)
+		return hwc__fail(-errno, "cannot truncate file descriptor %d: %s", fd, strerror(errno));
+	hwc_recording *rec = calloc(1, sizeof(*rec));
+	if (!rec)
+		return hwc__fail(-ENOMEM, "out of memory");
+	snprintf(rec->path, sizeof(rec->path), "file descriptor %d", fd);
+	rec->fd = fd;
+	int err = init(rec);
+	if (err) {
+		free_rec(rec);
+		return err;
+	}
+	*out = rec;
+	return 0;
+}
+
+HWC_EXPORT int hwc_recording_set_cmdline(hwc_recording *rec, int argc, char *const *argv)
+{
+	rec->cmdline.len = 0;
+	int err = hwc__bytes_u32(&rec->cmdline, (uint32_t)argc);
+	for (int i = 0; i < argc && !err; i++)
+		err = hwc__bytes_string(&rec->cmdline, argv[i]);
+	return err;
+}
+
+static int add_id(hwc_recording *rec, size_t a, uint64_t id)
+{
+	struct rattr *ra = &rec->attrs[a];
+	size_t where;
+	if (hwc__idmap_find(rec->ids, rec->nids, id, &where))
+		return hwc__fail(-EEXIST, "sample id %llu is already in the recording",
+				 (unsigned long long)id);
+	int err = hwc__reserve(&ra->ids, &ra->cap, ra->nids + 1, sizeof(*ra->ids));
+	if (!err)
+		err = hwc__reserve(&rec->ids, &rec->cap_ids, rec->nids + 1, sizeof(*rec->ids));
+	if (err)
+		return err;
+	ra->ids[ra->nids++] = id;
+	size_t i = rec->nids++;
+	while (i > 0 && rec->ids[i - 1].id > id) {
+		rec->ids[i] = rec->ids[i - 1];
+		i--;
+	}
+	rec->ids[i] = (struct hwc__idmap){id, a};
+	return 0;
+}
+
+int hwc__recording_add_event(hwc_recording *rec, const struct perf_event_attr *attr,
+			     const char *name, int leader)
+{
+	struct rattr *p = realloc(rec->attrs, (rec->nattrs + 1) * sizeof(*p));
+	if (!p)
+		return hwc__fail(-ENOMEM, "out of memory");
+	rec->attrs = p;
+	struct rattr *ra = &rec->attrs[rec->nattrs];
+	memset(ra, 0, sizeof(*ra));
+	ra->attr = *attr;
+	ra->attr.size = sizeof(ra->attr);
+	snprintf(ra->name, sizeof(ra->name), "%s", name);
+	ra->leader = leader;
+	return (int)rec->nattrs++;
+}
+
+int hwc__recording_add_ids(hwc_recording *rec, int event, const uint64_t *ids, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int err = add_id(rec, (size_t)event, ids[i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+size_t hwc__recording_nevents(const hwc_recording *rec)
+{
+	return rec->nattrs;
+}
+
+const struct perf_event_attr *hwc__recording_first_attr(const hwc_recording *rec)
+{
+	return rec->nattrs ? &rec->attrs[0].attr : NULL;
+}
+
+/* The event a record belongs to, by its PERF_SAMPLE_IDENTIFIER; synthesized
+ * records (id 0) and unknown ids belong to the first. */
+static const struct perf_event_attr *attr_of(const hwc_recording *rec,
+					     const struct perf_event_header *h)
+{
+	if (!rec->nattrs)
+		return NULL;
+	const struct perf_event_attr *first = &rec->attrs[0].attr;
+	size_t a;
+	if (!(first->sample_type & PERF_SAMPLE_IDENTIFIER) ||
+	    (h->type != PERF_RECORD_SAMPLE && !first->sample_id_all) ||
+	    !hwc__idmap_find(rec->ids, rec->nids, hwc__record_id(h), &a))
+		return first;
+	return &rec->attrs[a].attr;
+}
+
+static int add_dso(hwc_recording *rec, const char *path, bool kernel)
+{
+	for (size_t i = 0; i < rec->ndsos; i++)
+		if (rec->dsos[i].kernel == kernel && strcmp(rec->dsos[i].path, path) == 0)
+			return 0;
+	int err = hwc__reserve(&rec->dsos, &rec->cap_dsos, rec->ndsos + 1, sizeof(*rec->dsos));
+	if (err)
+		return err;
+	char *copy = strdup(path);
+	if (!copy)
+		return hwc__fail(-ENOMEM, "out of memory");
+	rec->dsos[rec->ndsos++] = (struct dso){copy, kernel, 0, {0}};
+	return 0;
+}
+
+/* What the tail needs to know from a record: sample times, mapped files. */
+static int observe(hwc_recording *rec, const struct perf_event_header *h)
+{
+	const uint8_t *body = (const uint8_t *)(h + 1);
+	size_t blen = h->size - sizeof(*h);
+	if (h->type == PERF_RECORD_SAMPLE) {
+		const struct perf_event_attr *a = attr_of(rec, h);
+		uint64_t t = a ? a->sample_type : 0;
+		size_t off = 8 * (!!(t & PERF_SAMPLE_IDENTIFIER) + !!(t & PERF_SAMPLE_IP) +
+				  !!(t & PERF_SAMPLE_TID));
+		uint64_t time;
+		if (!(t & PERF_SAMPLE_TIME) || off + 8 > blen)
+			return 0;
+		memcpy(&time, body + off, 8);
+		if (!rec->have_time || time < rec->first_time)
+			rec->first_time = time;
+		if (!rec->have_time || time > rec->last_time)
+			rec->last_time = time;
+		rec->have_time = true;
+		return 0;
+	}
+	size_t name_off;
+	bool exec;
+	if (h->type == PERF_RECORD_MMAP) {
+		name_off = 8 + 3 * 8; /* pid, tid, addr, len, pgoff */
+		exec = !(h->misc & PERF_RECORD_MISC_MMAP_DATA);
+	} else if (h->type == PERF_RECORD_MMAP2) {
+		name_off = 8 + 3 * 8 + 4 + 4 + 8 + 8; /* ..., maj, min, ino, ino_generation */
+		uint32_t prot = 0;
+		if (name_off + 8 <= blen)
+			memcpy(&prot, body + name_off, 4);
+		name_off += 8; /* prot, flags */
+		exec = (prot & PROT_EXEC) && !(h->misc & PERF_RECORD_MISC_MMAP_DATA);
+	} else {
+		return 0;
+	}
+	if (!exec || name_off >= blen || memchr(body + name_off, '\0', blen - name_off) == NULL)
+		return 0;
+	const char *name = (const char *)body + name_off;
+	bool kernel = (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+	if (kernel && strncmp(name, "[kernel.kallsyms]", 17) == 0)
+		return add_dso(rec, "[kernel.kallsyms]", true);
+	if (name[0] != '/' || strstr(name, " (deleted)"))
+		return 0; /* anonymous, [vdso], deleted: no file to take a build-id from */
+	return add_dso(rec, name, kernel);
+}
+
+HWC_EXPORT int hwc_recording_write(hwc_recording *rec, const struct perf_event_header *h)
+{
+	if (rec->error)
+		return rec->error;
+	if (h->size < sizeof(*h) || h->size % 8)
+		return hwc__fail(-EINVAL, "record of type %u has a size of %u bytes, not a multiple "
+					  "of 8 of at least 8",
+				 h->type, h->size);
+	if (rec->len + h->size > BUF_SIZE) {
+		int err = flush_buf(rec);
+		if (err)
+			return err;
+	}
+	memcpy(rec->buf + rec->len, h, h->size);
+	rec->len += h->size;
+	rec->buf_records++;
+	rec->buf_samples += h->type == PERF_RECORD_SAMPLE;
+	return observe(rec, h);
+}
+
+HWC_EXPORT int hwc_recording_write_user(hwc_recording *rec, const void *data, size_t size)
+{
+	size_t a;
+	if (!hwc__idmap_find(rec->ids, rec->nids, USER_ID, &a)) {
+		struct perf_event_attr attr = {
+			.type = PERF_TYPE_SOFTWARE,
+			.config = PERF_COUNT_SW_BPF_OUTPUT,
+			.sample_period = 1,
+			.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+				       PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
+				       PERF_SAMPLE_RAW,
+			.read_format = PERF_FORMAT_ID,
+			.sample_id_all = 1,
+			.use_clockid = 1,
+			.clockid = CLOCK_MONOTONIC,
+		};
+		int ev = hwc__recording_add_event(rec, &attr, USER_EVENT, -1);
+		if (ev < 0)
+			return ev;
+		uint64_t id = USER_ID;
+		int err = hwc__recording_add_ids(rec, ev, &id, 1);
+		if (err)
+			return err;
+	}
+	/* header, id, ip, pid/tid, time, cpu, period, raw size, raw */
+	size_t fixed = 8 + 6 * 8 + 4;
+	size_t raw = (4 + size + 7) / 8 * 8 - 4;
+	if (fixed + raw > 0xfff8)
+		return hwc__fail(-E2BIG, "a user record of %zu bytes does not fit a perf record "
+					 "(at most %zu bytes)",
+				 size, (size_t)0xfff8 - fixed - 4);
+	uint64_t rec_buf[0x10000 / 8];
+	uint8_t *p = (uint8_t *)rec_buf;
+	memset(p, 0, fixed + raw);
+	struct perf_event_header h = {PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER,
+				      (uint16_t)(fixed + raw)};
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t w[6] = {USER_ID, 0, 0, (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec,
+			 0, 1};
+	uint32_t ids[2] = {(uint32_t)getpid(), (uint32_t)syscall(SYS_gettid)};
+	memcpy(&w[2], ids, 8);
+	int cpu = sched_getcpu();
+	uint32_t cpus[2] = {(uint32_t)(cpu < 0 ? 0 : cpu), 0};
+	memcpy(&w[4], cpus, 8);
+	uint32_t raw_size = (uint32_t)raw;
+	memcpy(p, &h, 8);
+	memcpy(p + 8, w, sizeof(w));
+	memcpy(p + 8 + sizeof(w), &raw_size, 4);
+	if (size)
+		memcpy(p + fixed, data, size);
+	return hwc_recording_write(rec, (const struct perf_event_header *)p);
+}
+
+/* ---------------------------------------------------------------- the tail */
+
+static int feat_build_ids(hwc_recording *rec, struct hwc__bytes *b)
+{
+	int err = 0;
+	for (size_t i = 0; i < rec->ndsos && !err; i++) {
+		struct dso *d = &rec->dsos[i];
+		if (d->idlen == 0) {
+			int n = d->kernel ? hwc__kernel_build_id(d->id, sizeof(d->id))
+					  : hwc__build_id(d->path, d->id, sizeof(d->id));
+			d->idlen = n > 0 ? n : -1;
+		}
+		if (d->idlen < 0)
+			continue;
+		/* header, pid, 20 id bytes + size byte + 3 spare, then the name */
+		size_t name = strlen(d->path) + 1;
+		size_t padded = (name + PF_NAME_ALIGN - 1) / PF_NAME_ALIGN * PF_NAME_ALIGN;
+		struct perf_event_header h = {
+			HWC_RECORD_HEADER_BUILD_ID,
+			(uint16_t)((d->kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER) |
+				   PF_MISC_BUILD_ID_SIZE),
+			(uint16_t)(sizeof(h) + 4 + 24 + padded)};
+		uint8_t id[24] = {0};
+		memcpy(id, d->id, (size_t)d->idlen);
+		id[20] = (uint8_t)d->idlen;
+		int32_t pid = PF_HOST_PID;
+		err = hwc__bytes_put(b, &h, sizeof(h));
+		if (!err)
+			err = hwc__bytes_put(b, &pid, 4);
+		if (!err)
+			err = hwc__bytes_put(b, id, sizeof(id));
+		if (!err)
+			err = hwc__bytes_put(b, d->path, name);
+		if (!err)
+			err = hwc__bytes_put(b, NULL, padded - name);
+	}
+	return err;
+}
+
+static int feat_event_desc(hwc_recording *rec, struct hwc__bytes *b)
+{
+	int err = hwc__bytes_u32(b, (uint32_t)rec->nattrs);
+	if (!err)
+		err = hwc__bytes_u32(b, sizeof(struct perf_event_attr));
+	for (size_t i = 0; i < rec->nattrs && !err; i++) {
+		const struct rattr *ra = &rec->attrs[i];
+		err = hwc__bytes_put(b, &ra->attr, sizeof(ra->attr));
+		if (!err)
+			err = hwc__bytes_u32(b, (uint32_t)ra->nids);
+		if (!err)
+			err = hwc__bytes_string(b, ra->name);
+		if (!err)
+			err = hwc__bytes_put(b, ra->ids, ra->nids * sizeof(uint64_t));
+	}
+	return err;
+}
+
+static size_t group_members(const hwc_recording *rec, size_t leader)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < rec->nattrs; i++)
+		n += rec->attrs[i].leader == (int)leader;
+	return n;
+}
+
+static int feat_group_desc(hwc_recording *rec, struct hwc__bytes *b)
+{
+	uint32_t nr = 0;
+	for (size_t i = 0; i < rec->nattrs; i++)
+		nr += rec->attrs[i].leader == (int)i && group_members(rec, i) > 1;
+	if (nr == 0)
+		return -ENOENT;
+	int err = hwc__bytes_u32(b, nr);
+	for (size_t i = 0; i < rec->nattrs && !err; i++) {
+		size_t n = group_members(rec, i);
+		if (rec->attrs[i].leader != (int)i || n < 2)
+			continue;
+		err = hwc__bytes_string(b, "{anon_group}");
+		if (!err)
+			err = hwc__bytes_u32(b, (uint32_t)i);
+		if (!err)
+			err = hwc__bytes_u32(b, (uint32_t)n);
+	}
+	return err;
+}
+
+static bool uses_clockid(const hwc_recording *rec)
+{
+	for (size_t i = 0; i < rec->nattrs; i++)
+		if (rec->attrs[i].attr.use_clockid)
+			return true;
+	return false;
+}
+
+/* Feature F's bytes into B; -ENOENT leaves F out of the file. */
+static int feature(hwc_recording *rec, int f, struct hwc__bytes *b)
+{
+	switch (f) {
+	case HWC_FEAT_BUILD_ID:
+		return feat_build_ids(rec, b);
+	case HWC_FEAT_CMDLINE:
+		return rec->cmdline.len ? hwc__bytes_put(b, rec->cmdline.p, rec->cmdline.len)
+					: hwc__bytes_u32(b, 0);
+	case HWC_FEAT_EVENT_DESC:
+		return feat_event_desc(rec, b);
+	case HWC_FEAT_GROUP_DESC:
+		return feat_group_desc(rec, b);
+	case HWC_FEAT_SAMPLE_TIME:
+		if (!rec->have_time)
+			return -ENOENT;
+		return hwc__bytes_u64(b, rec->first_time) ?: hwc__bytes_u64(b, rec->last_time);
+	case HWC_FEAT_CLOCKID: {
+		struct timespec res;
+		if (!uses_clockid(rec) || clock_getres(CLOCK_MONOTONIC, &res) < 0)
+			return -ENOENT;
+		return hwc__bytes_u64(b, (uint64_t)res.tv_sec * 1000000000ULL +
+						 (uint64_t)res.tv_nsec);
+	}
+	case HWC_FEAT_CLOCK_DATA: {
+		if (!uses_clockid(rec))
+			return -ENOENT;
+		/* version, clockid, then one instant on the wall clock and on it */
+		int err = hwc__bytes_u32(b, 1) ?: hwc__bytes_u32(b, CLOCK_MONOTONIC);
+		err = err ?: hwc__bytes_u64(b, (uint64_t)rec->tod_ref.tv_sec * 1000000000ULL +
+						     (uint64_t)rec->tod_ref.tv_nsec);
+		return err ?: hwc__bytes_u64(b, (uint64_t)rec->mono_ref.tv_sec * 1000000000ULL +
+							(uint64_t)rec->mono_ref.tv_nsec);
+	}
+	default:
+		if (f < (int)HWC_ARRAY_SIZE(rec->machine) && rec->have_machine[f])
+			return hwc__bytes_put(b, rec->machine[f].p, rec->machine[f].len);
+		return -ENOENT;
+	}
+}
+
+/* Build the tail for data ending at DATA_END, and the header pointing at it. */
+static int build_tail(hwc_recording *rec, uint64_t data_end, struct hwc__bytes *tail,
+		      struct pf_header *h)
+{
+	static const int order[] = {
+		HWC_FEAT_BUILD_ID,     HWC_FEAT_HOSTNAME,      HWC_FEAT_OSRELEASE,
+		HWC_FEAT_VERSION,      HWC_FEAT_ARCH,          HWC_FEAT_NRCPUS,
+		HWC_FEAT_CPUDESC,      HWC_FEAT_CPUID,         HWC_FEAT_TOTAL_MEM,
+		HWC_FEAT_CMDLINE,      HWC_FEAT_EVENT_DESC,    HWC_FEAT_CPU_TOPOLOGY,
+		HWC_FEAT_NUMA_TOPOLOGY, HWC_FEAT_PMU_MAPPINGS, HWC_FEAT_GROUP_DESC,
+		HWC_FEAT_SAMPLE_TIME,  HWC_FEAT_CLOCKID,       HWC_FEAT_CLOCK_DATA,
+	};
+	struct hwc__bytes body = {0};
+	struct pf_section sec[HWC_ARRAY_SIZE(order)];
+	size_t nsec = 0;
+	memset(h, 0, sizeof(*h));
+	int err = 0;
+	for (size_t i = 0; i < HWC_ARRAY_SIZE(order) && !err; i++) {
+		size_t before = body.len;
+		err = feature(rec, order[i], &body);
+		if (err == -ENOENT) {
+			body.len = before;
+			err = 0;
+			continue;
+		}
+		sec[nsec++] = (struct pf_section){before, body.len - before};
+		h->features[order[i] / 64] |= 1ULL << (order[i] % 64);
+	}
+	/* The section table comes first, right after the data, as perf expects. */
+	uint64_t base = data_end + nsec * sizeof(struct pf_section);
+	for (size_t i = 0; i < nsec; i++)
+		sec[i].offset += base;
+	tail->len = 0;
+	if (!err)
+		err = hwc__bytes_put(tail, sec, nsec * sizeof(sec[0]));
+	if (!err)
+		err = hwc__bytes_put(tail, body.p, body.len);
+	free(body.p);
+	if (!err)
+		err = hwc__bytes_put(tail, NULL, (8 - (data_end + tail->len) % 8) % 8);
+	/* The id arrays, then the attribute table pointing at them. */
+	struct pf_section *idsec = calloc(rec->nattrs + 1, sizeof(*idsec));
+	if (!idsec)
+		err = err ?: hwc__fail(-ENOMEM, "out of memory");
+	for (size_t i = 0; i < rec->nattrs && !err; i++) {
+		idsec[i] = (struct pf_section){data_end + tail->len, rec->attrs[i].nids * 8};
+		err = hwc__bytes_put(tail, rec->attrs[i].ids, rec->attrs[i].nids * 8);
+	}
+	uint64_t attrs_off = data_end + tail->len;
+	for (size_t i = 0; i < rec->nattrs && !err; i++) {
+		err = hwc__bytes_put(tail, &rec->attrs[i].attr, sizeof(rec->attrs[i].attr));
+		if (!err)
+			err = hwc__bytes_put(tail, &idsec[i], sizeof(idsec[i]));
+	}
+	free(idsec);
+	h->magic = PF_MAGIC;
+	h->size = sizeof(*h);
+	h->attr_size = sizeof(struct perf_event_attr) + sizeof(struct pf_section);
+	h->attrs = (struct pf_section){attrs_off, rec->nattrs * h->attr_size};
+	h->data = (struct pf_section){DATA_OFF, data_end - DATA_OFF};
+	return err;
+}
+
+static bool out_of_space(int err)
+{
+	return err == -ENOSPC || err == -EDQUOT || err == -EFBIG;
+}
+
+/* Drop records from the end so that the data ends at or before WANT, on a
+ * record boundary: found from the last flush before WANT, reading the
+ * records written since (at most a buffer's worth). */
+static void give_back(hwc_recording *rec, uint64_t want)
+{
+	while (rec->nmarks > 1 && rec->marks[rec->nmarks - 1].end > want)
+		rec->nmarks--;
+	struct mark m = rec->marks[rec->nmarks - 1];
+	uint64_t end = rec->disk < m.end + BUF_SIZE ? rec->disk : m.end + BUF_SIZE;
+	ssize_t n = pread(rec->fd, rec->buf, (size_t)(end - m.end), (off_t)(DATA_OFF + m.end));
+	if (n < 0)
+		n = 0; /* a write-only descriptor: keep only what the flush left */
+	rec->disk = m.end;
+	rec->disk_records = m.records;
+	rec->disk_samples = m.samples;
+	for (size_t k = 0;;) {
+		const struct perf_event_header *h = (const void *)(rec->buf + k);
+		if (k + sizeof(*h) > (size_t)n || h->size < sizeof(*h) || k + h->size > (size_t)n ||
+		    m.end + k + h->size > want)
+			break;
+		k += h->size;
+		rec->disk = m.end + k;
+		rec->disk_records++;
+		rec->disk_samples += h->type == PERF_RECORD_SAMPLE;
+	}
+	rec->marks[rec->nmarks - 1] = (struct mark){rec->disk, rec->disk_records, rec->disk_samples};
+}
+
+/* Make the file valid: data, tail, header.  When the tail does not fit,
+ * give up records from the end, a flush at a time, until it does. */
+static int finish(hwc_recording *rec)
+{
+	int err = flush_buf(rec);
+	if (err && !rec->error)
+		return err; /* out of memory, nothing written wrong */
+	struct hwc__bytes tail = {0};
+	struct pf_header h;
+	for (;;) {
+		uint64_t end = DATA_OFF + rec->disk;
+		if (ftruncate(rec->fd, (off_t)end) < 0) {
+			err = -errno;
+			break;
+		}
+		err = build_tail(rec, end, &tail, &h);
+		if (err)
+			break;
+		size_t done;
+		err = write_at(rec->fd, tail.p, tail.len, end, &done);
+		if (!err || !out_of_space(err) || rec->disk == 0)
+			break;
+		if (!rec->error)
+			write_failed(rec, err);
+		give_back(rec, rec->disk > tail.len ? rec->disk - tail.len : 0);
+	}
+	if (!err) {
+		size_t done;
+		err = write_at(rec->fd, &h, sizeof(h), 0, &done);
+	}
+	rec->tail_size = err ? 0 : tail.len;
+	free(tail.p);
+	if (err)
+		return hwc__fail(err, "cannot finish %s: %s; the file is not a valid recording",
+				 rec->path, strerror(-err));
+	return 0;
+}
+
+HWC_EXPORT int hwc_recording_flush(hwc_recording *rec)
+{
+	int err = finish(rec);
+	if (err)
+		return err;
+	return rec->error;
+}
+
+HWC_EXPORT void hwc_recording_stats(const hwc_recording *rec, struct hwc_recording_stats *out)
+{
+	out->records = rec->disk_records + rec->buf_records;
+	out->samples = rec->disk_samples + rec->buf_samples;
+	out->bytes = DATA_OFF + rec->disk + rec->len + rec->tail_size;
+}
+
+HWC_EXPORT int hwc_recording_close(hwc_recording *rec, struct hwc_recording_stats *final)
+{
+	if (!rec)
+		return 0;
+	int err = finish(rec);
+	if (final)
+		hwc_recording_stats(rec, final);
+	if (!err && rec->error) {
+		err = rec->error;
+		hwc__fail(err, "cannot write %s: %s; it holds the %llu complete records (%llu "
+			       "samples) that fit and is a valid recording",
+			  rec->path, strerror(-err), (unsigned long long)rec->disk_records,
+			  (unsigned long long)rec->disk_samples);
+	}
+	if (rec->own_fd && close(rec->fd) < 0 && !err)
+		err = hwc__fail(-errno, "cannot close %s: %s", rec->path, strerror(errno));
+	rec->fd = -1;
+	free_rec(rec);
+	return err;
+}

@@ -1,0 +1,190 @@
+/* Records for what existed before sampling started, read from /proc: the
+ * kernel's text map, and for each process its COMM, the MMAP2 of every
+ * executable mapping (device and inode identify the file) and a FORK + COMM
+ * per extra thread.  They carry time 0 and sample id 0 (the first event). */
+#include "internal.h"
+#include "hwc/sample.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define MAX_RECORD 8192
+
+struct rbuf {
+	uint64_t words[MAX_RECORD / 8];
+	size_t len;
+};
+
+static void put(struct rbuf *r, const void *p, size_t n)
+{
+	memcpy((uint8_t *)r->words + r->len, p, n);
+	r->len += n;
+}
+
+static void put_u32(struct rbuf *r, uint32_t a, uint32_t b)
+{
+	uint32_t v[2] = {a, b};
+	put(r, v, sizeof(v));
+}
+
+static void put_u64(struct rbuf *r, uint64_t v)
+{
+	put(r, &v, sizeof(v));
+}
+
+/* A NUL-terminated string padded to 8 bytes; long names are cut. */
+static void put_name(struct rbuf *r, const char *s)
+{
+	size_t n = strnlen(s, 4095) + 1;
+	size_t padded = (n + 7) / 8 * 8;
+	memset((uint8_t *)r->words + r->len, 0, padded);
+	memcpy((uint8_t *)r->words + r->len, s, n - 1);
+	r->len += padded;
+}
+
+/* Finish with a zeroed sample_id trailer and write the record. */
+static int emit(hwc_recording *rec, struct rbuf *r, uint32_t type, uint16_t misc)
+{
+	const struct perf_event_attr *first = hwc__recording_first_attr(rec);
+	size_t trailer = first ? hwc_sample_id_size(first) : 0;
+	memset((uint8_t *)r->words + r->len, 0, trailer);
+	r->len += trailer;
+	struct perf_event_header h = {type, misc, (uint16_t)r->len};
+	memcpy(r->words, &h, sizeof(h));
+	return hwc_recording_write(rec, (const struct perf_event_header *)r->words);
+}
+
+int hwc__synth_kernel_map(hwc_recording *rec)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	if (!f)
+		return 0;
+	uint64_t text = 0, etext = 0;
+	char line[512];
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long addr;
+		char type, name[256];
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
+			continue;
+		if (strcmp(name, "_text") == 0)
+			text = addr;
+		else if (strcmp(name, "_etext") == 0)
+			etext = addr;
+	}
+	fclose(f);
+	if (text == 0)
+		return 0; /* addresses hidden (kptr_restrict): no kernel map to give */
+	struct rbuf r = {.len = 8};
+	put_u32(&r, (uint32_t)-1, 0);
+	put_u64(&r, text);
+	put_u64(&r, etext > text ? etext - text : UINT64_MAX - text);
+	put_u64(&r, text);
+	put_name(&r, "[kernel.kallsyms]_text");
+	return emit(rec, &r, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL);
+}
+
+static int comm(hwc_recording *rec, pid_t pid, pid_t tid)
+{
+	char path[64], name[64];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	if (hwc__read_file(path, name, sizeof(name)))
+		return 0; /* gone */
+	struct rbuf r = {.len = 8};
+	put_u32(&r, (uint32_t)pid, (uint32_t)tid);
+	put_name(&r, name);
+	return emit(rec, &r, PERF_RECORD_COMM, 0);
+}
+
+static int maps(hwc_recording *rec, pid_t pid)
+{
+	char path[64], line[4096 + 256];
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	/* Code only, unless the events track data mappings (DWARF unwinding). */
+	const struct perf_event_attr *first = hwc__recording_first_attr(rec);
+	bool data = first && first->mmap_data;
+	int err = 0;
+	while (!err && fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, pgoff, ino;
+		unsigned maj, min;
+		char perms[8];
+		int n = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff, &maj,
+			   &min, &ino, &n) < 7)
+			continue;
+		char *name = line + n;
+		name[strcspn(name, "\n")] = '\0';
+		bool exec = strlen(perms) >= 4 && perms[2] == 'x';
+		if ((!exec && (!data || name[0] != '/')) || strcmp(name, "[vsyscall]") == 0)
+			continue;
+		uint32_t prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
+				(exec ? PROT_EXEC : 0);
+		uint32_t flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
+		struct rbuf r = {.len = 8};
+		put_u32(&r, (uint32_t)pid, (uint32_t)pid);
+		put_u64(&r, start);
+		put_u64(&r, end - start);
+		put_u64(&r, pgoff);
+		put_u32(&r, maj, min);
+		put_u64(&r, ino);
+		put_u64(&r, 0); /* inode generation: unknown */
+		put_u32(&r, prot, flags);
+		put_name(&r, *name ? name : "//anon");
+		err = emit(rec, &r, PERF_RECORD_MMAP2,
+			   PERF_RECORD_MISC_USER | (exec ? 0 : PERF_RECORD_MISC_MMAP_DATA));
+	}
+	fclose(f);
+	return err;
+}
+
+int hwc__synth_process(hwc_recording *rec, pid_t pid)
+{
+	pid_t tgid = hwc__tgid_of(pid);
+	if (tgid <= 0)
+		return 0; /* gone meanwhile: nothing to describe */
+	int err = comm(rec, tgid, tgid);
+	if (!err)
+		err = maps(rec, tgid);
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)tgid);
+	DIR *d = opendir(path);
+	struct dirent *de;
+	while (!err && d && (de = readdir(d))) {
+		pid_t tid = (pid_t)atoi(de->d_name);
+		if (tid <= 0 || tid == tgid)
+			continue;
+		/* A thread shares its process's maps: a FORK from the main thread. */
+		struct rbuf r = {.len = 8};
+		put_u32(&r, (uint32_t)tgid, (uint32_t)tgid);
+		put_u32(&r, (uint32_t)tid, (uint32_t)tgid);
+		put_u64(&r, 0);
+		err = emit(rec, &r, PERF_RECORD_FORK, 0);
+		if (!err)
+			err = comm(rec, tgid, tid);
+	}
+	if (d)
+		closedir(d);
+	return err;
+}
+
+int hwc__synth_all(hwc_recording *rec)
+{
+	DIR *d = opendir("/proc");
+	if (!d)
+		return hwc__fail(-errno, "cannot list /proc: %s", strerror(errno));
+	int err = 0;
+	struct dirent *de;
+	while (!err && (de = readdir(d)))
+		if (isdigit((unsigned char)de->d_name[0]))
+			err = hwc__synth_process(rec, (pid_t)atoi(de->d_name));
+	closedir(d);
+	return err;
+}

@@ -1,0 +1,250 @@
+/* What counting and sampling share about targets: running a command that
+ * waits for its events before it execs, finding every thread of a process
+ * (rescanning for threads created meanwhile), validating CPU lists, and the
+ * retry in user space only when kernel profiling is denied. */
+#include "internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+void hwc__child_init(struct hwc__child *ch)
+{
+	ch->pid = -1;
+	ch->go_fd = ch->exec_fd = -1;
+	ch->started = false;
+}
+
+int hwc__child_spawn(struct hwc__child *ch, char *const *argv)
+{
+	int go[2], st[2];
+	if (!argv || !argv[0])
+		return hwc__fail(-EINVAL, "no command to run");
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return hwc__fail(-errno, "pipe: %s", strerror(errno));
+	if (pipe2(st, O_CLOEXEC) < 0) {
+		int err = -errno;
+		close(go[0]);
+		close(go[1]);
+		return hwc__fail(err, "pipe: %s", strerror(-err));
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		int err = -errno;
+		close(go[0]), close(go[1]), close(st[0]), close(st[1]);
+		return hwc__fail(err, "cannot fork: %s", strerror(-err));
+	}
+	if (pid == 0) {
+		/* Wait for the events, then exec; report exec failure by pipe. */
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		close(go[1]);
+		close(st[0]);
+		char x;
+		ssize_t r;
+		do
+			r = read(go[0], &x, 1);
+		while (r < 0 && errno == EINTR);
+		if (r != 1)
+			_exit(127);
+		execvp(argv[0], argv);
+		int e = errno;
+		if (write(st[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(st[1]);
+	snprintf(ch->name, sizeof(ch->name), "%s", argv[0]);
+	ch->pid = pid;
+	ch->go_fd = go[1];
+	ch->exec_fd = st[0];
+	return 0;
+}
+
+int hwc__child_reap(struct hwc__child *ch, int *status)
+{
+	int st = 0;
+	pid_t r;
+	while ((r = waitpid(ch->pid, &st, 0)) < 0 && errno == EINTR)
+		;
+	if (status)
+		*status = st;
+	ch->pid = -1;
+	return r < 0 ? -ECHILD : 0;
+}
+
+int hwc__child_release(struct hwc__child *ch)
+{
+	ch->started = true;
+	ssize_t w;
+	do
+		w = write(ch->go_fd, "x", 1);
+	while (w < 0 && errno == EINTR);
+	close(ch->go_fd);
+	ch->go_fd = -1;
+	int child_errno = 0;
+	ssize_t r;
+	do
+		r = read(ch->exec_fd, &child_errno, sizeof(child_errno));
+	while (r < 0 && errno == EINTR);
+	close(ch->exec_fd);
+	ch->exec_fd = -1;
+	if (r != (ssize_t)sizeof(child_errno))
+		return 0; /* EOF: exec succeeded and closed the pipe */
+	hwc__child_reap(ch, NULL);
+	return hwc__fail(-child_errno, "cannot execute '%s': %s%s", ch->name, strerror(child_errno),
+			 child_errno == ENOENT && !strchr(ch->name, '/') ? " (not found in PATH)" : "");
+}
+
+void hwc__child_discard(struct hwc__child *ch)
+{
+	if (ch->go_fd >= 0)
+		close(ch->go_fd); /* an unreleased child sees EOF and exits */
+	if (ch->exec_fd >= 0)
+		close(ch->exec_fd);
+	ch->go_fd = ch->exec_fd = -1;
+	if (ch->pid > 0 && !ch->started)
+		hwc__child_reap(ch, NULL);
+}
+
+static int check_cpus(const int *cpus, size_t n)
+{
+	int online[4096];
+	int nonline = hwc_online_cpus(online, HWC_ARRAY_SIZE(online));
+	if (nonline < 0)
+		return nonline;
+	for (size_t i = 0; i < n; i++) {
+		bool ok = false;
+		for (int k = 0; k < nonline && k < (int)HWC_ARRAY_SIZE(online); k++)
+			ok |= online[k] == cpus[i];
+		if (!ok)
+			return hwc__fail(-EINVAL, "CPU %d is out of range: the online CPUs are %d-%d "
+						  "(%d CPUs; see /sys/devices/system/cpu/online)",
+					 cpus[i], online[0], online[nonline - 1], nonline);
+	}
+	return 0;
+}
+
+int hwc__target_cpus(const struct hwc_target *t, int **out, size_t *n)
+{
+	int online[4096];
+	const int *cpus = t->cpus;
+	size_t count = t->ncpus;
+	*out = NULL;
+	*n = 0;
+	if (!cpus) {
+		int k = hwc_online_cpus(online, HWC_ARRAY_SIZE(online));
+		if (k < 0)
+			return k;
+		cpus = online;
+		count = (size_t)k < HWC_ARRAY_SIZE(online) ? (size_t)k : HWC_ARRAY_SIZE(online);
+	}
+	if (count == 0)
+		return hwc__fail(-EINVAL, "no CPUs to count on");
+	int err = check_cpus(cpus, count);
+	if (err)
+		return err;
+	*out = malloc(count * sizeof(**out));
+	if (!*out)
+		return hwc__fail(-ENOMEM, "out of memory");
+	memcpy(*out, cpus, count * sizeof(**out));
+	*n = count;
+	return 0;
+}
+
+struct seen {
+	pid_t *tid;
+	size_t n, cap;
+};
+
+static bool seen_has(const struct seen *s, pid_t tid)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->tid[i] == tid)
+			return true;
+	return false;
+}
+
+static int seen_add(struct seen *s, pid_t tid)
+{
+	int err = hwc__reserve(&s->tid, &s->cap, s->n + 1, sizeof(*s->tid));
+	if (!err)
+		s->tid[s->n++] = tid;
+	return err;
+}
+
+int hwc__each_thread(pid_t pid, int (*open_tid)(void *arg, pid_t tid), void *arg)
+{
+	char path[64];
+	struct seen seen = {0};
+	size_t opened = 0;
+	int err = 0;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	for (int pass = 0; pass < 100 && !err; pass++) {
+		DIR *d = opendir(path);
+		if (!d)
+			break; /* exited; keep what we have */
+		bool added = false;
+		struct dirent *de;
+		while (!err && (de = readdir(d))) {
+			pid_t tid = (pid_t)atoi(de->d_name);
+			if (tid <= 0 || seen_has(&seen, tid))
+				continue;
+			if ((err = seen_add(&seen, tid)))
+				break;
+			err = open_tid(arg, tid);
+			if (err == -ESRCH) { /* the thread exited meanwhile */
+				err = 0;
+				continue;
+			}
+			opened += !err;
+			added = !err;
+		}
+		closedir(d);
+		if (!added)
+			break;
+	}
+	free(seen.tid);
+	if (!err && opened == 0)
+		err = hwc__fail(-ESRCH, "no process with pid %d", (int)pid);
+	return err;
+}
+
+pid_t hwc__tgid_of(pid_t tid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	int tgid = -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
+bool hwc__fallback_allowed(const struct hwc_event *ev, unsigned flags, int err)
+{
+	return (err == -EACCES || err == -EPERM) && !(flags & HWC_NO_FALLBACK) &&
+	       !ev->explicit_priv && !ev->attr.exclude_kernel;
+}
+
+void hwc__make_user_only(struct hwc__ev *ev, size_t n, bool *user_only)
+{
+	for (size_t k = 0; k < n; k++)
+		if (!ev[k].pub.explicit_priv && !ev[k].pub.attr.exclude_kernel) {
+			ev[k].pub.attr.exclude_kernel = 1;
+			ev[k].pub.attr.exclude_hv = 1;
+			user_only[k] = true;
+		}
+}

@@ -1,0 +1,434 @@
+/* hwc record: sample a command, a process or the whole system into a
+ * perf.data file that perf report and hwc report read.  Whatever ends the
+ * recording (the command's exit or death, Ctrl-C, a full disk), the file
+ * is finished and valid, and the summary says what it holds, lost and
+ * throttled samples included. */
+#include "cli.h"
+#include "hwc.h"
+
+#include <hwc/sample.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+enum { EXIT_ERROR = 1, EXIT_NOEXEC = 127 };
+
+struct options {
+	const char **specs;
+	size_t nspecs;
+	const char *log_events; /* --log-events */
+	uint64_t period, freq;
+	enum hwc_callgraph callgraph;
+	uint32_t stack_size;
+	struct cli_target t; /* -p, -t, -a, -C, -i, the command */
+	bool group_values, log_exit, log_switch;
+	size_t pages;
+	const char *output;
+};
+
+static const char usage_text[] =
+	"usage: hwc record [options] [--] command [args...]\n"
+	"       hwc record [options] -p pid | -t tid | -a | -C cpus [command]\n"
+	"\n"
+	"Sample events while a command runs, or in a running process or thread, or on\n"
+	"every CPU (until Ctrl-C or the end of the command), into a perf.data file.\n"
+	"\n"
+	"  -e, --event SPEC          events to sample: comma lists and {groups}, repeatable;\n"
+	"                            default: cycles, or cpu-clock without a hardware PMU\n"
+	"  -c, --count PERIOD        a sample every PERIOD events\n"
+	"  -F, --freq HZ             HZ samples a second per event (default 4000)\n"
+	"  -g                        call graphs from frame pointers (--call-graph fp)\n"
+	"      --call-graph MODE     fp, or dwarf[,SIZE]: user registers and SIZE bytes of\n"
+	"                            user stack per sample (default 8192), unwound later\n"
+	"  -p, --pid PID             sample an existing process, all its threads\n"
+	"  -t, --tid TID             sample one existing thread\n"
+	"  -a, --all-cpus            sample every online CPU\n"
+	"  -C, --cpu LIST            sample these CPUs only (e.g. 0-3,6)\n"
+	"  -i, --no-inherit          do not sample child processes and new threads\n"
+	"  -o, --output FILE         the recording (default hwc.data)\n"
+	"  -m, --mmap-pages N        ring buffer pages per CPU, a power of 2 (default 128)\n"
+	"      --group-values        in each {group} only the leader samples; the others\n"
+	"                            are counted and their values stored with every sample\n"
+	"      --log-exit            store each thread's counts of the --log-events when it\n"
+	"                            exits (hwpmc's PMC_F_LOG_PROCEXIT)\n"
+	"      --log-switch          store a thread's counts at each of its context switches,\n"
+	"                            and the switches themselves (PMC_F_LOG_PROCCSW)\n"
+	"      --log-events SPEC     the events --log-exit and --log-switch count\n"
+	"                            (default task-clock)\n"
+	"  -h, --help                show this help\n"
+	"\n"
+	"At the end a summary on stderr: samples written, records lost, times throttled,\n"
+	"file size.  Exit status: the command's (128+N if a signal N killed it), 127 if\n"
+	"it cannot be executed, 1 on errors (a full disk included: the file then holds\n"
+	"what fit and stays valid), 2 on bad usage, 130 when interrupted.\n"
+	"See hwc-record(1) and hwc-data(5).\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	return cli_usage_error("record", fmt, arg);
+}
+
+static bool parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	if (*s == '-')
+		return false;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+static int parse_call_graph(const char *s, struct options *o)
+{
+	if (strcmp(s, "fp") == 0) {
+		o->callgraph = HWC_CALLGRAPH_FP;
+		return -1;
+	}
+	if (strncmp(s, "dwarf", 5) != 0 || (s[5] && s[5] != ','))
+		return usage_error("unknown call graph mode '%s' (expected fp or dwarf[,SIZE])", s);
+	o->callgraph = HWC_CALLGRAPH_DWARF;
+	uint64_t size;
+	if (s[5] == ',' && (!parse_u64(s + 6, 8, 65528, &size) || size % 8))
+		return usage_error("invalid stack size in '%s': give bytes, a multiple of 8 from 8 "
+				   "to 65528",
+				   s);
+	if (s[5] == ',')
+		o->stack_size = (uint32_t)size;
+	return -1;
+}
+
+/* Returns -1 to go on, else the exit status (help, usage error). */
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	enum { OPT_CALL_GRAPH = 256, OPT_GROUP_VALUES, OPT_LOG_EXIT, OPT_LOG_SWITCH, OPT_LOG_EVENTS };
+	static const struct option longopts[] = {
+		{"event", required_argument, NULL, 'e'},
+		{"count", required_argument, NULL, 'c'},
+		{"freq", required_argument, NULL, 'F'},
+		{"call-graph", required_argument, NULL, OPT_CALL_GRAPH},
+		CLI_TARGET_LONGOPTS,
+		{"output", required_argument, NULL, 'o'},
+		{"mmap-pages", required_argument, NULL, 'm'},
+		{"group-values", no_argument, NULL, OPT_GROUP_VALUES},
+		{"log-exit", no_argument, NULL, OPT_LOG_EXIT},
+		{"log-switch", no_argument, NULL, OPT_LOG_SWITCH},
+		{"log-events", required_argument, NULL, OPT_LOG_EVENTS},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	uint64_t v;
+	int c, r;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+:e:c:F:go:m:h" CLI_TARGET_SHORTOPTS, longopts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			if (!cli_add_spec(&o->specs, &o->nspecs, optarg))
+				return usage_error("%s", "out of memory");
+			break;
+		case 'c':
+			if (!parse_u64(optarg, 1, UINT64_MAX >> 1, &o->period))
+				return usage_error("invalid period '%s' (expected a positive number of "
+						   "events)",
+						   optarg);
+			break;
+		case 'F':
+			if (!parse_u64(optarg, 1, UINT32_MAX, &o->freq))
+				return usage_error("invalid frequency '%s' (expected samples a second, "
+						   "1 or more)",
+						   optarg);
+			break;
+		case 'g': o->callgraph = HWC_CALLGRAPH_FP; break;
+		case OPT_CALL_GRAPH:
+			if ((r = parse_call_graph(optarg, o)) >= 0)
+				return r;
+			break;
+		case 'o':
+			if (!*optarg)
+				return usage_error("%s", "the output file name of -o cannot be empty");
+			o->output = optarg;
+			break;
+		case 'm':
+			if (!parse_u64(optarg, 1, 1u << 20, &v) || (v & (v - 1)))
+				return usage_error("invalid ring buffer size '%s' (expected a power of 2 "
+						   "of pages, e.g. 128)",
+						   optarg);
+			o->pages = (size_t)v;
+			break;
+		case OPT_GROUP_VALUES: o->group_values = true; break;
+		case OPT_LOG_EXIT: o->log_exit = true; break;
+		case OPT_LOG_SWITCH: o->log_switch = true; break;
+		case OPT_LOG_EVENTS: o->log_events = optarg; break;
+		case 'h': fputs(usage_text, stdout); return 0;
+		default:
+			if ((r = cli_other_option("record", c, argv, &o->t)) >= 0)
+				return r;
+		}
+	}
+	o->t.argv = optind < argc ? argv + optind : NULL;
+
+	if (o->period && o->freq)
+		return usage_error("%s", "give -c (a period) or -F (a frequency), not both");
+	if ((r = cli_target_check("record", &o->t, "sample", "record", "sampling")) >= 0)
+		return r;
+	bool system = o->t.all_cpus || o->t.cpus;
+	if ((o->log_exit || o->log_switch) && system)
+		return usage_error("%s", "--log-exit and --log-switch count per thread: give a "
+					 "command, -p or -t, not -a or -C");
+	if (o->log_events && !o->log_exit && !o->log_switch)
+		return usage_error("%s", "--log-events needs --log-exit or --log-switch");
+	return -1;
+}
+
+/* ------------------------------------------------------------ signals */
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+/* SIGINT, SIGTERM and SIGHUP end the recording; the file is then finished.
+ * SIGINT and SIGTERM are caught even when ignored, as a shell ignores SIGINT
+ * for `hwc record -a &`, which is then stopped with kill -INT; an ignored
+ * SIGHUP (nohup) stays ignored. */
+static void setup_signals(void)
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct sigaction sa = {0}, old;
+		sigaction(sigs[i], NULL, &old);
+		if (sigs[i] == SIGHUP && old.sa_handler == SIG_IGN)
+			continue;
+		sa.sa_handler = on_signal; /* no SA_RESTART: the wait returns */
+		sigemptyset(&sa.sa_mask);
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
+/* ------------------------------------------------------------ recording */
+
+static int resolve(hwc_evlist **out, const char *const *specs, size_t n)
+{
+	if (hwc_evlist_new(out))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		int err = hwc_evlist_add(*out, specs[i]);
+		if (err) {
+			fprintf(stderr, "hwc record: %s\n", hwc_errdetail());
+			return err;
+		}
+	}
+	return 0;
+}
+
+static bool missing_hardware(int err)
+{
+	return err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV;
+}
+
+/* Open the sampler.  Without -e: cycles, and cpu-clock when the machine
+ * cannot sample cycles, saying so. */
+static int open_sampler(const struct options *o, const struct hwc_target *t,
+			const struct hwc_sampler_opts *so, hwc_sampler **s)
+{
+	static const char *const cycles[] = {"cycles"}, *const clock[] = {"cpu-clock"};
+	bool defaulted = o->nspecs == 0;
+	hwc_evlist *list = NULL, *logged = NULL;
+	struct hwc_sampler_opts opts = *so;
+	int err = resolve(&list, defaulted ? cycles : o->specs, defaulted ? 1 : o->nspecs);
+	if (!err && o->log_events) {
+		err = resolve(&logged, (const char *const[]){o->log_events}, 1);
+		opts.counted = logged;
+	}
+	if (!err) {
+		err = hwc_sampler_open(s, list, t, &opts);
+		if (err && defaulted && missing_hardware(err)) {
+			fprintf(stderr, "hwc record: sampling cpu-clock instead of cycles: %s\n",
+				hwc_errdetail());
+			hwc_evlist_free(list);
+			err = resolve(&list, clock, 1);
+			if (!err)
+				err = hwc_sampler_open(s, list, t, &opts);
+		}
+		if (err)
+			fprintf(stderr, "hwc record: %s\n", hwc_errdetail());
+	}
+	hwc_evlist_free(list);
+	hwc_evlist_free(logged);
+	return err;
+}
+
+static void raise_fd_limit(void)
+{
+	/* One descriptor per event, thread and CPU: take all we may. */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static void human_size(uint64_t bytes, char *buf, size_t size)
+{
+	if (bytes < 1024)
+		snprintf(buf, size, "%" PRIu64 " bytes", bytes);
+	else if (bytes < 1024 * 1024)
+		snprintf(buf, size, "%.1f KiB", (double)bytes / 1024);
+	else
+		snprintf(buf, size, "%.1f MiB", (double)bytes / (1024 * 1024));
+}
+
+static void summary(const char *path, const struct hwc_recording_stats *rs,
+		    const struct hwc_sampler_stats *ss)
+{
+	char size[64];
+	human_size(rs->bytes, size, sizeof(size));
+	fprintf(stderr,
+		"hwc record: %" PRIu64 " samples written to %s (%s), %" PRIu64 " lost, %" PRIu64
+		" throttled\n",
+		rs->samples, path, size, ss->lost, ss->throttled);
+	if (ss->lost)
+		fprintf(stderr, "hwc record: the kernel lost %" PRIu64 " records on full ring buffers; "
+				"give more pages (-m) or sample less often (-F, -c)\n",
+			ss->lost);
+	if (ss->throttled) {
+		long long max = 0;
+		FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
+		if (f) {
+			if (fscanf(f, "%lld", &max) != 1)
+				max = 0;
+			fclose(f);
+		}
+		fprintf(stderr, "hwc record: the kernel throttled sampling %" PRIu64 " times at its "
+				"rate limit (kernel.perf_event_max_sample_rate = %lld); sample less "
+				"often (-F, -c)\n",
+			ss->throttled, max);
+	}
+}
+
+static int record(const struct options *o, int argc, char **argv)
+{
+	struct hwc_target t;
+	cli_target_of(&o->t, &t);
+	struct hwc_sampler_opts so = {
+		.period = o->period,
+		.freq = o->freq,
+		.callgraph = o->callgraph,
+		.stack_size = o->stack_size,
+		.mmap_pages = o->pages,
+		.flags = (o->group_values ? HWC_GROUP_VALUES : 0) |
+			 (o->log_exit ? HWC_LOG_PROCEXIT : 0) | (o->log_switch ? HWC_LOG_PROCCSW : 0),
+	};
+	const char *path = o->output ? o->output : "hwc.data";
+	raise_fd_limit();
+	setup_signals();
+
+	/* The events first: a bad event must not clobber an earlier recording. */
+	hwc_sampler *s;
+	if (open_sampler(o, &t, &so, &s))
+		return EXIT_ERROR;
+	hwc_recording *rec;
+	if (hwc_recording_create(&rec, path)) {
+		fprintf(stderr, "hwc record: %s\n", hwc_errdetail());
+		hwc_sampler_close(s);
+		return EXIT_ERROR;
+	}
+	if (hwc_sampler_user_only(s)) {
+		int level = 2;
+		hwc_paranoid(&level);
+		fprintf(stderr, "hwc record: kernel sampling is not allowed for this user "
+				"(perf_event_paranoid is %d): sampling user space only\n",
+			level);
+	}
+	int status = EXIT_ERROR;
+	bool failed = false;
+	/* The CMDLINE feature: "hwc record ...", as perf stores "perf record ...". */
+	char **cmdline = calloc((size_t)argc + 1, sizeof(*cmdline));
+	if (cmdline) {
+		cmdline[0] = "hwc";
+		memcpy(cmdline + 1, argv, (size_t)argc * sizeof(*argv));
+	}
+	if (!cmdline || hwc_recording_set_cmdline(rec, argc + 1, cmdline) ||
+	    hwc_recording_add_sampler(rec, s)) {
+		fprintf(stderr, "hwc record: %s\n", hwc_errdetail());
+		failed = true;
+	} else if (hwc_sampler_start(s)) {
+		fprintf(stderr, "hwc record: %s\n", hwc_errdetail());
+		hwc_sampler_close(s);
+		hwc_recording_close(rec, NULL);
+		remove(path);
+		free(cmdline);
+		return EXIT_NOEXEC;
+	}
+	free(cmdline);
+	int wstatus = -1;
+	bool ended = false;
+	while (!failed && !stop_signal && !(ended = hwc_sampler_ended(s, &wstatus))) {
+		/* A signal between the check and the wait is seen at the next
+		 * timeout at the latest. */
+		int r = hwc_sampler_poll(s, 200);
+		if (r < 0 && r != -EINTR) {
+			fprintf(stderr, "hwc record: %s\n", hwc_errdetail());
+			failed = true;
+		}
+		if (hwc_sampler_write(s, rec) < 0) {
+			fprintf(stderr, "hwc record: %s\n", hwc_errdetail());
+			failed = true;
+		}
+	}
+	/* Stop, then take what the buffers still hold and the exit counts. */
+	if (hwc_sampler_stop(s)) {
+		fprintf(stderr, "hwc record: %s\n", hwc_errdetail());
+		failed = true;
+	}
+	if (hwc_sampler_write(s, rec) < 0 && !failed) {
+		fprintf(stderr, "hwc record: %s\n", hwc_errdetail());
+		failed = true;
+	}
+	/* A command we started does not outlive its recording. */
+	if (!ended && (stop_signal || failed) && hwc_sampler_pid(s) > 0 &&
+	    t.kind != HWC_TARGET_PROCESS && t.kind != HWC_TARGET_THREAD)
+		kill(hwc_sampler_pid(s), SIGTERM);
+	struct hwc_sampler_stats ss;
+	hwc_sampler_stats(s, &ss);
+	hwc_sampler_close(s);
+	struct hwc_recording_stats rs;
+	if (hwc_recording_close(rec, &rs)) {
+		fprintf(stderr, "hwc record: %s\n", hwc_errdetail());
+		failed = true;
+	}
+	summary(path, &rs, &ss);
+	if (failed)
+		return EXIT_ERROR;
+	if (stop_signal)
+		return 128 + stop_signal;
+	if (ended && wstatus != -1)
+		status = cli_exit_status(wstatus);
+	else
+		status = 0;
+	return status;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct options o = {0};
+	int r = parse_options(argc, argv, &o);
+	if (r < 0)
+		r = record(&o, argc, argv);
+	free(o.specs);
+	free(o.t.cpus);
+	return r;
+}
