@@ -302,7 +302,7 @@ int hwc__recording_add_ids(hwc_recording *rec, int event, const uint64_t *ids, s
 	return 0;
 }
 
-size_t hwc__recording_nevents(const hwc_recording *rec)
+HWC_EXPORT size_t hwc_recording_nevents(const hwc_recording *rec)
 {
 	return rec->nattrs;
 }

@@ -414,7 +414,9 @@ static int open_task(hwc_sampler *s, size_t t)
 				return explain(s, fd, e, pid, s->cpus[c]);
 			}
 			s->fd[SLOT(s, t, c, e)] = fd;
-			int err = add_id(s, e, fd);
+			int err = hwc__apply_filter(fd, &s->ev[e].pub);
+			if (!err)
+				err = add_id(s, e, fd);
 			if (!err && s->ring[c].fd < 0)
 				err = map_ring(s, c, fd);
 			else if (!err && ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->ring[c].fd) < 0)
@@ -523,7 +525,9 @@ static int open_own(hwc_sampler *s)
 			if (fd < 0)
 				return explain(s, fd, e, s->tids[t], -1);
 			s->own_fd[t * s->nev + e] = fd;
-			int err = add_id(s, e, fd);
+			int err = hwc__apply_filter(fd, &s->ev[e].pub);
+			if (!err)
+				err = add_id(s, e, fd);
 			if (err)
 				return err;
 		}
@@ -1071,7 +1075,7 @@ HWC_EXPORT const struct perf_event_attr *hwc_sampler_event(const hwc_sampler *s,
 HWC_EXPORT int hwc_recording_add_sampler(hwc_recording *rec, const hwc_sampler *s)
 {
 	hwc__clear_error();
-	int base = (int)hwc__recording_nevents(rec);
+	int base = (int)hwc_recording_nevents(rec);
 	for (size_t e = 0; e < s->nev; e++) {
 		const struct meta *m = &s->meta[e];
 		int leader = m->leader < 0 ? -1 : base + m->leader;
