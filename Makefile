@@ -75,13 +75,22 @@ $(CPC_SRC_OBJS): $(CPC_HEADERS) $(wildcard tools/cpucmds/*.h)
 # Tests of these interfaces build like any client: pkg-config only.
 CPC_PKG      := PKG_CONFIG_PATH=$(BUILD)/lib/pkgconfig pkg-config
 
+# FreeBSD hwpmc on Linux: libpmc.so.1 (<pmc.h> and <pmclog.h> in
+# compat/pmc), and the pmcstat and pmccontrol tools.
+PMC_OBJS     := $(call objs,compat/pmc)
+PMC_LIB      := $(BUILD)/lib/libpmc.so
+PMC_PCS      := $(BUILD)/lib/pkgconfig/libpmc.pc $(BUILD)/lib/pkgconfig/libpmc-uninstalled.pc
+PMC_HEADERS  := compat/pmc/pmc.h compat/pmc/pmclog.h
+$(PMC_OBJS): CPPFLAGS += -Icompat/pmc
+$(PMC_OBJS): $(PMC_HEADERS) compat/pmc/pmc_impl.h
+
 # Tools find libhwc next to them in the build tree and after install.
 RPATH     := -Wl,-rpath,'$$ORIGIN/../lib'
 
 .PHONY: all check check-sanitize bench install uninstall clean
 all: $(BUILD)/lib/libhwc.so $(BUILD)/lib/libhwc.a $(BUILD)/bin/hwc $(BUILD)/lib/pkgconfig/libhwc.pc \
-     $(COMPAT_LIBS) $(BUILD)/bin/pctr $(CPC_LIBS) $(CPC_PCS) $(CPC_TOOLS) $(WORK_BINS) \
-     $(TEST_BINS)
+     $(COMPAT_LIBS) $(BUILD)/bin/pctr $(CPC_LIBS) $(CPC_PCS) $(CPC_TOOLS) $(PMC_LIB) $(PMC_PCS) \
+     $(WORK_BINS) $(TEST_BINS)
 
 $(BUILD)/obj/compat/%.o $(BUILD)/obj/tools/pctr/%.o: CPPFLAGS += $(COMPAT_CPPFLAGS)
 $(BUILD)/obj/%.o: %.c $(wildcard include/hwc/*.h) $(wildcard src/*.h) $(wildcard tools/*/*.h) \
@@ -114,6 +123,9 @@ $(BUILD)/lib/libpctx.so.1: $(PCTX_OBJS) compat/pctx/libpctx.map
 $(BUILD)/lib/libcpc.so.1: $(CPC_OBJS) compat/cpc/libcpc.map $(BUILD)/lib/libhwc.so $(BUILD)/lib/libpctx.so
 	$(CC) $(LDFLAGS) -shared -Wl,-soname,libcpc.so.1 -Wl,--version-script=compat/cpc/libcpc.map \
 		-Wl,--no-undefined -o $@ $(CPC_OBJS) -L$(BUILD)/lib -lpctx -lhwc -Wl,-rpath,'$$ORIGIN'
+$(BUILD)/lib/libpmc.so.1: $(PMC_OBJS) compat/pmc/libpmc.map $(BUILD)/lib/libhwc.so
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,libpmc.so.1 -Wl,--version-script=compat/pmc/libpmc.map \
+		-Wl,--no-undefined -o $@ $(PMC_OBJS) -L$(BUILD)/lib -lhwc -lpthread -Wl,-rpath,'$$ORIGIN'
 $(BUILD)/lib/%.so: $(BUILD)/lib/%.so.1
 	ln -sf $(notdir $<) $@
 
@@ -121,6 +133,9 @@ $(BUILD)/lib/pkgconfig/%.pc: compat/cpc/%.pc.in Makefile
 	@mkdir -p $(dir $@)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|1|' $< > $@
 $(BUILD)/lib/pkgconfig/%.pc: compat/pctx/%.pc.in Makefile
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|1|' $< > $@
+$(BUILD)/lib/pkgconfig/%.pc: compat/pmc/%.pc.in Makefile
 	@mkdir -p $(dir $@)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|1|' $< > $@
 # pkg-config prefers NAME-uninstalled.pc: the build tree, for the tests.
@@ -137,6 +152,8 @@ $(BUILD)/bin/cpustat: $(call objs,tools/cpustat) $(CPUCMDS_OBJS) $(CPC_LIBS)
 
 $(BUILD)/tests/cpc_%: tests/cpc_%.c tests/check.h tests/cpc_test.h $(CPC_LIBS) $(CPC_PCS)
 	$(CC) -D_GNU_SOURCE $(CFLAGS) $(LDFLAGS) -o $@ $< $$($(CPC_PKG) --cflags --libs libcpc libpctx) -lpthread
+$(BUILD)/tests/pmc_%: tests/pmc_%.c tests/check.h tests/pmc_test.h $(PMC_LIB) $(PMC_PCS)
+	$(CC) -D_GNU_SOURCE $(CFLAGS) $(LDFLAGS) -o $@ $< $$($(CPC_PKG) --cflags --libs libpmc) -lpthread
 $(BUILD)/tests/pctx_%: tests/pctx_%.c tests/check.h tests/cpc_test.h $(CPC_LIBS) $(CPC_PCS)
 	$(CC) -D_GNU_SOURCE $(CFLAGS) $(LDFLAGS) -o $@ $< $$($(CPC_PKG) --cflags --libs libcpc libpctx) -lpthread
 
