@@ -423,6 +423,8 @@ PMC_EXPORT int pmc_event_names_of_class(enum pmc_class cl, const char ***eventna
 	pmc__call();
 	if (!pmc__initialized)
 		return pmc__fail(ENXIO, "pmc_init() has not succeeded");
+	if (!eventnames || !nevents)
+		return pmc__fail(EFAULT, "eventnames or nevents is NULL");
 	if (!pmc__class_of(cl))
 		return pmc__fail(EINVAL, "this machine has no PMC class %d (%s)", (int)cl,
 				 pmc_name_of_class(cl) ? pmc_name_of_class(cl) : "unknown");

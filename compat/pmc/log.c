@@ -305,6 +305,8 @@ PMC_EXPORT int pmc_writelog(uint32_t udata)
 PMC_EXPORT int pmc_get_driver_stats(struct pmc_driverstats *gms)
 {
 	pmc__call();
+	if (!gms)
+		return pmc__fail(EFAULT, "gms is NULL");
 	if (!pmc__initialized)
 		return pmc__fail(ENXIO, "pmc_init() has not succeeded");
 	pthread_mutex_lock(&pmc__lock);

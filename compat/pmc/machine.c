@@ -146,9 +146,11 @@ static unsigned char *read_admin(void)
 	FILE *f = fopen(admin_file(), "r");
 	if (!f)
 		return map;
+	char line[128];
 	int cpu, row;
-	while (fscanf(f, "%d %d", &cpu, &row) == 2)
-		if (cpu >= 0 && cpu < pmc__m.ncpu && row >= 0 && row < (int)pmc__m.info.pm_npmc)
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%d %d", &cpu, &row) == 2 && cpu >= 0 && cpu < pmc__m.ncpu &&
+		    row >= 0 && row < (int)pmc__m.info.pm_npmc)
 			map[(size_t)cpu * pmc__m.info.pm_npmc + (size_t)row] = 1;
 	fclose(f);
 	return map;
@@ -259,6 +261,8 @@ PMC_EXPORT int pmc_enable(int cpu, int pmc)
 PMC_EXPORT int pmc_cpuinfo(const struct pmc_cpuinfo **cpu_info)
 {
 	pmc__call();
+	if (!cpu_info)
+		return pmc__fail(EFAULT, "cpu_info is NULL");
 	if (!pmc__initialized)
 		return pmc__fail(ENXIO, "pmc_init() has not succeeded");
 	*cpu_info = &pmc__m.info;
@@ -286,6 +290,8 @@ PMC_EXPORT int pmc_npmc(int cpu)
 PMC_EXPORT int pmc_pmcinfo(int cpu, struct pmc_pmcinfo **pmc_info)
 {
 	pmc__call();
+	if (!pmc_info)
+		return pmc__fail(EFAULT, "pmc_info is NULL");
 	if (!pmc__initialized)
 		return pmc__fail(ENXIO, "pmc_init() has not succeeded");
 	if (cpu < 0 || cpu >= pmc__m.ncpu)

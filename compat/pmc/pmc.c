@@ -734,6 +734,8 @@ static struct pmc__pmc *counting(pmc_id_t id)
 PMC_EXPORT int pmc_read(pmc_id_t pmc, pmc_value_t *value)
 {
 	pmc__call();
+	if (!value)
+		return pmc__fail(EFAULT, "value is NULL");
 	struct pmc__pmc *p = counting(pmc);
 	if (!p)
 		return -1;
@@ -789,6 +791,8 @@ PMC_EXPORT int pmc_set(pmc_id_t pmc, pmc_value_t value)
 PMC_EXPORT int pmc_capabilities(pmc_id_t pmc, uint32_t *caps)
 {
 	pmc__call();
+	if (!caps)
+		return pmc__fail(EFAULT, "caps is NULL");
 	struct pmc__pmc *p = lock_find(pmc);
 	if (!p)
 		return -1;
@@ -802,6 +806,8 @@ PMC_EXPORT int pmc_capabilities(pmc_id_t pmc, uint32_t *caps)
 PMC_EXPORT int pmc_width(pmc_id_t pmc, uint32_t *width)
 {
 	pmc__call();
+	if (!width)
+		return pmc__fail(EFAULT, "width is NULL");
 	struct pmc__pmc *p = lock_find(pmc);
 	if (!p)
 		return -1;
@@ -815,6 +821,8 @@ PMC_EXPORT int pmc_width(pmc_id_t pmc, uint32_t *width)
 PMC_EXPORT int pmc_get_msr(pmc_id_t pmc, uint32_t *msr)
 {
 	pmc__call();
+	if (!msr)
+		return pmc__fail(EFAULT, "msr is NULL");
 	struct pmc__pmc *p = lock_find(pmc);
 	if (!p)
 		return -1;

@@ -380,6 +380,7 @@ static int load(struct parser *p)
 	int err;
 	struct stat st;
 	if (p->fd >= 0 && fstat(p->fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		p->fd_eof = true; /* a file holds what it holds: no more comes by waiting */
 		if (st.st_size == 0)
 			return 1;
 		p->map_len = (size_t)st.st_size;
@@ -397,12 +398,15 @@ static int load(struct parser *p)
 			if (!p->fd_eof)
 				return 1;
 		}
-		if (p->len == 0)
+		if (p->len < 8)
 			return 1;
 		err = hwc_perfdata_open_mem(&p->f, p->buf, p->len);
 	}
 	if (err) {
 		p->f = NULL;
+		/* Fed data that begins as a perf.data file may just be incomplete. */
+		if (p->fd == PMCLOG_FD_NONE && p->len >= 8 && memcmp(p->buf, "PERFILE2", 8) == 0)
+			return 1;
 		errno = -err == ENOTSUP ? EOPNOTSUPP : EINVAL;
 		return -1;
 	}
