@@ -35,7 +35,7 @@ endif
 objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard $(1)/*.c))
 
 LIBHWC_OBJS := $(call objs,src)
-HWC_OBJS    := $(call objs,tools/hwc)
+HWC_OBJS    := $(call objs,tools/hwc) $(call objs,tools/profile)
 TEST_SRCS   := $(wildcard tests/*.c)
 TEST_BINS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 # Programs that run a workload: the bundled workloads and test helpers.
@@ -93,6 +93,7 @@ all: $(BUILD)/lib/libhwc.so $(BUILD)/lib/libhwc.a $(BUILD)/bin/hwc $(BUILD)/lib/
      $(WORK_BINS) $(TEST_BINS)
 
 $(BUILD)/obj/compat/%.o $(BUILD)/obj/tools/pctr/%.o: CPPFLAGS += $(COMPAT_CPPFLAGS)
+$(BUILD)/obj/tools/hwc/%.o $(BUILD)/obj/tools/profile/%.o: CPPFLAGS += -Itools/profile
 $(BUILD)/obj/%.o: %.c $(wildcard include/hwc/*.h) $(wildcard src/*.h) $(wildcard tools/*/*.h) \
 		$(COMPAT_HDRS) | $(BUILD)
 	@mkdir -p $(dir $@)
