@@ -81,8 +81,11 @@ PMC_OBJS     := $(call objs,compat/pmc)
 PMC_LIB      := $(BUILD)/lib/libpmc.so
 PMC_PCS      := $(BUILD)/lib/pkgconfig/libpmc.pc $(BUILD)/lib/pkgconfig/libpmc-uninstalled.pc
 PMC_HEADERS  := compat/pmc/pmc.h compat/pmc/pmclog.h
+PMC_TOOLS    := $(BUILD)/bin/pmcstat $(BUILD)/bin/pmccontrol
+PMCSTAT_OBJS := $(call objs,tools/pmcstat) $(call objs,tools/profile)
 $(PMC_OBJS): CPPFLAGS += -Icompat/pmc
 $(PMC_OBJS): $(PMC_HEADERS) compat/pmc/pmc_impl.h
+$(call objs,tools/pmcstat) $(call objs,tools/pmccontrol): CPPFLAGS += -Icompat/pmc -Itools/profile
 
 # Tools find libhwc next to them in the build tree and after install.
 RPATH     := -Wl,-rpath,'$$ORIGIN/../lib'
@@ -90,6 +93,7 @@ RPATH     := -Wl,-rpath,'$$ORIGIN/../lib'
 .PHONY: all check check-sanitize bench install uninstall clean
 all: $(BUILD)/lib/libhwc.so $(BUILD)/lib/libhwc.a $(BUILD)/bin/hwc $(BUILD)/lib/pkgconfig/libhwc.pc \
      $(COMPAT_LIBS) $(BUILD)/bin/pctr $(CPC_LIBS) $(CPC_PCS) $(CPC_TOOLS) $(PMC_LIB) $(PMC_PCS) \
+     $(PMC_TOOLS) \
      $(WORK_BINS) $(TEST_BINS)
 
 $(BUILD)/obj/compat/%.o $(BUILD)/obj/tools/pctr/%.o: CPPFLAGS += $(COMPAT_CPPFLAGS)
@@ -129,6 +133,12 @@ $(BUILD)/lib/libpmc.so.1: $(PMC_OBJS) compat/pmc/libpmc.map $(BUILD)/lib/libhwc.
 		-Wl,--no-undefined -o $@ $(PMC_OBJS) -L$(BUILD)/lib -lhwc -lpthread -Wl,-rpath,'$$ORIGIN'
 $(BUILD)/lib/%.so: $(BUILD)/lib/%.so.1
 	ln -sf $(notdir $<) $@
+# pmcstat and pmccontrol are FreeBSD programs on libpmc; pmcstat also
+# reads logs through libhwc and the profile it shares with hwc report.
+$(BUILD)/bin/pmcstat: $(PMCSTAT_OBJS) $(PMC_LIB)
+	$(CC) $(LDFLAGS) -o $@ $(PMCSTAT_OBJS) -L$(BUILD)/lib -lpmc -lhwc -lm $(RPATH)
+$(BUILD)/bin/pmccontrol: $(call objs,tools/pmccontrol) $(PMC_LIB)
+	$(CC) $(LDFLAGS) -o $@ $(call objs,tools/pmccontrol) -L$(BUILD)/lib -lpmc $(RPATH)
 
 $(BUILD)/lib/pkgconfig/%.pc: compat/cpc/%.pc.in Makefile
 	@mkdir -p $(dir $@)
