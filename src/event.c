@@ -65,9 +65,9 @@ HWC_EXPORT int hwc_evlist_set_filter(hwc_evlist *list, size_t idx, const char *f
 	return 0;
 }
 
-int hwc__apply_filter(int fd, const struct hwc_event *ev)
+int hwc__apply_filter(int fd, const struct hwc__ev *ev)
 {
-	if (!ev->filter || !ev->filter[0])
+	if (!ev->filter[0])
 		return 0;
 	if (ioctl(fd, PERF_EVENT_IOC_SET_FILTER, ev->filter) == 0)
 		return 0;

@@ -53,8 +53,9 @@ void hwc__ev_fix_strings(struct hwc__ev *ev);
 /* A private copy of PUB with its own string storage. */
 void hwc__ev_copy(struct hwc__ev *dst, const struct hwc_event *pub);
 /* Apply EV's tracepoint filter to FD, just opened: 0, or -errno with detail
- * (the caller closes FD). */
-int hwc__apply_filter(int fd, const struct hwc_event *ev);
+ * (the caller closes FD).  EV's own arrays, not its pub pointers, which a
+ * copy moved by realloc() leaves stale. */
+int hwc__apply_filter(int fd, const struct hwc__ev *ev);
 /* Events in the group led by event E of LIST, 0 when E leads none. */
 size_t hwc__group_size(const hwc_evlist *list, size_t e);
 

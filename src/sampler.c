@@ -414,7 +414,7 @@ static int open_task(hwc_sampler *s, size_t t)
 				return explain(s, fd, e, pid, s->cpus[c]);
 			}
 			s->fd[SLOT(s, t, c, e)] = fd;
-			int err = hwc__apply_filter(fd, &s->ev[e].pub);
+			int err = hwc__apply_filter(fd, &s->ev[e]);
 			if (!err)
 				err = add_id(s, e, fd);
 			if (!err && s->ring[c].fd < 0)
@@ -525,7 +525,7 @@ static int open_own(hwc_sampler *s)
 			if (fd < 0)
 				return explain(s, fd, e, s->tids[t], -1);
 			s->own_fd[t * s->nev + e] = fd;
-			int err = hwc__apply_filter(fd, &s->ev[e].pub);
+			int err = hwc__apply_filter(fd, &s->ev[e]);
 			if (!err)
 				err = add_id(s, e, fd);
 			if (err)
@@ -580,6 +580,9 @@ static int setup(hwc_sampler *s, const hwc_evlist *list, const struct hwc_target
 		return err;
 	if (s->nev == 0)
 		return hwc__fail(-EINVAL, "no events to sample");
+	/* add_event() moved the copies: point their strings at their own arrays. */
+	for (size_t e = 0; e < s->nev; e++)
+		hwc__ev_fix_strings(&s->ev[e]);
 	tracking(s);
 	if (t->kind == HWC_TARGET_CPUS)
 		err = hwc__target_cpus(t, &s->cpus, &s->ncpus);

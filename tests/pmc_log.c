@@ -185,7 +185,7 @@ static void test_records(void)
 	CHECK_INT(forks, ==, 4);
 	CHECK_INT(s.n[PMCLOG_TYPE_PROCFORK], >=, 4);
 	CHECK_INT(s.n[PMCLOG_TYPE_PROCEXIT], ==, 5);
-	CHECK_INT(s.n[PMCLOG_TYPE_SYSEXIT], >=, 5);
+	CHECK_INT(s.n[PMCLOG_TYPE_SYSEXIT], >=, 1);
 	CHECK_INT(s.n[PMCLOG_TYPE_PROCCSW], >, 4);
 	CHECK_INT(s.n[PMCLOG_TYPE_PROCEXEC], >=, 1);
 	CHECK_INT(s.n[PMCLOG_TYPE_MAP_IN], >=, 3);
