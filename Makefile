@@ -250,13 +250,13 @@ bench: all $(BENCH_BINS)
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/hwc \
 		$(DESTDIR)$(INCDIR)/hwc-compat/machine $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
-	install -m 755 $(BUILD)/bin/hwc $(BUILD)/bin/pctr $(CPC_TOOLS) $(DESTDIR)$(BINDIR)/
-	for l in libpctx libcpc; do \
+	install -m 755 $(BUILD)/bin/hwc $(BUILD)/bin/pctr $(CPC_TOOLS) $(PMC_TOOLS) $(DESTDIR)$(BINDIR)/
+	for l in libpctx libcpc libpmc; do \
 		install -m 755 $(BUILD)/lib/$$l.so.1 $(DESTDIR)$(LIBDIR)/; \
 		ln -sf $$l.so.1 $(DESTDIR)$(LIBDIR)/$$l.so; \
 		sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|1|' compat/*/$$l.pc.in \
 			> $(DESTDIR)$(LIBDIR)/pkgconfig/$$l.pc; done
-	install -m 644 $(CPC_HEADERS) $(DESTDIR)$(INCDIR)/
+	install -m 644 $(CPC_HEADERS) $(PMC_HEADERS) $(DESTDIR)$(INCDIR)/
 	for l in libhwc $(patsubst %,lib%,$(COMPAT_NAMES)); do \
 		install -m 755 $(BUILD)/lib/$$l.so.$(VERSION) $(DESTDIR)$(LIBDIR)/ && \
 		ln -sf $$l.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$$l.so.0 && \
@@ -279,6 +279,8 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/libcpc.so* $(DESTDIR)$(LIBDIR)/libpctx.so* \
 		$(DESTDIR)$(LIBDIR)/pkgconfig/libcpc.pc $(DESTDIR)$(LIBDIR)/pkgconfig/libpctx.pc \
 		$(DESTDIR)$(INCDIR)/libcpc.h $(DESTDIR)$(INCDIR)/libpctx.h
+	rm -f $(DESTDIR)$(BINDIR)/pmcstat $(DESTDIR)$(BINDIR)/pmccontrol $(DESTDIR)$(LIBDIR)/libpmc.so* \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/libpmc.pc $(DESTDIR)$(INCDIR)/pmc.h $(DESTDIR)$(INCDIR)/pmclog.h
 	rm -rf $(DESTDIR)$(INCDIR)/hwc $(DESTDIR)$(INCDIR)/hwc-compat
 	for m in $(MAN_PAGES); do rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/}; done
 

@@ -325,9 +325,19 @@ static void start_process(struct child *c)
 
 /* ------------------------------------------------------------ main */
 
+/* Running: it exists and is not a zombie its parent has yet to reap. */
 static bool alive(pid_t pid)
 {
-	return kill(pid, 0) == 0 || errno != ESRCH;
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return kill(pid, 0) == 0 || errno != ESRCH;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	const char *state = strrchr(buf, ')');
+	return !state || (state[1] && state[2] != 'Z' && state[2] != 'X');
 }
 
 static void raw_stdin(bool on)
@@ -384,6 +394,7 @@ int main(int argc, char **argv)
 	bool counting = false, sampling = false, process = false, system_pmcs = false;
 	bool opt_c = false, opt_n = false, opt_N = false, opt_dEW = false, opt_C = false;
 	bool trailing_d = false, trailing_E = false, trailing_W = false, trailing_C = false;
+	bool trailing_N = false, trailing_n = false;
 	bool samplesdir_given = false;
 	uint64_t rate = DEFAULT_SAMPLE_COUNT;
 	args.printfile = stderr;
@@ -412,7 +423,7 @@ int main(int argc, char **argv)
 		case 'E': logexit = !logexit; opt_dEW = trailing_E = true; break;
 		case 'G': args.graphfile = optarg; break;
 		case 'M': args.mapfile = optarg; break;
-		case 'N': callchain = !callchain; opt_N = true; break;
+		case 'N': callchain = !callchain; opt_N = trailing_N = true; break;
 		case 'O':
 			if (args.outputpath)
 				errx(EX_USAGE, "ERROR: option -O may only be specified once.");
@@ -444,7 +455,7 @@ int main(int argc, char **argv)
 			if (*end || errno || n == 0 || optarg[0] == '-')
 				errx(EX_USAGE, "ERROR: Illegal count value \"%s\".", optarg);
 			rate = n;
-			opt_n = true;
+			opt_n = trailing_n = true;
 			break;
 		}
 		case 'o':
@@ -483,6 +494,8 @@ int main(int argc, char **argv)
 				trailing_E = trailing_W = false;
 			if (PMC_IS_COUNTING_MODE(mode))
 				trailing_C = false;
+			else
+				trailing_N = trailing_n = false;
 			for (int c = 0; c < (PMC_IS_SYSTEM_MODE(mode) ? ncpu : 1); c++) {
 				if (PMC_IS_SYSTEM_MODE(mode) && have_mask && !mask[c])
 					continue;
@@ -530,6 +543,10 @@ int main(int argc, char **argv)
 			ev->flags |= PMC_F_LOG_PROCCSW;
 		if (PMC_IS_COUNTING_MODE(ev->mode) && trailing_C)
 			ev->cumulative = cumulative;
+		if (PMC_IS_SAMPLING_MODE(ev->mode) && trailing_N)
+			ev->flags = callchain ? ev->flags | PMC_F_CALLCHAIN : ev->flags & ~PMC_F_CALLCHAIN;
+		if (PMC_IS_SAMPLING_MODE(ev->mode) && trailing_n)
+			ev->count = rate;
 		if (ev->flags & (PMC_F_LOG_PROCEXIT | PMC_F_LOG_PROCCSW))
 			needs_log = true;
 	}
