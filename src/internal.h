@@ -173,6 +173,11 @@ struct hwc_recording;
 int hwc__recording_add_event(struct hwc_recording *rec, const struct perf_event_attr *attr,
 			     const char *name, int leader);
 int hwc__recording_add_ids(struct hwc_recording *rec, int event, const uint64_t *ids, size_t n);
+/* True the first time WHAT is asked for a recording: what existed before
+ * sampling is described once, however many samplers are added. */
+#define HWC__SYNTH_KERNEL 0x1u
+#define HWC__SYNTH_ALL 0x2u
+bool hwc__recording_once(struct hwc_recording *rec, unsigned what);
 /* The first event's attr: its sample_id layout is the synthesized records'. */
 const struct perf_event_attr *hwc__recording_first_attr(const struct hwc_recording *rec);
 

@@ -1092,12 +1092,13 @@ HWC_EXPORT int hwc_recording_add_sampler(hwc_recording *rec, const hwc_sampler *
 	bool kernel = false;
 	for (size_t e = 0; e < s->nev; e++)
 		kernel |= !s->ev[e].pub.attr.exclude_kernel;
-	int err = kernel ? hwc__synth_kernel_map(rec) : 0;
+	int err = kernel && hwc__recording_once(rec, HWC__SYNTH_KERNEL) ? hwc__synth_kernel_map(rec)
+									 : 0;
 	if (err)
 		return err;
 	switch (s->kind) {
 	case HWC_TARGET_CPUS:
-		return hwc__synth_all(rec);
+		return hwc__recording_once(rec, HWC__SYNTH_ALL) ? hwc__synth_all(rec) : 0;
 	case HWC_TARGET_PROCESS:
 	case HWC_TARGET_THREAD:
 	case HWC_TARGET_SELF:

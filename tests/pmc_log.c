@@ -29,7 +29,7 @@ static int open_log(const char *name)
 }
 
 /* The four PMCs of test_records and what their log must show. */
-static pmc_id_t cc_id, pc_id, tc_id;
+static pmc_id_t cc_id, pc_id, tc_id, det_id;
 static pid_t child;
 
 static void check_record(const struct pmclog_ev *ev, uint64_t *exit_sum,
@@ -57,6 +57,8 @@ static void check_record(const struct pmclog_ev *ev, uint64_t *exit_sum,
 		} else if (a->pl_pmcid == tc_id) {
 			CHECK(a->pl_flags & PMC_F_LOG_PROCEXIT);
 			CHECK_U64(a->pl_rate, ==, 0);
+		} else if (a->pl_pmcid == det_id) {
+			CHECK(strcmp(a->pl_evname, "PAGE_FAULT.ALL") == 0);
 		} else {
 			CHECK(!"an allocation of an unknown PMC");
 		}
@@ -64,8 +66,12 @@ static void check_record(const struct pmclog_ev *ev, uint64_t *exit_sum,
 		break;
 	}
 	case PMCLOG_TYPE_PMCATTACH:
-		CHECK_INT(ev->pl_u.pl_t.pl_pid, ==, child);
+		CHECK_INT(ev->pl_u.pl_t.pl_pid, ==, ev->pl_u.pl_t.pl_pmcid == det_id ? getpid() : child);
 		CHECK(ev->pl_u.pl_t.pl_pathname[0] == '/');
+		break;
+	case PMCLOG_TYPE_PMCDETACH:
+		CHECK_U64(ev->pl_u.pl_d.pl_pmcid, ==, det_id);
+		CHECK_INT(ev->pl_u.pl_d.pl_pid, ==, getpid());
 		break;
 	case PMCLOG_TYPE_CALLCHAIN: {
 		const struct pmclog_ev_callchain *cc = &ev->pl_u.pl_cc;
@@ -146,6 +152,10 @@ static void test_records(void)
 	CHECK_INT(pmc_start(pc_id), ==, 0);
 	CHECK_INT(pmc_start(tc_id), ==, 0);
 	CHECK_INT(pmc_writelog(0xdeadbeef), ==, 0);
+	det_id = alloc_or_die("PAGE_FAULT.ALL", PMC_MODE_TC, 0, PMC_CPU_ANY, 0);
+	CHECK_INT(pmc_attach(det_id, 0), ==, 0);
+	CHECK_INT(pmc_detach(det_id, 0), ==, 0);
+	pmc_release(det_id);
 	release(w);
 	int status = reap(child);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -176,8 +186,9 @@ static void test_records(void)
 	CHECK_INT(s.last_type, ==, PMCLOG_TYPE_CLOSELOG);
 	CHECK_INT(s.n[PMCLOG_TYPE_INITIALIZE], ==, 1);
 	CHECK_INT(s.n[PMCLOG_TYPE_CLOSELOG], ==, 1);
-	CHECK_INT(s.n[PMCLOG_TYPE_PMCALLOCATE], ==, 3);
-	CHECK_INT(s.n[PMCLOG_TYPE_PMCATTACH], ==, 3);
+	CHECK_INT(s.n[PMCLOG_TYPE_PMCALLOCATE], ==, 4);
+	CHECK_INT(s.n[PMCLOG_TYPE_PMCATTACH], ==, 4);
+	CHECK_INT(s.n[PMCLOG_TYPE_PMCDETACH], ==, 1);
 	CHECK_INT(s.n[PMCLOG_TYPE_USERDATA], ==, 1);
 	CHECK_INT(s.n[PMCLOG_TYPE_CALLCHAIN], >, 100);
 	CHECK_INT(s.n[PMCLOG_TYPE_PCSAMPLE], >, 100);

@@ -1,11 +1,44 @@
 /* hwpmc(4)'s tunables, set in the environment before pmc_init():
  * callchaindepth bounds the call chains logged, mincount the sampling
  * rate; a value out of range is reported as hwpmc's loader does and the
- * default kept. */
+ * default kept.  Buffers too small for the sampling rate lose samples:
+ * DROPNOTIFY records and the statistics say so. */
 #include "pmc_test.h"
 
-int main(void)
+/* Run again with one-page buffers, sampling 100000 times a second. */
+static int drops(void)
 {
+	if (pmc_init() < 0)
+		return 2;
+	FILE *log = tmpfile();
+	CHECK_INT(pmc_configure_logfile(fileno(log)), ==, 0);
+	pmc_id_t id = alloc_or_die("cpu-clock", PMC_MODE_TS, PMC_F_CALLCHAIN, PMC_CPU_ANY, 10000);
+	CHECK_INT(pmc_start(id), ==, 0);
+	spin_ms(300);
+	CHECK_INT(pmc_stop(id), ==, 0);
+	struct pmc_driverstats ds;
+	CHECK_INT(pmc_get_driver_stats(&ds), ==, 0);
+	CHECK_U64(ds.pm_intr_bufferfull, >, 0);
+	CHECK_INT(pmc_close_logfile(), ==, 0);
+	lseek(fileno(log), 0, SEEK_SET);
+	void *parser = pmclog_open(fileno(log));
+	struct pmclog_ev ev;
+	int dropped = 0, samples = 0;
+	while (pmclog_read(parser, &ev) == 0) {
+		dropped += ev.pl_type == PMCLOG_TYPE_DROPNOTIFY;
+		samples += ev.pl_type == PMCLOG_TYPE_CALLCHAIN;
+	}
+	CHECK_INT(ev.pl_state, ==, PMCLOG_EOF);
+	CHECK_INT(dropped, >, 0);
+	CHECK_INT(samples, >, 0);
+	pmclog_close(parser);
+	return check_exit();
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "drops") == 0)
+		return drops();
 	setenv("HWPMC_CALLCHAINDEPTH", "3", 1);
 	setenv("HWPMC_MINCOUNT", "50000", 1);
 	setenv("HWPMC_NSAMPLES", "70000", 1);
@@ -38,8 +71,8 @@ int main(void)
 		}
 	CHECK_INT(rows, ==, 1);
 	free(pi);
-	char *argv[] = {workload("hotspots"), "3", NULL};
-	struct waiting w = spawn(exec_argv, argv);
+	char *cmd[] = {workload("hotspots"), "3", NULL};
+	struct waiting w = spawn(exec_argv, cmd);
 	CHECK_INT(pmc_attach(id, w.pid), ==, 0);
 	CHECK_INT(pmc_start(id), ==, 0);
 	release(w);
@@ -64,5 +97,18 @@ int main(void)
 	pmclog_close(parser);
 	close(fd);
 	pmc_release(id);
+
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		setenv("HWPMC_NSAMPLES", "1", 1);
+		setenv("HWPMC_LOGBUFFERSIZE", "1", 1);
+		setenv("HWPMC_NBUFFERS", "1", 1);
+		setenv("HWPMC_MINCOUNT", "1000", 1);
+		execl("/proc/self/exe", argv[0], "drops", (char *)NULL);
+		_exit(127);
+	}
+	int status = reap(pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	return check_exit();
 }

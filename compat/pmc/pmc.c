@@ -588,11 +588,14 @@ PMC_EXPORT int pmc_detach(pmc_id_t pmcid, pid_t pid)
 		return unlock_ret(pmc__fail(EINVAL, "%d is not a process id", (int)pid));
 	if (pid == 0)
 		pid = getpid();
+	/* A process that exited was detached then, as hwpmc does at exit. */
+	if (!pid_exists(pid))
+		return unlock_ret(pmc__fail(ESRCH, "no process %d", (int)pid));
 	if (!target_of(p, pid)) {
 		bool monitored = false;
 		for (size_t i = 0; i < PMC__MAX && !monitored; i++)
 			monitored = pmc__pmcs[i].used && target_of(&pmc__pmcs[i], pid);
-		if (!monitored || !pid_exists(pid))
+		if (!monitored)
 			return unlock_ret(pmc__fail(ESRCH, "process %d is not monitored", (int)pid));
 		return unlock_ret(pmc__fail(EINVAL, "the PMC is not attached to process %d",
 					    (int)pid));
