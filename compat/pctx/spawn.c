@@ -242,6 +242,7 @@ PCTX_EXPORT pctx_t *pctx_create(const char *filename, char *const *argv, void *a
 		int status;
 		if (pctx__wait_tid(pid, &status) < 0) {
 			pctx__report(p, fn, "lost program '%s': %s\n", filename, strerror(errno));
+			ptrace(PTRACE_DETACH, pid, 0, 0);
 			close(st[0]);
 			goto fail;
 		}
@@ -270,6 +271,8 @@ PCTX_EXPORT pctx_t *pctx_create(const char *filename, char *const *argv, void *a
 	}
 	close(st[0]);
 	if (!pctx__add_lwp(p, pid, 1)) {
+		/* Never leave the program stopped under our trace: let it run. */
+		ptrace(PTRACE_DETACH, pid, 0, 0);
 		pctx__report(p, fn, "out of memory\n");
 		goto fail;
 	}
