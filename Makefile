@@ -85,7 +85,7 @@ PMC_TOOLS    := $(BUILD)/bin/pmcstat $(BUILD)/bin/pmccontrol
 PMCSTAT_OBJS := $(call objs,tools/pmcstat) $(call objs,tools/profile)
 $(PMC_OBJS): CPPFLAGS += -Icompat/pmc
 $(PMC_OBJS): $(PMC_HEADERS) compat/pmc/pmc_impl.h
-$(call objs,tools/pmcstat) $(call objs,tools/pmccontrol): CPPFLAGS += -Icompat/pmc -Itools/profile
+$(call objs,tools/pmcstat) $(call objs,tools/pmccontrol): CPPFLAGS += -Icompat/pmc -Itools/profile -Itools/pmcstat
 
 # Tools find libhwc next to them in the build tree and after install.
 RPATH     := -Wl,-rpath,'$$ORIGIN/../lib'

@@ -130,15 +130,6 @@ static void test_start_stop_reset(void)
 	hwc_evlist_free(l);
 }
 
-static char *workload(const char *name)
-{
-	static char path[4][512];
-	static int k;
-	const char *build = getenv("HWC_BUILD");
-	snprintf(path[k & 3], sizeof(path[0]), "%s/workloads/%s", build ? build : "build", name);
-	return path[k++ & 3];
-}
-
 static void test_command(void)
 {
 	hwc_evlist *l = check_evlist("page-faults,task-clock");

@@ -89,19 +89,12 @@ static void test_self(void)
 	CHECK_U64(v, >=, 2000);
 	CHECK_U64(v, <=, FAULTS_MAX(2000));
 	/* The row it takes shows its owner, mode and event. */
-	struct pmc_pmcinfo *pi;
-	CHECK_INT(pmc_pmcinfo(0, &pi), ==, 0);
-	int mine = 0;
-	for (int r = 0; r < pmc_npmc(0); r++)
-		if (pi->pm_pmcs[r].pm_ownerpid == getpid()) {
-			mine++;
-			CHECK_INT(pi->pm_pmcs[r].pm_rowdisp, ==, PMC_DISP_THREAD);
-			CHECK_INT(pi->pm_pmcs[r].pm_mode, ==, PMC_MODE_TC);
-			CHECK(strcmp(pmc_name_of_event(pi->pm_pmcs[r].pm_event), "page-faults") == 0);
-			CHECK(pi->pm_pmcs[r].pm_flags & PMC_F_ATTACHED_TO_OWNER);
-		}
-	CHECK_INT(mine, ==, 1);
-	free(pi);
+	struct pmc_info row = {0};
+	CHECK_INT(own_rows(0, &row, 1), ==, 1);
+	CHECK_INT(row.pm_rowdisp, ==, PMC_DISP_THREAD);
+	CHECK_INT(row.pm_mode, ==, PMC_MODE_TC);
+	CHECK(strcmp(pmc_name_of_event(row.pm_event), "page-faults") == 0);
+	CHECK(row.pm_flags & PMC_F_ATTACHED_TO_OWNER);
 	/* Stopped, it keeps its value; started again, it goes on from there. */
 	CHECK_INT(pmc_stop(id), ==, 0);
 	v = read_pmc(id);
@@ -265,14 +258,6 @@ static void test_only_while_running(void)
 	CHECK_INT(pmc_release(id), ==, 0);
 }
 
-static bool pin(int cpu)
-{
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set) == 0;
-}
-
 /* A system-scope PMC counts everything on its CPU. */
 static void test_system(void)
 {
@@ -290,15 +275,10 @@ static void test_system(void)
 		CHECK_INT(PMC_ID_TO_MODE(ids[c]), ==, PMC_MODE_SC);
 	}
 	/* Its row is a standalone one, on its CPU only. */
-	struct pmc_pmcinfo *pi;
-	CHECK_INT(pmc_pmcinfo(0, &pi), ==, 0);
-	int standalone = 0;
-	for (int r = 0; r < pmc_npmc(0); r++)
-		standalone += pi->pm_pmcs[r].pm_ownerpid == getpid() &&
-			      pi->pm_pmcs[r].pm_rowdisp == PMC_DISP_STANDALONE &&
-			      pi->pm_pmcs[r].pm_mode == PMC_MODE_SC;
-	CHECK_INT(standalone, ==, 1);
-	free(pi);
+	struct pmc_info row = {0};
+	CHECK_INT(own_rows(0, &row, 1), ==, 1);
+	CHECK_INT(row.pm_rowdisp, ==, PMC_DISP_STANDALONE);
+	CHECK_INT(row.pm_mode, ==, PMC_MODE_SC);
 	for (int c = 0; c < n && c < 64; c++) {
 		CHECK_INT(pmc_start(ids[c]), ==, 0);
 		if (!pin(c))
@@ -444,22 +424,11 @@ static void test_names(void)
 				    PMC_CAP_SYSTEM);
 	CHECK_INT(pmc_width(b, &width), ==, 0);
 	CHECK_INT(width, ==, 64);
-	struct pmc_pmcinfo *pi;
-	CHECK_INT(pmc_pmcinfo(0, &pi), ==, 0);
-	int seen = 0;
-	for (int r = 0; r < pmc_npmc(0); r++) {
-		if (pi->pm_pmcs[r].pm_ownerpid != getpid())
-			continue;
-		const char *name = pmc_name_of_event(pi->pm_pmcs[r].pm_event);
-		CHECK(name != NULL);
-		if (!name)
-			continue;
-		seen++;
-		CHECK(strcmp(name, "PAGE_FAULT.ALL") == 0 || strcmp(name, "context-switches") == 0 ||
-		      strcmp(name, "cs") == 0);
-	}
-	CHECK_INT(seen, ==, 3);
-	free(pi);
+	struct pmc_info rows[3] = {0};
+	CHECK_INT(own_rows(0, rows, 3), ==, 3);
+	CHECK(strcmp(pmc_name_of_event(rows[0].pm_event), "PAGE_FAULT.ALL") == 0);
+	CHECK(strcmp(pmc_name_of_event(rows[1].pm_event), "context-switches") == 0);
+	CHECK(strcmp(pmc_name_of_event(rows[2].pm_event), "cs") == 0);
 	pmc_release(a);
 	pmc_release(b);
 	pmc_release(c);
@@ -467,10 +436,7 @@ static void test_names(void)
 
 int main(void)
 {
-	if (pmc_init() < 0) {
-		fprintf(stderr, "pmc_init: %s: %s\n", strerror(errno), pmc_errdetail());
-		return 1;
-	}
+	init_or_die();
 	RUN(test_machine);
 	RUN(test_self);
 	RUN(test_values);

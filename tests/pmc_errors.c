@@ -339,10 +339,7 @@ int main(void)
 	close(fd);
 	setenv("HWPMC_ADMIN_FILE", admin_file, 1);
 	RUN(test_before_init);
-	if (pmc_init() < 0) {
-		fprintf(stderr, "pmc_init: %s: %s\n", strerror(errno), pmc_errdetail());
-		return 1;
-	}
+	init_or_die();
 	RUN(test_no_pmcs);
 	RUN(test_allocate);
 	RUN(test_handles);

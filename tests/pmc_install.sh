@@ -5,22 +5,11 @@
 # built with the installed pkg-config file counts and reads its log.
 # Installs into a temporary DESTDIR, then uninstalls.
 set -euo pipefail
-: "${HWC_BUILD:?}" "${HWC_SRC:?}"
-dest=$(mktemp -d)
-trap 'rm -rf "$dest"' EXIT
-prefix=/opt/hwc-test
-# Not part of the make that runs the suite: its own, without the jobserver.
-run_make() { env -u MAKEFLAGS -u MFLAGS make -s -C "$HWC_SRC" BUILD="$HWC_BUILD" PREFIX="$prefix" \
-	DESTDIR="$dest" "$@" >/dev/null; }
-run_make install
-root=$dest$prefix
-fail=0
-for f in include/pmc.h include/pmclog.h lib/libpmc.so.1 lib/libpmc.so lib/pkgconfig/libpmc.pc \
+source "$(dirname "$0")/destdir.bash"
+expect_installed include/pmc.h include/pmclog.h lib/libpmc.so.1 lib/libpmc.so lib/pkgconfig/libpmc.pc \
 	bin/pmcstat bin/pmccontrol share/man/man3/pmc.3 share/man/man3/pmclog.3 \
 	share/man/man3/pmc_allocate.3 share/man/man3/pmc_rw.3 share/man/man3/pmclog_read.3 \
-	share/man/man8/pmcstat.8 share/man/man8/pmccontrol.8; do
-	[[ -e $root/$f ]] || { echo "missing after install: $prefix/$f"; fail=1; }
-done
+	share/man/man8/pmcstat.8 share/man/man8/pmccontrol.8
 grep -q "^prefix=$prefix\$" "$root/lib/pkgconfig/libpmc.pc" || { echo "libpmc.pc: wrong prefix"; fail=1; }
 
 cat >"$dest/client.c" <<'C'
@@ -57,9 +46,7 @@ int main(void)
 }
 C
 flags=$(PKG_CONFIG_PATH=$root/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$dest pkg-config --cflags --libs libpmc)
-# A sanitized build installs sanitized libraries: the client must be too.
-san=
-[[ $(readelf -d "$root/lib/libpmc.so.1") == *libasan* ]] && san="-fsanitize=address,undefined"
+san=$(sanitize_like "$root/lib/libpmc.so.1")
 cc $san -o "$dest/client" "$dest/client.c" $flags
 out=$(LD_LIBRARY_PATH=$root/lib "$dest/client")
 [[ $out == "ok 1 1 1" ]] || { echo "installed client says '$out'"; fail=1; }
@@ -76,8 +63,5 @@ for m in man3/pmc.3 man3/pmclog.3 man8/pmcstat.8 man8/pmccontrol.8; do
 	man -l "$root/share/man/$m" >/dev/null 2>&1 || { echo "$m does not render"; fail=1; }
 done
 
-# make uninstall takes it all away again.
-run_make uninstall
-left=$(find "$root" -type f -o -type l)
-[[ -z $left ]] || { echo "left after uninstall:"; echo "$left"; fail=1; }
+expect_uninstalled
 exit $fail

@@ -238,14 +238,6 @@ static void test_records(void)
 	close(fd);
 }
 
-static bool pin(int cpu)
-{
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set) == 0;
-}
-
 /* System-scope sampling: each PMC samples its CPU. */
 static void test_system(void)
 {
@@ -361,17 +353,11 @@ int main(void)
 		perror(dir);
 		return 1;
 	}
-	if (pmc_init() < 0) {
-		fprintf(stderr, "pmc_init: %s: %s\n", strerror(errno), pmc_errdetail());
-		return 1;
-	}
+	init_or_die();
 	RUN(test_records);
 	RUN(test_system);
 	RUN(test_write_error);
 	RUN(test_not_a_log);
-	char cmd[300];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", dir);
+	remove_tree(dir);
 	return check_exit();
 }

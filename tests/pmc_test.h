@@ -9,26 +9,13 @@
 #include <fcntl.h>
 #include <pmc.h>
 #include <pmclog.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-/* The most page faults touching N pages may take: sanitizer builds also
- * fault in their shadow memory. */
-#define FAULTS_MAX(n) ((uint64_t)(n) + (uint64_t)(n) / 4 + 10)
-
-/* A program of the build: $HWC_BUILD/workloads/NAME. */
-static inline char *workload(const char *name)
-{
-	static char path[4][512];
-	static int k;
-	const char *build = getenv("HWC_BUILD");
-	snprintf(path[k & 3], sizeof(path[0]), "%s/workloads/%s", build ? build : "build", name);
-	return path[k++ & 3];
-}
 
 /* A child that waits for release() and then runs FN (exit status its
  * return value), as pmcstat starts a command: attach first, then go. */
@@ -77,30 +64,37 @@ static inline int exec_argv(void *arg)
 	return 127;
 }
 
-/* Everything written to stderr between the two calls. */
-static int stderr_saved = -1;
-static FILE *stderr_file;
-
-static inline void stderr_capture(void)
+/* pmc_init() or exit with why. */
+static inline void init_or_die(void)
 {
-	fflush(stderr);
-	stderr_file = tmpfile();
-	stderr_saved = dup(2);
-	dup2(fileno(stderr_file), 2);
+	if (pmc_init() < 0) {
+		fprintf(stderr, "pmc_init: %s: %s\n", strerror(errno), pmc_errdetail());
+		exit(1);
+	}
 }
 
-static inline const char *stderr_captured(void)
+/* Run the calling thread on CPU alone: false when it may not. */
+static inline bool pin(int cpu)
 {
-	static char buf[8192];
-	fflush(stderr);
-	dup2(stderr_saved, 2);
-	close(stderr_saved);
-	rewind(stderr_file);
-	size_t n = fread(buf, 1, sizeof(buf) - 1, stderr_file);
-	buf[n] = '\0';
-	fclose(stderr_file);
-	fputs(buf, stderr); /* still shown in the test's log */
-	return buf;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) == 0;
+}
+
+/* The rows of CPU that this process's PMCs hold, into OUT (up to MAX);
+ * how many. */
+static inline int own_rows(int cpu, struct pmc_info *out, int max)
+{
+	struct pmc_pmcinfo *pi;
+	int n = 0;
+	if (pmc_pmcinfo(cpu, &pi) < 0)
+		return -1;
+	for (int r = 0; r < pmc_npmc(cpu); r++)
+		if (pi->pm_pmcs[r].pm_ownerpid == getpid() && n < max)
+			out[n++] = pi->pm_pmcs[r];
+	free(pi);
+	return n;
 }
 
 /* pmc_allocate() or exit with why. */

@@ -8,8 +8,7 @@
 /* Run again with one-page buffers, sampling 100000 times a second. */
 static int drops(void)
 {
-	if (pmc_init() < 0)
-		return 2;
+	init_or_die();
 	FILE *log = tmpfile();
 	CHECK_INT(pmc_configure_logfile(fileno(log)), ==, 0);
 	pmc_id_t id = alloc_or_die("cpu-clock", PMC_MODE_TS, PMC_F_CALLCHAIN, PMC_CPU_ANY, 10000);
@@ -61,16 +60,9 @@ int main(int argc, char **argv)
 	/* A rate under mincount is raised to it, at allocation and by pmc_set(). */
 	pmc_id_t id = alloc_or_die("cpu-clock", PMC_MODE_TS, PMC_F_CALLCHAIN, PMC_CPU_ANY, 10);
 	CHECK_INT(pmc_set(id, 20), ==, 0);
-	struct pmc_pmcinfo *pi;
-	CHECK_INT(pmc_pmcinfo(0, &pi), ==, 0);
-	int rows = 0;
-	for (int r = 0; r < pmc_npmc(0); r++)
-		if (pi->pm_pmcs[r].pm_ownerpid == getpid()) {
-			rows++;
-			CHECK_U64(pi->pm_pmcs[r].pm_reloadcount, ==, 50000);
-		}
-	CHECK_INT(rows, ==, 1);
-	free(pi);
+	struct pmc_info row = {0};
+	CHECK_INT(own_rows(0, &row, 1), ==, 1);
+	CHECK_U64(row.pm_reloadcount, ==, 50000);
 	char *cmd[] = {workload("hotspots"), "3", NULL};
 	struct waiting w = spawn(exec_argv, cmd);
 	CHECK_INT(pmc_attach(id, w.pid), ==, 0);

@@ -554,9 +554,6 @@ int main(void)
 	RUN(test_recording_errors);
 	RUN(test_errors);
 	RUN(test_unprivileged);
-	char cmd[300];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", tmpdir);
+	remove_tree(tmpdir);
 	return check_exit();
 }

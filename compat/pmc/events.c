@@ -391,15 +391,9 @@ static void push_name(struct name_list *l, const char *name)
 {
 	if (l->err)
 		return;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		const char **v = realloc(l->v, cap * sizeof(*v));
-		if (!v) {
-			l->err = ENOMEM;
-			return;
-		}
-		l->v = v;
-		l->cap = cap;
+	if (!pmc__room(&l->v, l->n, &l->cap, sizeof(*l->v), 64)) {
+		l->err = ENOMEM;
+		return;
 	}
 	l->v[l->n++] = name;
 }

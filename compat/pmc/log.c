@@ -63,13 +63,19 @@ void pmc__log_drain(hwc_sampler *s)
 		}
 }
 
-void pmc__stats_sampler(hwc_sampler *s)
+/* What sampler S took, lost and had throttled, added to D. */
+static void add_sampler_stats(struct pmc_driverstats *d, hwc_sampler *s)
 {
 	struct hwc_sampler_stats st;
 	hwc_sampler_stats(s, &st);
-	pmc__stats.pm_intr_processed += (unsigned)st.samples;
-	pmc__stats.pm_intr_bufferfull += (unsigned)st.lost;
-	pmc__stats.pm_intr_ignored += (unsigned)st.throttled;
+	d->pm_intr_processed += (unsigned)st.samples;
+	d->pm_intr_bufferfull += (unsigned)st.lost;
+	d->pm_intr_ignored += (unsigned)st.throttled;
+}
+
+void pmc__stats_sampler(hwc_sampler *s)
+{
+	add_sampler_stats(&pmc__stats, s);
 }
 
 static void drain_all(void)
@@ -160,14 +166,8 @@ int pmc__log_add_sampler(struct pmc__pmc *p, hwc_sampler *s, pid_t pid)
 	int err = hwc_recording_add_sampler(lg.rec, s);
 	if (err)
 		return pmc__fail_hwc(err, "cannot add the PMC to the log");
-	if (lg.n == lg.cap) {
-		size_t cap = lg.cap ? lg.cap * 2 : 8;
-		hwc_sampler **v = realloc(lg.samplers, cap * sizeof(*v));
-		if (!v)
-			return pmc__fail(ENOMEM, "out of memory");
-		lg.samplers = v;
-		lg.cap = cap;
-	}
+	if (!pmc__room(&lg.samplers, lg.n, &lg.cap, sizeof(*lg.samplers), 8))
+		return pmc__fail(ENOMEM, "out of memory");
 	lg.samplers[lg.n++] = s;
 	control(PMC__CTL_EVENTS, p, pid, (uint32_t)first,
 		(uint32_t)(hwc_recording_nevents(lg.rec) - first), NULL);
@@ -227,22 +227,30 @@ out:
 	return rc;
 }
 
+/* Lock and take what the samplers hold into the log: false (unlocked,
+ * EINVAL) when there is no log. */
+static bool lock_log(void)
+{
+	pthread_mutex_lock(&pmc__lock);
+	if (lg.rec) {
+		drain_all();
+		return true;
+	}
+	pthread_mutex_unlock(&pmc__lock);
+	pmc__fail(EINVAL, "no log is configured");
+	return false;
+}
+
 PMC_EXPORT int pmc_flush_logfile(void)
 {
 	pmc__call();
-	pthread_mutex_lock(&pmc__lock);
-	int rc = 0;
-	if (!lg.rec) {
-		rc = pmc__fail(EINVAL, "no log is configured");
-	} else {
-		drain_all();
-		int err = lg.error ? 0 : hwc_recording_flush(lg.rec);
-		if (err)
-			write_error(err);
-		lg.unflushed = 0;
-		if (lg.error)
-			rc = pmc__fail(lg.error, "writing the log failed: %s", strerror(lg.error));
-	}
+	if (!lock_log())
+		return -1;
+	int err = lg.error ? 0 : hwc_recording_flush(lg.rec);
+	if (err)
+		write_error(err);
+	lg.unflushed = 0;
+	int rc = lg.error ? pmc__fail(lg.error, "writing the log failed: %s", strerror(lg.error)) : 0;
 	pthread_mutex_unlock(&pmc__lock);
 	return rc;
 }
@@ -255,14 +263,10 @@ PMC_EXPORT int pmc_close_logfile(void)
 
 static int close_log(void)
 {
-	pthread_mutex_lock(&pmc__lock);
-	if (!lg.rec) {
-		pthread_mutex_unlock(&pmc__lock);
-		return pmc__fail(EINVAL, "no log is configured");
-	}
+	if (!lock_log())
+		return -1;
 	/* Nothing may write into the log once it is closed. */
 	pmc__stop_logging_pmcs();
-	drain_all();
 	control(PMCLOG_TYPE_CLOSELOG, NULL, -1, 0, 0, NULL);
 	lg.quit = true;
 	pthread_cond_signal(&lg.wake);
@@ -285,18 +289,14 @@ static int close_log(void)
 PMC_EXPORT int pmc_writelog(uint32_t udata)
 {
 	pmc__call();
-	pthread_mutex_lock(&pmc__lock);
+	/* After what the samplers took so far, as hwpmc flushes first. */
+	if (!lock_log())
+		return -1;
 	int rc = 0;
-	if (!lg.rec) {
-		rc = pmc__fail(EINVAL, "no log is configured");
-	} else {
-		/* After what the samplers took so far, as hwpmc flushes first. */
-		drain_all();
-		int err = lg.error ? -lg.error : hwc_recording_write_user(lg.rec, &udata, sizeof(udata));
-		if (err) {
-			write_error(err);
-			rc = pmc__fail(-err, "cannot write to the log: %s", hwc_errdetail());
-		}
+	int err = lg.error ? -lg.error : hwc_recording_write_user(lg.rec, &udata, sizeof(udata));
+	if (err) {
+		write_error(err);
+		rc = pmc__fail(-err, "cannot write to the log: %s", hwc_errdetail());
 	}
 	pthread_mutex_unlock(&pmc__lock);
 	return rc;
@@ -312,13 +312,8 @@ PMC_EXPORT int pmc_get_driver_stats(struct pmc_driverstats *gms)
 	pthread_mutex_lock(&pmc__lock);
 	*gms = pmc__stats;
 	/* Running samplers count too. */
-	for (size_t i = 0; i < lg.n; i++) {
-		struct hwc_sampler_stats st;
-		hwc_sampler_stats(lg.samplers[i], &st);
-		gms->pm_intr_processed += (unsigned)st.samples;
-		gms->pm_intr_bufferfull += (unsigned)st.lost;
-		gms->pm_intr_ignored += (unsigned)st.throttled;
-	}
+	for (size_t i = 0; i < lg.n; i++)
+		add_sampler_stats(gms, lg.samplers[i]);
 	pthread_mutex_unlock(&pmc__lock);
 	return 0;
 }

@@ -172,7 +172,9 @@ static struct pmc__target *target_of(struct pmc__pmc *p, pid_t pid)
 static size_t descendants(pid_t root, pid_t *out, size_t max)
 {
 	size_t n = 0;
-	pid_t *ppid = NULL, *pids = NULL;
+	struct {
+		pid_t pid, ppid;
+	} *procs = NULL;
 	size_t np = 0, cap = 0;
 	DIR *d = opendir("/proc");
 	if (!d)
@@ -192,18 +194,10 @@ static size_t descendants(pid_t root, pid_t *out, size_t max)
 		int parent;
 		if (!rp || sscanf(rp + 1, " %*c %d", &parent) != 1)
 			continue;
-		if (np == cap) {
-			cap = cap ? cap * 2 : 256;
-			pid_t *a = realloc(pids, cap * sizeof(*a)), *b = realloc(ppid, cap * sizeof(*b));
-			if (a)
-				pids = a;
-			if (b)
-				ppid = b;
-			if (!a || !b)
-				break;
-		}
-		pids[np] = (pid_t)atoi(e->d_name);
-		ppid[np++] = parent;
+		if (!pmc__room(&procs, np, &cap, sizeof(*procs), 256))
+			break;
+		procs[np].pid = (pid_t)atoi(e->d_name);
+		procs[np++].ppid = parent;
 	}
 	closedir(d);
 	/* Breadth first from ROOT. */
@@ -213,13 +207,12 @@ static size_t descendants(pid_t root, pid_t *out, size_t max)
 	while (head < tail) {
 		pid_t p = queue[head++];
 		for (size_t i = 0; i < np; i++)
-			if (ppid[i] == p && n < max && tail < PMC_ARRAY_SIZE(queue)) {
-				out[n++] = pids[i];
-				queue[tail++] = pids[i];
+			if (procs[i].ppid == p && n < max && tail < PMC_ARRAY_SIZE(queue)) {
+				out[n++] = procs[i].pid;
+				queue[tail++] = procs[i].pid;
 			}
 	}
-	free(pids);
-	free(ppid);
+	free(procs);
 	return n;
 }
 
@@ -551,18 +544,32 @@ static void forget_all(void)
 
 /* ------------------------------------------------------------ attach */
 
+/* Lock, find process-scope PMC ID, and make *PID a process id (0: the
+ * caller); on failure unlock and return NULL. */
+static struct pmc__pmc *process_pmc(pmc_id_t id, pid_t *pid)
+{
+	struct pmc__pmc *p = lock_find(id);
+	if (!p)
+		return NULL;
+	if (PMC_IS_SYSTEM_MODE(p->mode))
+		pmc__fail(EINVAL, "a system-scope PMC attaches to no process");
+	else if (*pid < 0)
+		pmc__fail(EINVAL, "%d is not a process id", (int)*pid);
+	else {
+		if (*pid == 0)
+			*pid = getpid();
+		return p;
+	}
+	unlock_ret(-1);
+	return NULL;
+}
+
 PMC_EXPORT int pmc_attach(pmc_id_t pmcid, pid_t pid)
 {
 	pmc__call();
-	struct pmc__pmc *p = lock_find(pmcid);
+	struct pmc__pmc *p = process_pmc(pmcid, &pid);
 	if (!p)
 		return -1;
-	if (PMC_IS_SYSTEM_MODE(p->mode))
-		return unlock_ret(pmc__fail(EINVAL, "a system-scope PMC attaches to no process"));
-	if (pid < 0)
-		return unlock_ret(pmc__fail(EINVAL, "%d is not a process id", (int)pid));
-	if (pid == 0)
-		pid = getpid();
 	if (p->state == PMC_STATE_RUNNING)
 		return unlock_ret(pmc__fail(EBUSY, "the PMC is running: stop it to attach it"));
 	if (p->msr)
@@ -579,15 +586,9 @@ PMC_EXPORT int pmc_attach(pmc_id_t pmcid, pid_t pid)
 PMC_EXPORT int pmc_detach(pmc_id_t pmcid, pid_t pid)
 {
 	pmc__call();
-	struct pmc__pmc *p = lock_find(pmcid);
+	struct pmc__pmc *p = process_pmc(pmcid, &pid);
 	if (!p)
 		return -1;
-	if (PMC_IS_SYSTEM_MODE(p->mode))
-		return unlock_ret(pmc__fail(EINVAL, "a system-scope PMC attaches to no process"));
-	if (pid < 0)
-		return unlock_ret(pmc__fail(EINVAL, "%d is not a process id", (int)pid));
-	if (pid == 0)
-		pid = getpid();
 	/* A process that exited was detached then, as hwpmc does at exit. */
 	if (!pid_exists(pid))
 		return unlock_ret(pmc__fail(ESRCH, "no process %d", (int)pid));
@@ -745,18 +746,6 @@ PMC_EXPORT int pmc_read(pmc_id_t pmc, pmc_value_t *value)
 	return unlock_ret(value_of(p, value));
 }
 
-PMC_EXPORT int pmc_write(pmc_id_t pmc, pmc_value_t value)
-{
-	pmc__call();
-	struct pmc__pmc *p = counting(pmc);
-	if (!p)
-		return -1;
-	if (p->state == PMC_STATE_RUNNING)
-		return unlock_ret(pmc__fail(EBUSY, "the PMC is running: stop it to write it"));
-	set_value(p, value);
-	return unlock_ret(0);
-}
-
 PMC_EXPORT int pmc_rw(pmc_id_t pmc, pmc_value_t newvalue, pmc_value_t *oldvaluep)
 {
 	pmc__call();
@@ -771,6 +760,11 @@ PMC_EXPORT int pmc_rw(pmc_id_t pmc, pmc_value_t newvalue, pmc_value_t *oldvaluep
 	if (oldvaluep)
 		*oldvaluep = old;
 	return unlock_ret(0);
+}
+
+PMC_EXPORT int pmc_write(pmc_id_t pmc, pmc_value_t value)
+{
+	return pmc_rw(pmc, value, NULL);
 }
 
 PMC_EXPORT int pmc_set(pmc_id_t pmc, pmc_value_t value)
@@ -791,32 +785,32 @@ PMC_EXPORT int pmc_set(pmc_id_t pmc, pmc_value_t value)
 
 /* ------------------------------------------------------------ queries */
 
-PMC_EXPORT int pmc_capabilities(pmc_id_t pmc, uint32_t *caps)
+/* The capabilities (or WIDTH: the counter width) of the class of PMC. */
+static int class_query(pmc_id_t pmc, uint32_t *out, bool width)
 {
 	pmc__call();
-	if (!caps)
-		return pmc__fail(EFAULT, "caps is NULL");
+	if (!out)
+		return pmc__fail(EFAULT, "a NULL pointer to store into");
 	struct pmc__pmc *p = lock_find(pmc);
 	if (!p)
 		return -1;
 	const struct pmc__class *c = pmc__class_of(p->ev.cls);
-	*caps = c ? c->caps : PMC_CAP_READ | PMC_CAP_WRITE | PMC_CAP_USER | PMC_CAP_SYSTEM;
-	if (!p->ev.can_sample)
-		*caps &= ~(uint32_t)PMC_CAP_INTERRUPT;
+	if (width)
+		*out = c ? c->width : 64;
+	else
+		*out = (c ? c->caps : PMC_CAP_READ | PMC_CAP_WRITE | PMC_CAP_USER | PMC_CAP_SYSTEM) &
+		       ~(uint32_t)(p->ev.can_sample ? 0 : PMC_CAP_INTERRUPT);
 	return unlock_ret(0);
+}
+
+PMC_EXPORT int pmc_capabilities(pmc_id_t pmc, uint32_t *caps)
+{
+	return class_query(pmc, caps, false);
 }
 
 PMC_EXPORT int pmc_width(pmc_id_t pmc, uint32_t *width)
 {
-	pmc__call();
-	if (!width)
-		return pmc__fail(EFAULT, "width is NULL");
-	struct pmc__pmc *p = lock_find(pmc);
-	if (!p)
-		return -1;
-	const struct pmc__class *c = pmc__class_of(p->ev.cls);
-	*width = c ? c->width : 64;
-	return unlock_ret(0);
+	return class_query(pmc, width, true);
 }
 
 /* x86 RDPMC: the PMC then counts the calling thread on a counter of its

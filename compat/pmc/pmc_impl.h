@@ -9,9 +9,29 @@
 #include <hwc/sample.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define PMC_EXPORT __attribute__((visibility("default")))
 #define PMC_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Room for element N of the array *ARRAY (a pointer to the array's
+ * pointer) of elements of SIZE, holding *CAP: doubled when full, FIRST
+ * to begin with.  False without memory, the array as it was. */
+static inline bool pmc__room(void *array, size_t n, size_t *cap, size_t size, size_t first)
+{
+	if (n < *cap)
+		return true;
+	void *a;
+	memcpy(&a, array, sizeof(a));
+	size_t c = *cap ? *cap * 2 : first;
+	a = realloc(a, c * size);
+	if (!a)
+		return false;
+	memcpy(array, &a, sizeof(a));
+	*cap = c;
+	return true;
+}
 
 /* The hwpmc(4) tunables, read from the environment by pmc_init(). */
 struct pmc_tunables {

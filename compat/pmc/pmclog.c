@@ -234,35 +234,44 @@ static int add_pmc(struct parser *p, const struct pmcinfo *pi)
 	return 0;
 }
 
-static int learn_controls(struct parser *p)
+/* Call FN for every record of the file, from the start: 0, or -1 when FN
+ * or the file fails. */
+static int each_record(struct parser *p,
+		       int (*fn)(struct parser *p, const struct hwc_perfdata_record *r))
 {
 	struct hwc_perfdata_record r;
 	int rc;
 	hwc_perfdata_rewind(p->f);
-	while ((rc = hwc_perfdata_next(p->f, &r)) > 0) {
-		if (r.hdr->type != PERF_RECORD_SAMPLE || !r.attr || !is_user_event(r.attr))
-			continue;
-		struct hwc_sample s;
-		const char *text;
-		const struct pmc__ctl *c;
-		if (hwc_sample_parse(r.hdr, &r.attr->attr, &s) || !(c = control_of(&s, &text)))
-			continue;
-		if (c->kind == PMCLOG_TYPE_INITIALIZE) {
-			p->cputype = c->event;
-			p->tsc_hz = c->rate;
-		} else if (c->kind == PMCLOG_TYPE_PMCALLOCATE) {
-			struct pmcinfo pi = {c->pmcid, c->event, c->flags, c->mode,
-					     c->rate, c->divisor ? c->divisor : 1, "", false};
-			snprintf(pi.name, sizeof(pi.name), "%s", text);
-			if (add_pmc(p, &pi))
-				return -1;
-		} else if (c->kind == PMC__CTL_EVENTS) {
-			struct pmcinfo *pi = find_pmc(p, c->pmcid);
-			for (uint32_t i = 0; pi && i < c->count && c->first + i < p->nattrs; i++)
-				p->of_attr[c->first + i] = pi;
-		}
-	}
+	while ((rc = hwc_perfdata_next(p->f, &r)) > 0)
+		if (fn(p, &r))
+			return -1;
 	return rc < 0 ? -1 : 0;
+}
+
+/* libpmc's records: the machine, the PMCs, which events are whose. */
+static int learn_control(struct parser *p, const struct hwc_perfdata_record *r)
+{
+	if (r->hdr->type != PERF_RECORD_SAMPLE || !r->attr || !is_user_event(r->attr))
+		return 0;
+	struct hwc_sample s;
+	const char *text;
+	const struct pmc__ctl *c;
+	if (hwc_sample_parse(r->hdr, &r->attr->attr, &s) || !(c = control_of(&s, &text)))
+		return 0;
+	if (c->kind == PMCLOG_TYPE_INITIALIZE) {
+		p->cputype = c->event;
+		p->tsc_hz = c->rate;
+	} else if (c->kind == PMCLOG_TYPE_PMCALLOCATE) {
+		struct pmcinfo pi = {c->pmcid, c->event, c->flags, c->mode,
+				     c->rate, c->divisor ? c->divisor : 1, "", false};
+		snprintf(pi.name, sizeof(pi.name), "%s", text);
+		return add_pmc(p, &pi);
+	} else if (c->kind == PMC__CTL_EVENTS) {
+		struct pmcinfo *pi = find_pmc(p, c->pmcid);
+		for (uint32_t i = 0; pi && i < c->count && c->first + i < p->nattrs; i++)
+			p->of_attr[c->first + i] = pi;
+	}
+	return 0;
 }
 
 /* Events no libpmc record claims get PMCs of their own. */
@@ -297,27 +306,22 @@ static int synthesize_pmcs(struct parser *p)
 }
 
 /* Each process's counts at exit: the sum of its threads' READ records. */
-static int learn_exit_counts(struct parser *p)
+static int learn_exit_count(struct parser *p, const struct hwc_perfdata_record *r)
 {
-	struct hwc_perfdata_record r;
-	int rc;
-	hwc_perfdata_rewind(p->f);
-	while ((rc = hwc_perfdata_next(p->f, &r)) > 0) {
-		if (r.hdr->type != PERF_RECORD_READ || r.hdr->size < 24)
-			continue;
-		struct pmcinfo *pi = pmc_of(p, r.attr);
-		if (!pi)
-			continue;
-		uint32_t pid;
-		uint64_t value;
-		memcpy(&pid, (const uint8_t *)r.hdr + 8, 4);
-		memcpy(&value, (const uint8_t *)r.hdr + 16, 8);
-		struct kv *e = lookup(&p->exit_sums, pid, pi->id, true, NULL);
-		if (!e)
-			return -1;
-		e->v += value;
-	}
-	return rc < 0 ? -1 : 0;
+	struct pmcinfo *pi = r->hdr->type == PERF_RECORD_READ && r->hdr->size >= 24
+				     ? pmc_of(p, r->attr)
+				     : NULL;
+	if (!pi)
+		return 0;
+	uint32_t pid;
+	uint64_t value;
+	memcpy(&pid, (const uint8_t *)r->hdr + 8, 4);
+	memcpy(&value, (const uint8_t *)r->hdr + 16, 8);
+	struct kv *e = lookup(&p->exit_sums, pid, pi->id, true, NULL);
+	if (!e)
+		return -1;
+	e->v += value;
+	return 0;
 }
 
 static void unload(struct parser *p)
@@ -351,14 +355,8 @@ static void unload(struct parser *p)
 static int slurp(struct parser *p)
 {
 	for (;;) {
-		if (p->len == p->cap) {
-			size_t cap = p->cap ? p->cap * 2 : 1 << 16;
-			uint8_t *b = realloc(p->buf, cap);
-			if (!b)
-				return -1;
-			p->buf = b;
-			p->cap = cap;
-		}
+		if (!pmc__room(&p->buf, p->len, &p->cap, 1, 1 << 16))
+			return -1;
 		ssize_t n = read(p->fd, p->buf + p->len, p->cap - p->len);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -425,7 +423,7 @@ static int load(struct parser *p)
 		memcpy(&p->mono_ref, (const uint8_t *)clock + 16, 8);
 		p->have_clock = true;
 	}
-	if (learn_controls(p) || synthesize_pmcs(p) || learn_exit_counts(p))
+	if (each_record(p, learn_control) || synthesize_pmcs(p) || each_record(p, learn_exit_count))
 		return -1;
 	hwc_perfdata_rewind(p->f);
 	return 0;
@@ -436,19 +434,12 @@ static int load(struct parser *p)
 static struct pmclog_ev *emit(struct parser *p, enum pmclog_type type, uint64_t offset,
 			      uint64_t time, const struct perf_event_header *h)
 {
-	if (p->qhead + p->qlen == p->qcap) {
-		if (p->qhead) {
-			memmove(p->q, p->q + p->qhead, p->qlen * sizeof(*p->q));
-			p->qhead = 0;
-		} else {
-			size_t cap = p->qcap ? p->qcap * 2 : 8;
-			struct pmclog_ev *q = realloc(p->q, cap * sizeof(*q));
-			if (!q)
-				return NULL;
-			p->q = q;
-			p->qcap = cap;
-		}
+	if (p->qhead + p->qlen == p->qcap && p->qhead) {
+		memmove(p->q, p->q + p->qhead, p->qlen * sizeof(*p->q));
+		p->qhead = 0;
 	}
+	if (!pmc__room(&p->q, p->qhead + p->qlen, &p->qcap, sizeof(*p->q), 8))
+		return NULL;
 	struct pmclog_ev *ev = &p->q[p->qhead + p->qlen++];
 	memset(ev, 0, offsetof(struct pmclog_ev, pl_u));
 	ev->pl_state = PMCLOG_OK;

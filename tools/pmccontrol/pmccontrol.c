@@ -1,6 +1,8 @@
 /* pmccontrol(8): list the PMC classes and their events (-L), the rows and
  * their state (-l), the statistics (-s), and enable or disable rows
  * (-c, -e, -d), as FreeBSD's pmccontrol does, on libpmc. */
+#include "pmc_err.h"
+
 #include <err.h>
 #include <errno.h>
 #include <pmc.h>
@@ -27,26 +29,11 @@ static const char usage_message[] = "Usage:\n"
 				    "       pmccontrol -s\n"
 				    "       pmccontrol [-e pmc | -d pmc | -c cpu] ...";
 
-/* err(3) with the library's explanation. */
-static void die_pmc(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die_pmc(const char *fmt, ...)
-{
-	int e = errno;
-	char msg[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	const char *d = pmc_errdetail();
-	fprintf(stderr, "pmccontrol: %s: %s%s%s\n", msg, strerror(e), *d ? ": " : "", d);
-	exit(EX_OSERR);
-}
-
 static int list_state(void)
 {
 	const struct pmc_cpuinfo *ci;
 	if (pmc_cpuinfo(&ci) != 0)
-		die_pmc("Unable to determine CPU information");
+		pmc_err(EX_OSERR, "Unable to determine CPU information");
 	printf("%d %s CPUs present, with %d PMCs per CPU\n", ci->pm_ncpu,
 	       pmc_name_of_cputype(ci->pm_cputype), ci->pm_npmc);
 	for (uint32_t cpu = 0, c = 0; cpu < ci->pm_ncpu; cpu++) {
@@ -54,7 +41,7 @@ static int list_state(void)
 		if (pmc_pmcinfo((int)cpu, &pi) < 0) {
 			if (errno == ENXIO)
 				continue; /* offline */
-			die_pmc("Unable to get PMC status for CPU %u", cpu);
+			pmc_err(EX_OSERR, "Unable to get PMC status for CPU %u", cpu);
 		}
 		printf("#CPU %u:\n", c++);
 		printf("#N  NAME             CLASS  STATE    ROW-DISP\n");
@@ -81,14 +68,14 @@ static int list_events(void)
 {
 	const struct pmc_cpuinfo *ci;
 	if (pmc_cpuinfo(&ci) != 0)
-		die_pmc("Unable to determine CPU information");
+		pmc_err(EX_OSERR, "Unable to determine CPU information");
 	for (uint32_t i = 0; i < ci->pm_nclass; i++) {
 		enum pmc_class c = ci->pm_classes[i].pm_class;
 		const char **names;
 		int n;
 		printf("%s\n", pmc_name_of_class(c));
 		if (pmc_event_names_of_class(c, &names, &n) < 0)
-			die_pmc("ERROR: Cannot find information for event class \"%s\"",
+			pmc_err(EX_OSERR, "ERROR: Cannot find information for event class \"%s\"",
 				pmc_name_of_class(c));
 		for (int j = 0; j < n; j++)
 			printf("\t%s\n", names[j]);
@@ -101,7 +88,7 @@ static int statistics(void)
 {
 	struct pmc_driverstats gms;
 	if (pmc_get_driver_stats(&gms) < 0)
-		die_pmc("ERROR: cannot retrieve driver statistics");
+		pmc_err(EX_OSERR, "ERROR: cannot retrieve driver statistics");
 #define PRINT(N, V) printf("%-40s %u\n", (N), gms.pm_##V)
 	PRINT("interrupts processed:", intr_processed);
 	PRINT("non-PMC interrupts:", intr_ignored);
@@ -119,12 +106,12 @@ static int enable_disable(const struct op *ops, size_t nops)
 {
 	int ncpu = pmc_ncpu();
 	if (ncpu < 0)
-		die_pmc("Unable to determine the number of cpus");
+		pmc_err(EX_OSERR, "Unable to determine the number of cpus");
 	int npmc = 0;
 	for (int c = 0; c < ncpu; c++) {
 		int t = pmc_npmc(c);
 		if (t < 0)
-			die_pmc("Unable to determine the number of PMCs in CPU %d", c);
+			pmc_err(EX_OSERR, "Unable to determine the number of PMCs in CPU %d", c);
 		npmc = t > npmc ? t : npmc;
 	}
 	if (npmc == 0)
@@ -147,7 +134,7 @@ static int enable_disable(const struct op *ops, size_t nops)
 		for (int p = 0; p < npmc; p++) {
 			signed char b = map[c * npmc + p];
 			if ((b > 0 && pmc_enable(c, p) < 0) || (b < 0 && pmc_disable(c, p) < 0))
-				die_pmc("%s of PMC %d on CPU %d failed", b > 0 ? "Enable" : "Disable", p,
+				pmc_err(EX_OSERR, "%s of PMC %d on CPU %d failed", b > 0 ? "Enable" : "Disable", p,
 					c);
 		}
 	free(map);
@@ -211,7 +198,7 @@ int main(int argc, char **argv)
 		errx(EX_USAGE, "options -L, -l, -s and -c/-d/-e are used one kind at a time\n%s",
 		     usage_message);
 	if (pmc_init() < 0)
-		die_pmc("Initialization of the pmc(3) library failed");
+		pmc_err(EX_OSERR, "Initialization of the pmc(3) library failed");
 	int rc = 0;
 	switch (command) {
 	case LIST_STATE: rc = list_state(); break;

@@ -27,31 +27,45 @@ static void *xrealloc(void *p, size_t size)
 	return q;
 }
 
-static void *open_parser(const char *log, int *fd)
+/* Append X to the array *V of *N (room for *CAP). */
+static void push_u64(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
 {
-	*fd = open(log, O_RDONLY | O_CLOEXEC);
-	if (*fd < 0) {
-		fprintf(stderr, "pmcstat: ERROR: Cannot open \"%s\" for reading: %s\n", log,
-			strerror(errno));
-		return NULL;
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 1024;
+		*v = xrealloc(*v, *cap * sizeof(**v));
 	}
-	void *p = pmclog_open(*fd);
-	if (!p) {
-		fprintf(stderr, "pmcstat: ERROR: Cannot create parser: %s\n", strerror(errno));
-		close(*fd);
-	}
-	return p;
+	(*v)[(*n)++] = x;
 }
 
-/* After the last record: 0 at the end of the log, else an exit status. */
-static int parse_end(const struct pmclog_ev *ev, const char *log)
+/* Call FN on each record of the log; 0 when the whole log was read, else
+ * an exit status (after saying why). */
+static int each_event(const char *log, void (*fn)(void *arg, const struct pmclog_ev *ev), void *arg)
 {
-	if (ev->pl_state == PMCLOG_EOF)
-		return 0;
-	fprintf(stderr, "pmcstat: ERROR: event parsing failed (record %zu, offset 0x%jx): "
-			"\"%s\" is not a complete log (a perf.data file)\n",
-		ev->pl_count + 1, (uintmax_t)ev->pl_offset, log);
-	return EX_DATAERR;
+	int fd = open(log, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "pmcstat: ERROR: Cannot open \"%s\" for reading: %s\n", log,
+			strerror(errno));
+		return EX_OSERR;
+	}
+	void *p = pmclog_open(fd);
+	if (!p) {
+		fprintf(stderr, "pmcstat: ERROR: Cannot create parser: %s\n", strerror(errno));
+		close(fd);
+		return EX_OSERR;
+	}
+	struct pmclog_ev ev;
+	while (pmclog_read(p, &ev) == 0)
+		fn(arg, &ev);
+	int rc = 0;
+	if (ev.pl_state != PMCLOG_EOF) {
+		fprintf(stderr, "pmcstat: ERROR: event parsing failed (record %zu, offset 0x%jx): "
+				"\"%s\" is not a complete log (a perf.data file)\n",
+			ev.pl_count + 1, (uintmax_t)ev.pl_offset, log);
+		rc = EX_DATAERR;
+	}
+	pmclog_close(p);
+	close(fd);
+	return rc;
 }
 
 /* ------------------------------------------------------------ text */
@@ -63,94 +77,89 @@ static int parse_end(const struct pmclog_ev *ev, const char *log)
 		fputc('\n', out);                                                         \
 	} while (0)
 
+static void print_event(void *arg, const struct pmclog_ev *ev)
+{
+	FILE *out = arg;
+	switch (ev->pl_type) {
+	case PMCLOG_TYPE_CALLCHAIN: {
+		const struct pmclog_ev_callchain *cc = &ev->pl_u.pl_cc;
+		ENTRY(out, "callchain", "%d 0x%x %d %d %c", cc->pl_pid, cc->pl_pmcid,
+		      PMC_CALLCHAIN_CPUFLAGS_TO_CPU(cc->pl_cpuflags), cc->pl_npc,
+		      PMC_CALLCHAIN_CPUFLAGS_TO_USERMODE(cc->pl_cpuflags) ? 'u' : 's');
+		for (uint32_t i = 0; i < cc->pl_npc; i++)
+			ENTRY(out, "...", "0x%jx", (uintmax_t)cc->pl_pc[i]);
+		break;
+	}
+	case PMCLOG_TYPE_PCSAMPLE:
+		ENTRY(out, "sample", "0x%x %d 0x%jx %c", ev->pl_u.pl_s.pl_pmcid,
+		      ev->pl_u.pl_s.pl_pid, (uintmax_t)ev->pl_u.pl_s.pl_pc,
+		      ev->pl_u.pl_s.pl_usermode ? 'u' : 's');
+		break;
+	case PMCLOG_TYPE_CLOSELOG:
+		ENTRY(out, "closelog", "");
+		break;
+	case PMCLOG_TYPE_DROPNOTIFY:
+		ENTRY(out, "drop", "");
+		break;
+	case PMCLOG_TYPE_INITIALIZE: {
+		const char *cpu = pmc_name_of_cputype((enum pmc_cputype)ev->pl_u.pl_i.pl_arch);
+		ENTRY(out, "initlog", "0x%x \"%s\"", ev->pl_u.pl_i.pl_version,
+		      cpu ? cpu : "UNKNOWN");
+		if ((ev->pl_u.pl_i.pl_version & 0xFF000000) != PMC_VERSION_MAJOR << 24)
+			fprintf(stderr, "pmcstat: WARNING: Log version 0x%x != expected version "
+					"0x%x.\n",
+				ev->pl_u.pl_i.pl_version, PMC_VERSION);
+		break;
+	}
+	case PMCLOG_TYPE_MAP_IN:
+		ENTRY(out, "map-in", "%d 0x%jx \"%s\"", ev->pl_u.pl_mi.pl_pid,
+		      (uintmax_t)ev->pl_u.pl_mi.pl_start, ev->pl_u.pl_mi.pl_pathname);
+		break;
+	case PMCLOG_TYPE_MAP_OUT:
+		ENTRY(out, "map-out", "%d 0x%jx 0x%jx", ev->pl_u.pl_mo.pl_pid,
+		      (uintmax_t)ev->pl_u.pl_mo.pl_start, (uintmax_t)ev->pl_u.pl_mo.pl_end);
+		break;
+	case PMCLOG_TYPE_PMCALLOCATE:
+		ENTRY(out, "allocate", "0x%x \"%s\" 0x%x", ev->pl_u.pl_a.pl_pmcid,
+		      ev->pl_u.pl_a.pl_evname, ev->pl_u.pl_a.pl_flags);
+		break;
+	case PMCLOG_TYPE_PMCATTACH:
+		ENTRY(out, "attach", "0x%x %d \"%s\"", ev->pl_u.pl_t.pl_pmcid, ev->pl_u.pl_t.pl_pid,
+		      ev->pl_u.pl_t.pl_pathname);
+		break;
+	case PMCLOG_TYPE_PMCDETACH:
+		ENTRY(out, "detach", "0x%x %d", ev->pl_u.pl_d.pl_pmcid, ev->pl_u.pl_d.pl_pid);
+		break;
+	case PMCLOG_TYPE_PROCCSW:
+		ENTRY(out, "cswval", "0x%x %d %jd", ev->pl_u.pl_c.pl_pmcid, ev->pl_u.pl_c.pl_pid,
+		      (intmax_t)ev->pl_u.pl_c.pl_value);
+		break;
+	case PMCLOG_TYPE_PROCEXEC:
+		ENTRY(out, "exec", "0x%x %d 0x%jx \"%s\"", ev->pl_u.pl_x.pl_pmcid,
+		      ev->pl_u.pl_x.pl_pid, (uintmax_t)ev->pl_u.pl_x.pl_entryaddr,
+		      ev->pl_u.pl_x.pl_pathname);
+		break;
+	case PMCLOG_TYPE_PROCEXIT:
+		ENTRY(out, "exitval", "0x%x %d %jd", ev->pl_u.pl_e.pl_pmcid, ev->pl_u.pl_e.pl_pid,
+		      (intmax_t)ev->pl_u.pl_e.pl_value);
+		break;
+	case PMCLOG_TYPE_PROCFORK:
+		ENTRY(out, "fork", "%d %d", ev->pl_u.pl_f.pl_oldpid, ev->pl_u.pl_f.pl_newpid);
+		break;
+	case PMCLOG_TYPE_USERDATA:
+		ENTRY(out, "userdata", "0x%x", ev->pl_u.pl_u.pl_userdata);
+		break;
+	case PMCLOG_TYPE_SYSEXIT:
+		ENTRY(out, "exit", "%d", ev->pl_u.pl_se.pl_pid);
+		break;
+	default:
+		fprintf(out, "unknown event (type %d).\n", ev->pl_type);
+	}
+}
+
 int pmcstat_print_log(const char *log, FILE *out)
 {
-	int fd;
-	void *p = open_parser(log, &fd);
-	if (!p)
-		return EX_OSERR;
-	struct pmclog_ev ev;
-	while (pmclog_read(p, &ev) == 0) {
-		switch (ev.pl_type) {
-		case PMCLOG_TYPE_CALLCHAIN: {
-			const struct pmclog_ev_callchain *cc = &ev.pl_u.pl_cc;
-			ENTRY(out, "callchain", "%d 0x%x %d %d %c", cc->pl_pid, cc->pl_pmcid,
-			      PMC_CALLCHAIN_CPUFLAGS_TO_CPU(cc->pl_cpuflags), cc->pl_npc,
-			      PMC_CALLCHAIN_CPUFLAGS_TO_USERMODE(cc->pl_cpuflags) ? 'u' : 's');
-			for (uint32_t i = 0; i < cc->pl_npc; i++)
-				ENTRY(out, "...", "0x%jx", (uintmax_t)cc->pl_pc[i]);
-			break;
-		}
-		case PMCLOG_TYPE_PCSAMPLE:
-			ENTRY(out, "sample", "0x%x %d 0x%jx %c", ev.pl_u.pl_s.pl_pmcid,
-			      ev.pl_u.pl_s.pl_pid, (uintmax_t)ev.pl_u.pl_s.pl_pc,
-			      ev.pl_u.pl_s.pl_usermode ? 'u' : 's');
-			break;
-		case PMCLOG_TYPE_CLOSELOG:
-			ENTRY(out, "closelog", "");
-			break;
-		case PMCLOG_TYPE_DROPNOTIFY:
-			ENTRY(out, "drop", "");
-			break;
-		case PMCLOG_TYPE_INITIALIZE: {
-			const char *cpu = pmc_name_of_cputype((enum pmc_cputype)ev.pl_u.pl_i.pl_arch);
-			ENTRY(out, "initlog", "0x%x \"%s\"", ev.pl_u.pl_i.pl_version,
-			      cpu ? cpu : "UNKNOWN");
-			if ((ev.pl_u.pl_i.pl_version & 0xFF000000) != PMC_VERSION_MAJOR << 24)
-				fprintf(stderr, "pmcstat: WARNING: Log version 0x%x != expected version "
-						"0x%x.\n",
-					ev.pl_u.pl_i.pl_version, PMC_VERSION);
-			break;
-		}
-		case PMCLOG_TYPE_MAP_IN:
-			ENTRY(out, "map-in", "%d 0x%jx \"%s\"", ev.pl_u.pl_mi.pl_pid,
-			      (uintmax_t)ev.pl_u.pl_mi.pl_start, ev.pl_u.pl_mi.pl_pathname);
-			break;
-		case PMCLOG_TYPE_MAP_OUT:
-			ENTRY(out, "map-out", "%d 0x%jx 0x%jx", ev.pl_u.pl_mo.pl_pid,
-			      (uintmax_t)ev.pl_u.pl_mo.pl_start, (uintmax_t)ev.pl_u.pl_mo.pl_end);
-			break;
-		case PMCLOG_TYPE_PMCALLOCATE:
-			ENTRY(out, "allocate", "0x%x \"%s\" 0x%x", ev.pl_u.pl_a.pl_pmcid,
-			      ev.pl_u.pl_a.pl_evname, ev.pl_u.pl_a.pl_flags);
-			break;
-		case PMCLOG_TYPE_PMCATTACH:
-			ENTRY(out, "attach", "0x%x %d \"%s\"", ev.pl_u.pl_t.pl_pmcid, ev.pl_u.pl_t.pl_pid,
-			      ev.pl_u.pl_t.pl_pathname);
-			break;
-		case PMCLOG_TYPE_PMCDETACH:
-			ENTRY(out, "detach", "0x%x %d", ev.pl_u.pl_d.pl_pmcid, ev.pl_u.pl_d.pl_pid);
-			break;
-		case PMCLOG_TYPE_PROCCSW:
-			ENTRY(out, "cswval", "0x%x %d %jd", ev.pl_u.pl_c.pl_pmcid, ev.pl_u.pl_c.pl_pid,
-			      (intmax_t)ev.pl_u.pl_c.pl_value);
-			break;
-		case PMCLOG_TYPE_PROCEXEC:
-			ENTRY(out, "exec", "0x%x %d 0x%jx \"%s\"", ev.pl_u.pl_x.pl_pmcid,
-			      ev.pl_u.pl_x.pl_pid, (uintmax_t)ev.pl_u.pl_x.pl_entryaddr,
-			      ev.pl_u.pl_x.pl_pathname);
-			break;
-		case PMCLOG_TYPE_PROCEXIT:
-			ENTRY(out, "exitval", "0x%x %d %jd", ev.pl_u.pl_e.pl_pmcid, ev.pl_u.pl_e.pl_pid,
-			      (intmax_t)ev.pl_u.pl_e.pl_value);
-			break;
-		case PMCLOG_TYPE_PROCFORK:
-			ENTRY(out, "fork", "%d %d", ev.pl_u.pl_f.pl_oldpid, ev.pl_u.pl_f.pl_newpid);
-			break;
-		case PMCLOG_TYPE_USERDATA:
-			ENTRY(out, "userdata", "0x%x", ev.pl_u.pl_u.pl_userdata);
-			break;
-		case PMCLOG_TYPE_SYSEXIT:
-			ENTRY(out, "exit", "%d", ev.pl_u.pl_se.pl_pid);
-			break;
-		default:
-			fprintf(out, "unknown event (type %d).\n", ev.pl_type);
-		}
-	}
-	int rc = parse_end(&ev, log);
-	pmclog_close(p);
-	close(fd);
-	return rc;
+	return each_event(log, print_event, out);
 }
 
 /* ------------------------------------------------------------ the log's PMCs */
@@ -176,43 +185,34 @@ static struct pmcrec *pmc_by_id(struct scan *s, pmc_id_t id)
 	return NULL;
 }
 
+static void scan_event(void *arg, const struct pmclog_ev *ev)
+{
+	struct scan *s = arg;
+	if (ev->pl_type == PMCLOG_TYPE_PMCALLOCATE && !pmc_by_id(s, ev->pl_u.pl_a.pl_pmcid)) {
+		s->p = xrealloc(s->p, (s->n + 1) * sizeof(*s->p));
+		struct pmcrec *r = &s->p[s->n++];
+		memset(r, 0, sizeof(*r));
+		r->id = ev->pl_u.pl_a.pl_pmcid;
+		r->rate = ev->pl_u.pl_a.pl_rate;
+		snprintf(r->name, sizeof(r->name), "%s", ev->pl_u.pl_a.pl_evname);
+		return;
+	}
+	pmc_id_t id;
+	if (ev->pl_type == PMCLOG_TYPE_CALLCHAIN)
+		id = ev->pl_u.pl_cc.pl_pmcid;
+	else if (ev->pl_type == PMCLOG_TYPE_PCSAMPLE)
+		id = ev->pl_u.pl_s.pl_pmcid;
+	else
+		return;
+	struct pmcrec *r = pmc_by_id(s, id);
+	if (!r)
+		return;
+	push_u64(&r->offs, &r->n, &r->cap, (uint64_t)ev->pl_offset);
+}
+
 static int scan_log(const char *log, struct scan *s)
 {
-	int fd;
-	void *p = open_parser(log, &fd);
-	if (!p)
-		return EX_OSERR;
-	struct pmclog_ev ev;
-	while (pmclog_read(p, &ev) == 0) {
-		if (ev.pl_type == PMCLOG_TYPE_PMCALLOCATE && !pmc_by_id(s, ev.pl_u.pl_a.pl_pmcid)) {
-			s->p = xrealloc(s->p, (s->n + 1) * sizeof(*s->p));
-			struct pmcrec *r = &s->p[s->n++];
-			memset(r, 0, sizeof(*r));
-			r->id = ev.pl_u.pl_a.pl_pmcid;
-			r->rate = ev.pl_u.pl_a.pl_rate;
-			snprintf(r->name, sizeof(r->name), "%s", ev.pl_u.pl_a.pl_evname);
-			continue;
-		}
-		pmc_id_t id;
-		if (ev.pl_type == PMCLOG_TYPE_CALLCHAIN)
-			id = ev.pl_u.pl_cc.pl_pmcid;
-		else if (ev.pl_type == PMCLOG_TYPE_PCSAMPLE)
-			id = ev.pl_u.pl_s.pl_pmcid;
-		else
-			continue;
-		struct pmcrec *r = pmc_by_id(s, id);
-		if (!r)
-			continue;
-		if (r->n == r->cap) {
-			r->cap = r->cap ? r->cap * 2 : 1024;
-			r->offs = xrealloc(r->offs, r->cap * sizeof(*r->offs));
-		}
-		r->offs[r->n++] = (uint64_t)ev.pl_offset;
-	}
-	int rc = parse_end(&ev, log);
-	pmclog_close(p);
-	close(fd);
-	return rc;
+	return each_event(log, scan_event, s);
 }
 
 static void scan_free(struct scan *s)
@@ -353,12 +353,7 @@ int pmcstat_gprof(const char *log, const char *dir, int verbosity, FILE *out, FI
 			hs = xrealloc(hs, (nh + 1) * sizeof(*hs));
 			hs[nh++] = (struct hist){pmc, l->sym->dso, NULL, 0, 0};
 		}
-		struct hist *h = &hs[k];
-		if (h->n == h->cap) {
-			h->cap = h->cap ? h->cap * 2 : 1024;
-			h->offs = xrealloc(h->offs, h->cap * sizeof(*h->offs));
-		}
-		h->offs[h->n++] = l->dso_offset;
+		push_u64(&hs[k].offs, &hs[k].n, &hs[k].cap, l->dso_offset);
 	}
 	for (size_t k = 0; k < nh; k++) {
 		char path[4096];

@@ -4,6 +4,7 @@
  * which -R reads back as text, gprof(1) profiles (-g) or call graphs (-G),
  * and -T shows live. */
 #include "pmcstat.h"
+#include "pmc_err.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -97,20 +98,8 @@ static void usage(void)
 	exit(EX_USAGE);
 }
 
-/* err(3) with the library's explanation. */
-static void die_pmc(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
-static void die_pmc(int code, const char *fmt, ...)
-{
-	int e = errno;
-	char msg[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	const char *d = pmc_errdetail();
-	fprintf(stderr, "pmcstat: ERROR: %s: %s%s%s\n", msg, strerror(e), *d ? ": " : "", d);
-	exit(code);
-}
+/* FreeBSD's pmcstat says ERROR: before what it could not do. */
+#define die_pmc(code, fmt, ...) pmc_err(code, "ERROR: " fmt, ##__VA_ARGS__)
 
 /* SIGINT and SIGTERM end the measurement; SIGCHLD only wakes the loop. */
 static void on_signal(int sig)
