@@ -116,26 +116,31 @@ static int enable_disable(const struct op *ops, size_t nops)
 	}
 	if (npmc == 0)
 		errx(EX_CONFIG, "No PMCs found");
-	signed char *map = calloc((size_t)ncpu * (size_t)npmc, 1);
-	if (!map)
-		err(EX_SOFTWARE, "Out of memory");
 	for (size_t i = 0; i < nops; i++) {
 		if (ops[i].cpu >= ncpu)
 			errx(EX_DATAERR, "CPU id too large: \"%d\"", ops[i].cpu);
 		if (ops[i].pmc >= npmc)
 			errx(EX_DATAERR, "PMC id too large: \"%d\"", ops[i].pmc);
+	}
+	signed char *map = calloc((size_t)ncpu * (size_t)npmc, 1);
+	if (!map)
+		err(EX_SOFTWARE, "Out of memory");
+	for (size_t i = 0; i < nops; i++)
 		for (int c = 0; c < ncpu; c++)
 			for (int p = 0; p < npmc; p++)
 				if ((ops[i].cpu == ALL || ops[i].cpu == c) &&
 				    (ops[i].pmc == ALL || ops[i].pmc == p))
 					map[c * npmc + p] = ops[i].disable ? -1 : 1;
-	}
 	for (int c = 0; c < ncpu; c++)
 		for (int p = 0; p < npmc; p++) {
 			signed char b = map[c * npmc + p];
-			if ((b > 0 && pmc_enable(c, p) < 0) || (b < 0 && pmc_disable(c, p) < 0))
-				pmc_err(EX_OSERR, "%s of PMC %d on CPU %d failed", b > 0 ? "Enable" : "Disable", p,
-					c);
+			if ((b > 0 && pmc_enable(c, p) < 0) || (b < 0 && pmc_disable(c, p) < 0)) {
+				int e = errno;
+				free(map); /* else LeakSanitizer changes the exit status */
+				errno = e;
+				pmc_err(EX_OSERR, "%s of PMC %d on CPU %d failed",
+					b > 0 ? "Enable" : "Disable", p, c);
+			}
 		}
 	free(map);
 	return 0;
