@@ -184,5 +184,9 @@ int hwc__synth_all(const struct hwc__sink *k)
 		if (isdigit((unsigned char)de->d_name[0]))
 			err = hwc__synth_process(k, (pid_t)atoi(de->d_name));
 	closedir(d);
-	return err;
+	/* The idle task (pid 0) has no /proc entry; it is "swapper" as in perf. */
+	struct rbuf r = {.len = 8};
+	put_u32(&r, 0, 0);
+	put_name(&r, "swapper");
+	return err ? err : emit(k, &r, PERF_RECORD_COMM, 0);
 }
