@@ -316,7 +316,7 @@ static void header(const struct top_opts *o, const struct top_view *v, const str
 		   struct top_frame *f)
 {
 	top_frame_clear(f);
-	top_frame_add(f, "hwc top: %s; every %g s%s", v->what, o->delay, sc->curses ? "; q quits" : "");
+	top_frame_add(f, "hwc top%s: %s; every %g s", sc->curses ? " (q quits)" : "", v->what, o->delay);
 }
 
 /* Refresh until the iterations are done, q, a stop signal or the target's

@@ -203,7 +203,8 @@ static void scan(struct cview *v)
 		if (!proc_stat(pid, comm, sizeof(comm), &start))
 			continue;
 		/* The old rows have one pid each: none is gone before the scan ends. */
-		struct crow key = {.pid = pid}, *r = bsearch(&key, v->rows, old, sizeof(key), cmp_pid);
+		struct crow key = {.pid = pid};
+		struct crow *r = old ? bsearch(&key, v->rows, old, sizeof(key), cmp_pid) : NULL;
 		if (r && r->start == start) {
 			r->seen = true;
 			snprintf(r->comm, sizeof(r->comm), "%s", comm); /* it may have exec'd */
@@ -360,7 +361,7 @@ static void count_fill(void *state, const struct top_tick *tick, struct top_fram
 		qsort(order, v->n, sizeof(*order), cmp_rate);
 	for (size_t i = 0; order && i < v->n; i++) {
 		const struct crow *r = order[i];
-		len = (size_t)snprintf(line, sizeof(line), "%7d  %-16s", (int)r->pid, r->comm);
+		len = (size_t)snprintf(line, sizeof(line), "%7d  %-16.16s", (int)r->pid, r->comm);
 		for (size_t e = 0; e < v->nev && len < sizeof(line); e++) {
 			const struct hwc_event *ev = hwc_evlist_event(v->list, e);
 			format_rate(val, sizeof(val) - 1, r->rate[e], is_clock(ev));
@@ -491,8 +492,10 @@ int top_count_open(const struct top_opts *o, struct top_view *view)
 	for (size_t e = 0; e < v->nev && len < sizeof(events); e++)
 		len += (size_t)snprintf(events + len, sizeof(events) - len, "%s%s", e ? ", " : "",
 					hwc_evlist_event(v->list, e)->name);
-	snprintf(view->what, sizeof(view->what), "counting %s per %s, %s", events,
-		 o->system ? "process" : "thread", o->system ? "every process" : target);
+	if (o->system)
+		snprintf(view->what, sizeof(view->what), "counting %s in every process", events);
+	else
+		snprintf(view->what, sizeof(view->what), "counting %s in %s, per thread", events, target);
 	view->state = v;
 	view->wait = count_wait;
 	view->fill = count_fill;
