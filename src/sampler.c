@@ -1070,12 +1070,13 @@ HWC_EXPORT const struct perf_event_attr *hwc_sampler_event(const hwc_sampler *s,
 /* ------------------------------------------------------------- recording */
 
 /* What existed before sampling started on S's target, from /proc: the
- * kernel's map, then every process (CPUS), the target process, or nothing
- * for a command, whose exec is in the data. */
-static int synth_target(const hwc_sampler *s, const struct hwc__sink *k)
+ * kernel's map (when KERNEL_MAP: a symbolizer takes kernel addresses from
+ * kallsyms itself), then every process (CPUS), the target process, or
+ * nothing for a command, whose exec is in the data. */
+static int synth_target(const hwc_sampler *s, const struct hwc__sink *k, bool kernel_map)
 {
 	bool kernel = false;
-	for (size_t e = 0; e < s->nev; e++)
+	for (size_t e = 0; kernel_map && e < s->nev; e++)
 		kernel |= !s->ev[e].pub.attr.exclude_kernel;
 	int err = kernel ? hwc__synth_kernel_map(k) : 0;
 	if (err)
@@ -1113,7 +1114,7 @@ HWC_EXPORT int hwc_recording_add_sampler(hwc_recording *rec, const hwc_sampler *
 			return err;
 	}
 	struct hwc__sink k = {to_recording, rec, hwc__recording_first_attr(rec)};
-	return synth_target(s, &k);
+	return synth_target(s, &k, true);
 }
 
 static int to_symbols(void *arg, const struct perf_event_header *h)
@@ -1125,5 +1126,5 @@ HWC_EXPORT int hwc_symbols_add_sampler(hwc_symbols *syms, const hwc_sampler *s)
 {
 	hwc__clear_error();
 	struct hwc__sink k = {to_symbols, syms, NULL};
-	return synth_target(s, &k);
+	return synth_target(s, &k, false);
 }
