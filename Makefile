@@ -194,7 +194,7 @@ check-sanitize:
 	$(MAKE) BUILD=build-san SANITIZE=1 check
 
 # Benchmarks link the peers they compare with (PAPI) and are never sanitized.
-$(BUILD)/bench/%: bench/%.c $(BUILD)/lib/libhwc.so
+$(BUILD)/bench/%: bench/%.c bench/bench.h $(BUILD)/lib/libhwc.so
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -std=gnu11 -O2 -g $(WARN) -o $@ $< -L$(BUILD)/lib -lhwc -lpapi -lm $(RPATH)
 
@@ -205,12 +205,12 @@ $(BUILD)/bench/pctr_read: DEVICE := PCTR
 $(BUILD)/bench/pctr_read: $(filter-out %/event.o,$(PCTR_OBJS))
 $(BUILD)/bench/perfmon_read: DEVICE := PERFMON
 $(BUILD)/bench/perfmon_read: $(filter-out %/event.o,$(PERFMON_OBJS))
-$(BUILD)/bench/pctr_read $(BUILD)/bench/perfmon_read: bench/pctr_read.c $(BUILD)/lib/libhwc.so
+$(BUILD)/bench/pctr_read $(BUILD)/bench/perfmon_read: bench/pctr_read.c bench/bench.h $(BUILD)/lib/libhwc.so
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(COMPAT_CPPFLAGS) -DBENCH_$(DEVICE) -std=gnu11 -O2 -g $(WARN) -o $@ $< \
 		$(filter %.o,$^) -L$(BUILD)/lib -lhwc -lpthread -lm $(RPATH)
 
-$(BUILD)/bench/cpc_%: bench/cpc_%.c $(CPC_LIBS) $(CPC_PCS)
+$(BUILD)/bench/cpc_%: bench/cpc_%.c bench/bench.h $(CPC_LIBS) $(CPC_PCS)
 	@mkdir -p $(dir $@)
 	$(CC) -D_GNU_SOURCE -std=gnu11 -O2 -g $(WARN) -o $@ $< \
 		$$($(CPC_PKG) --cflags --libs libcpc libpctx) -lpapi

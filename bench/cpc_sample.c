@@ -5,36 +5,13 @@
  * load hits them all alike. */
 #include <libcpc.h>
 #include <papi.h>
+#include "bench.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define ROUNDS 9
 #define CALLS 100000
-
-/* Plain counter fetches in the kernel (no clock arithmetic); the last two
- * repeat earlier events under other names, as PAPI offers no more. */
-static const char *const cpc_events[8] = {"page-faults",  "context-switches", "cpu-migrations",
-					  "minor-faults", "major-faults",     "cgroup-switches",
-					  "faults",       "cs"};
-static const char *const papi_events[8] = {
-	"perf::PAGE-FAULTS",  "perf::CONTEXT-SWITCHES", "perf::CPU-MIGRATIONS",
-	"perf::MINOR-FAULTS", "perf::MAJOR-FAULTS",     "perf::CGROUP-SWITCHES",
-	"perf::FAULTS",       "perf::CS"};
-
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
 
 struct method {
 	const char *name;
@@ -56,7 +33,7 @@ static void cpc_prepare(struct method *m)
 		exit(1);
 	m->set = cpc_set_create(m->cpc);
 	for (int i = 0; i < m->n; i++)
-		if (cpc_set_add_request(m->cpc, m->set, cpc_events[i], 0, CPC_COUNT_USER, 0, NULL) < 0)
+		if (cpc_set_add_request(m->cpc, m->set, bench_sw_events[i], 0, CPC_COUNT_USER, 0, NULL) < 0)
 			exit(1);
 	m->buf = cpc_buf_create(m->cpc, m->set);
 	if (cpc_bind_curlwp(m->cpc, m->set, 0))
@@ -80,9 +57,9 @@ static void papi_prepare(struct method *m)
 	if (PAPI_create_eventset(&m->es) != PAPI_OK)
 		exit(1);
 	for (int i = 0; i < m->n; i++) {
-		int err = PAPI_add_named_event(m->es, papi_events[i]);
+		int err = PAPI_add_named_event(m->es, bench_papi_events[i]);
 		if (err != PAPI_OK) {
-			fprintf(stderr, "PAPI_add_named_event %s: %s\n", papi_events[i], PAPI_strerror(err));
+			fprintf(stderr, "PAPI_add_named_event %s: %s\n", bench_papi_events[i], PAPI_strerror(err));
 			exit(1);
 		}
 	}
@@ -93,11 +70,11 @@ static void papi_round(struct method *m)
 	/* One running event set per thread: started around each round. */
 	if (PAPI_start(m->es) != PAPI_OK)
 		exit(1);
-	double t0 = now_ns();
+	double t0 = bench_now_ns();
 	for (int c = 0; c < CALLS; c++)
 		if (PAPI_read(m->es, m->v) != PAPI_OK)
 			abort();
-	m->ns[0] = now_ns() - t0;
+	m->ns[0] = bench_now_ns() - t0;
 	PAPI_stop(m->es, m->v);
 }
 
@@ -128,16 +105,14 @@ int main(void)
 					cpc_prepare(&m[k]);
 				else if (cpc_bind_curlwp(m[k].cpc, m[k].set, 0))
 					exit(1);
-				double t0 = now_ns();
+				double t0 = bench_now_ns();
 				cpc_round(&m[k]);
-				ns = (now_ns() - t0) / CALLS;
+				ns = (bench_now_ns() - t0) / CALLS;
 			}
 			if (r >= 0)
 				m[k].ns[r] = ns;
 		}
-	for (size_t k = 0; k < nm; k++) {
-		qsort(m[k].ns, ROUNDS, sizeof(double), cmp_double);
-		printf("%-28s %8.1f ns/call\n", m[k].name, m[k].ns[ROUNDS / 2]);
-	}
+	for (size_t k = 0; k < nm; k++)
+		printf("%-28s %8.1f ns/call\n", m[k].name, bench_median(m[k].ns, ROUNDS));
 	return 0;
 }

@@ -14,11 +14,11 @@
 #include "../compat/common/devshim.h"
 
 #include <fcntl.h>
+#include "bench.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <time.h>
 #include <unistd.h>
 
 #ifdef BENCH_PCTR
@@ -43,19 +43,6 @@ struct method {
 	void (*begin)(void); /* untimed, before each round */
 	double ns[ROUNDS];
 };
-
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
 
 static void fail(const char *what)
 {
@@ -201,9 +188,9 @@ static void run(struct method *m, size_t nm, size_t base)
 		for (size_t k = 0; k < nm; k++) {
 			if (m[k].begin)
 				m[k].begin();
-			double t0 = now_ns();
+			double t0 = bench_now_ns();
 			m[k].call(m[k].arg);
-			double ns = (now_ns() - t0) / CALLS;
+			double ns = (bench_now_ns() - t0) / CALLS;
 			if (r >= 0)
 				m[k].ns[r] = ns;
 		}
@@ -211,12 +198,10 @@ static void run(struct method *m, size_t nm, size_t base)
 		double ratio[ROUNDS];
 		for (int r = 0; r < ROUNDS; r++)
 			ratio[r] = m[k].ns[r] / m[base].ns[r];
-		qsort(ratio, ROUNDS, sizeof(double), cmp_double);
 		double sorted[ROUNDS];
 		memcpy(sorted, m[k].ns, sizeof(sorted));
-		qsort(sorted, ROUNDS, sizeof(double), cmp_double);
-		printf("%-36s %8.1f ns/call  %6.3f x raw read(2)\n", m[k].name, sorted[ROUNDS / 2],
-		       ratio[ROUNDS / 2]);
+		printf("%-36s %8.1f ns/call  %6.3f x raw read(2)\n", m[k].name,
+		       bench_median(sorted, ROUNDS), bench_median(ratio, ROUNDS));
 	}
 }
 

@@ -5,26 +5,14 @@
  * changes on the machine hit them all alike. */
 #include <hwc/hwc.h>
 #include <papi.h>
+#include "bench.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define ROUNDS 9
 #define CALLS 100000
-
-/* Software events whose read is a plain counter fetch in the kernel (the
- * clocks are avoided: their read does time arithmetic that would dominate
- * and hide the library's own cost).  The last two repeat earlier events
- * under other names, as PAPI offers no more such events. */
-static const char *const sw_events[8] = {"page-faults",  "context-switches", "cpu-migrations",
-					 "minor-faults", "major-faults",     "cgroup-switches",
-					 "faults",       "cs"};
-static const char *const papi_events[8] = {
-	"perf::PAGE-FAULTS",  "perf::CONTEXT-SWITCHES", "perf::CPU-MIGRATIONS",
-	"perf::MINOR-FAULTS", "perf::MAJOR-FAULTS",     "perf::CGROUP-SWITCHES",
-	"perf::FAULTS",       "perf::CS"};
 
 struct method {
 	const char *name;
@@ -33,25 +21,6 @@ struct method {
 	void (*begin)(void *), (*end)(void *); /* untimed, around each round */
 	double ns[ROUNDS];
 };
-
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return v[n / 2];
-}
 
 /* --- libhwc --- */
 struct lib {
@@ -65,7 +34,7 @@ static struct lib *lib_open(int n)
 	char spec[512] = "{";
 	for (int i = 0; i < n; i++)
 		snprintf(spec + strlen(spec), sizeof(spec) - strlen(spec), "%s%s:u", i ? "," : "",
-			 sw_events[i]);
+			 bench_sw_events[i]);
 	strcat(spec, "}");
 	hwc_evlist *l;
 	hwc_evlist_new(&l);
@@ -135,9 +104,9 @@ static struct papi *papi_open(int n)
 		exit(1);
 	}
 	for (int i = 0; i < n; i++) {
-		err = PAPI_add_named_event(p->es, papi_events[i]);
+		err = PAPI_add_named_event(p->es, bench_papi_events[i]);
 		if (err != PAPI_OK) {
-			fprintf(stderr, "PAPI_add_named_event %s: %s\n", papi_events[i], PAPI_strerror(err));
+			fprintf(stderr, "PAPI_add_named_event %s: %s\n", bench_papi_events[i], PAPI_strerror(err));
 			exit(1);
 		}
 	}
@@ -191,15 +160,15 @@ int main(void)
 		for (size_t k = 0; k < nm; k++) {
 			if (m[k].begin)
 				m[k].begin(m[k].arg);
-			double t0 = now_ns();
+			double t0 = bench_now_ns();
 			m[k].call(m[k].arg);
-			double ns = (now_ns() - t0) / CALLS;
+			double ns = (bench_now_ns() - t0) / CALLS;
 			if (m[k].end)
 				m[k].end(m[k].arg);
 			if (r >= 0)
 				m[k].ns[r] = ns;
 		}
 	for (size_t k = 0; k < nm; k++)
-		printf("%-28s %8.1f ns/call\n", m[k].name, median(m[k].ns, ROUNDS));
+		printf("%-28s %8.1f ns/call\n", m[k].name, bench_median(m[k].ns, ROUNDS));
 	return 0;
 }

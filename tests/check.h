@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,32 @@ static inline void touch_pages(long n)
 	for (long i = 0; i < n; i++)
 		p[i * page] = 1;
 	munmap((void *)p, (size_t)(n * page));
+}
+
+static inline void *touch_pages_start(void *n)
+{
+	touch_pages((long)(intptr_t)n);
+	return NULL;
+}
+
+/* touch_pages(N) in a new thread of this process, joined. */
+static inline void touch_pages_in_thread(long n)
+{
+	pthread_t th;
+	if (pthread_create(&th, NULL, touch_pages_start, (void *)(intptr_t)n))
+		abort();
+	pthread_join(th, NULL);
+}
+
+/* touch_pages(N) in a child process, waited for. */
+static inline void touch_pages_in_child(long n)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		touch_pages(n);
+		_exit(0);
+	}
+	waitpid(pid, NULL, 0);
 }
 
 #ifdef HWC_HWC_H

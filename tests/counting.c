@@ -1,26 +1,17 @@
 /* Live tests of the counting core with software events: self, group read,
  * start/stop/reset, a new command, attach to a pid (and a thread created
  * after attaching), inherit on/off, per-CPU, and the error paths. */
+#include <hwc/hwc.h>
+
 #include "check.h"
 
 #include <errno.h>
-#include <hwc/hwc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-static hwc_evlist *events(const char *spec)
-{
-	hwc_evlist *l;
-	if (hwc_evlist_new(&l) || hwc_evlist_add(l, spec)) {
-		fprintf(stderr, "cannot resolve '%s': %s\n", spec, hwc_errdetail());
-		exit(1);
-	}
-	return l;
-}
 
 static hwc_counters *open_or_die(hwc_evlist *l, const struct hwc_target *t)
 {
@@ -42,7 +33,7 @@ static uint64_t value(hwc_counters *c, size_t ev)
 
 static void test_self(void)
 {
-	hwc_evlist *l = events("{task-clock,page-faults}");
+	hwc_evlist *l = check_evlist("{task-clock,page-faults}");
 	struct hwc_target t = {.kind = HWC_TARGET_SELF};
 	hwc_counters *c = open_or_die(l, &t);
 	CHECK_INT(hwc_counters_ninstances(c), ==, 1);
@@ -69,7 +60,7 @@ static void test_self(void)
  * member, and the members count only while the leader is scheduled. */
 static void test_group_is_one_kernel_group(void)
 {
-	hwc_evlist *l = events("{task-clock,page-faults,context-switches},page-faults");
+	hwc_evlist *l = check_evlist("{task-clock,page-faults,context-switches},page-faults");
 	struct hwc_target t = {.kind = HWC_TARGET_SELF};
 	hwc_counters *c = open_or_die(l, &t);
 	CHECK_INT(hwc_evlist_event(l, 0)->group, ==, hwc_evlist_event(l, 2)->group);
@@ -106,7 +97,7 @@ static void test_group_is_one_kernel_group(void)
 
 static void test_start_stop_reset(void)
 {
-	hwc_evlist *l = events("page-faults");
+	hwc_evlist *l = check_evlist("page-faults");
 	struct hwc_target t = {.kind = HWC_TARGET_SELF};
 	hwc_counters *c = open_or_die(l, &t);
 	hwc_counters_read(c);
@@ -149,7 +140,7 @@ static char *workload(const char *name)
 
 static void test_command(void)
 {
-	hwc_evlist *l = events("page-faults,task-clock");
+	hwc_evlist *l = check_evlist("page-faults,task-clock");
 	char *argv[] = {workload("pagetouch"), "2000", NULL};
 	struct hwc_target t = {.kind = HWC_TARGET_COMMAND, .argv = argv};
 	hwc_counters *c = open_or_die(l, &t);
@@ -170,7 +161,7 @@ static void test_command(void)
 
 static void test_command_not_found(void)
 {
-	hwc_evlist *l = events("task-clock");
+	hwc_evlist *l = check_evlist("task-clock");
 	char *argv[] = {"/nonexistent/hwc-no-such-command", NULL};
 	struct hwc_target t = {.kind = HWC_TARGET_COMMAND, .argv = argv};
 	hwc_counters *c = open_or_die(l, &t);
@@ -192,12 +183,6 @@ static void test_command_not_found(void)
 /* A child that, on each byte from the parent, starts a new thread that
  * touches pages; then reports back.  Lets us attach first and create the
  * thread afterwards. */
-static void *thread_touch(void *arg)
-{
-	touch_pages((long)(intptr_t)arg);
-	return NULL;
-}
-
 static pid_t start_helper(int *cmd, int *ack)
 {
 	int a[2], b[2];
@@ -209,9 +194,7 @@ static pid_t start_helper(int *cmd, int *ack)
 		close(b[0]);
 		char x;
 		while (read(a[0], &x, 1) == 1) {
-			pthread_t th;
-			pthread_create(&th, NULL, thread_touch, (void *)(intptr_t)300);
-			pthread_join(th, NULL);
+			touch_pages_in_thread(300);
 			if (write(b[1], "k", 1) != 1)
 				_exit(1);
 		}
@@ -228,7 +211,7 @@ static void test_attach_pid_new_thread(void)
 {
 	int cmd, ack;
 	pid_t pid = start_helper(&cmd, &ack);
-	hwc_evlist *l = events("page-faults");
+	hwc_evlist *l = check_evlist("page-faults");
 	struct hwc_target t = {.kind = HWC_TARGET_PROCESS, .pid = pid};
 	hwc_counters *c = open_or_die(l, &t);
 	CHECK_INT(hwc_counters_pid(c), ==, pid);
@@ -283,7 +266,7 @@ static void test_attach_existing_threads(void)
 	pthread_t th[2];
 	for (int i = 0; i < 2; i++)
 		pthread_create(&th[i], NULL, idle_thread, (void *)(intptr_t)p[0]);
-	hwc_evlist *l = events("task-clock");
+	hwc_evlist *l = check_evlist("task-clock");
 	struct hwc_target t = {.kind = HWC_TARGET_PROCESS, .pid = getpid()};
 	hwc_counters *c = open_or_die(l, &t);
 	CHECK_INT(hwc_counters_ninstances(c), ==, 3);
@@ -298,17 +281,12 @@ static void test_attach_existing_threads(void)
 
 static void test_inherit(void)
 {
-	hwc_evlist *l = events("page-faults");
+	hwc_evlist *l = check_evlist("page-faults");
 	for (int inherit = 0; inherit < 2; inherit++) {
 		struct hwc_target t = {.kind = HWC_TARGET_SELF, .flags = inherit ? 0 : HWC_NO_INHERIT};
 		hwc_counters *c = open_or_die(l, &t);
 		hwc_counters_start(c);
-		pid_t pid = fork();
-		if (pid == 0) {
-			touch_pages(1000);
-			_exit(0);
-		}
-		waitpid(pid, NULL, 0);
+		touch_pages_in_child(1000);
 		hwc_counters_stop(c);
 		hwc_counters_read(c);
 		if (inherit)
@@ -325,7 +303,7 @@ static void test_per_cpu(void)
 	int cpus[256];
 	int n = hwc_online_cpus(cpus, 256);
 	CHECK(n >= 1);
-	hwc_evlist *l = events("cpu-clock");
+	hwc_evlist *l = check_evlist("cpu-clock");
 	struct hwc_target t = {.kind = HWC_TARGET_CPUS};
 	hwc_counters *c;
 	int err = hwc_counters_open(&c, l, &t);
@@ -366,7 +344,7 @@ static void test_per_cpu(void)
 
 static void test_errors(void)
 {
-	hwc_evlist *l = events("task-clock");
+	hwc_evlist *l = check_evlist("task-clock");
 	hwc_counters *c = NULL;
 
 	int bad_cpu = 4096 + 7;
@@ -390,7 +368,7 @@ static void test_errors(void)
 
 static void test_unsupported_hardware(void)
 {
-	hwc_evlist *l = events("cycles,task-clock");
+	hwc_evlist *l = check_evlist("cycles,task-clock");
 	struct hwc_target t = {.kind = HWC_TARGET_SELF};
 	hwc_counters *c = NULL;
 	int err = hwc_counters_open(&c, l, &t);
@@ -444,8 +422,8 @@ static void test_user_only_fallback(void)
 	if (pid == 0) {
 		if (setgid(65534) || setuid(65534))
 			_exit(3);
-		hwc_evlist *l = events("task-clock,page-faults:k");
-		hwc_evlist *u = events("task-clock,page-faults");
+		hwc_evlist *l = check_evlist("task-clock,page-faults:k");
+		hwc_evlist *u = check_evlist("task-clock,page-faults");
 		struct hwc_target t = {.kind = HWC_TARGET_SELF};
 		hwc_counters *c;
 		/* page-faults:k asks for the kernel explicitly: refused, with the fix. */

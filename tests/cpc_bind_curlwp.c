@@ -8,27 +8,6 @@
 #include <sched.h>
 #include <time.h>
 
-static int last_subcode;
-static char last_msg[1024];
-
-static void handler(const char *fn, int subcode, const char *fmt, va_list ap)
-{
-	(void)fn;
-	last_subcode = subcode;
-	vsnprintf(last_msg, sizeof(last_msg), fmt, ap);
-}
-
-static cpc_t *open_cpc(void)
-{
-	cpc_t *cpc = cpc_open(CPC_VER_CURRENT);
-	if (!cpc) {
-		perror("cpc_open");
-		exit(1);
-	}
-	cpc_seterrhndlr(cpc, handler);
-	return cpc;
-}
-
 /* Example 1: 20 iterations, each measured with samples before and after. */
 static void test_example1(void)
 {
@@ -425,7 +404,7 @@ static int bind_cpu_unprivileged(void)
 	cpc_t *cpc = cpc_open(CPC_VER_CURRENT);
 	if (!cpc)
 		return 1;
-	cpc_seterrhndlr(cpc, handler);
+	cpc_seterrhndlr(cpc, record_error);
 	cpc_set_t *set = cpc_set_create(cpc);
 	cpc_set_add_request(cpc, set, "cpu-clock", 0, CPC_COUNT_USER, 0, NULL);
 	cpu_set_t before, after;
@@ -449,11 +428,7 @@ static int bind_cpu_unprivileged(void)
 
 static void test_unprivileged(void)
 {
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_unprivileged: skipped, needs root to become nobody\n");
-		return;
-	}
-	CHECK_INT(as_nobody(bind_cpu_unprivileged), ==, 0);
+	CHECK_AS_NOBODY(bind_cpu_unprivileged);
 }
 
 int main(void)

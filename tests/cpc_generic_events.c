@@ -26,16 +26,6 @@ static const char *const page[] = {
 	"PAPI_syc_ins", "PAPI_tlb_dm",  "PAPI_tlb_im",  "PAPI_tlb_sd",  "PAPI_tlb_tl",
 };
 
-static int subcode;
-static char msg[1024];
-
-static void handler(const char *fn, int code, const char *fmt, va_list ap)
-{
-	(void)fn;
-	subcode = code;
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-}
-
 struct listed {
 	char name[256][32];
 	int n;
@@ -58,15 +48,14 @@ static bool listed(const struct listed *l, const char *name)
 
 static void test_each_generic_event(void)
 {
-	cpc_t *cpc = cpc_open(CPC_VER_CURRENT);
-	cpc_seterrhndlr(cpc, handler);
+	cpc_t *cpc = open_cpc();
 	static struct listed walk;
 	cpc_walk_generic_events_all(cpc, &walk, collect);
 	int mapped = 0;
 	for (size_t i = 0; i < sizeof(page) / sizeof(page[0]); i++) {
 		cpc_set_t *set = cpc_set_create(cpc);
-		subcode = 0;
-		msg[0] = '\0';
+		last_subcode = 0;
+		last_msg[0] = '\0';
 		int r = cpc_set_add_request(cpc, set, page[i], 0, CPC_COUNT_USER, 0, NULL);
 		if (r == 0) {
 			mapped++;
@@ -74,10 +63,11 @@ static void test_each_generic_event(void)
 			CHECK_INT(cpc_bind_curlwp(cpc, set, 0), ==, 0);
 		} else {
 			CHECK_INT(errno, ==, EINVAL);
-			CHECK_INT(subcode, ==, CPC_INVALID_EVENT);
+			CHECK_INT(last_subcode, ==, CPC_INVALID_EVENT);
 			CHECK(!listed(&walk, page[i]));
 			/* The reason names the event and what is missing. */
-			CHECK(strstr(msg, page[i]) != NULL || strstr(msg, "no hardware PMU") != NULL);
+			CHECK(strstr(last_msg, page[i]) != NULL ||
+			      strstr(last_msg, "no hardware PMU") != NULL);
 		}
 		cpc_set_destroy(cpc, set);
 	}

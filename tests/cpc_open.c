@@ -88,11 +88,7 @@ static int open_unprivileged(void)
 
 static void test_unprivileged(void)
 {
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_unprivileged: skipped, needs root to become nobody\n");
-		return;
-	}
-	CHECK_INT(as_nobody(open_unprivileged), ==, 0);
+	CHECK_AS_NOBODY(open_unprivileged);
 }
 
 int main(void)

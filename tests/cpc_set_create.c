@@ -2,27 +2,6 @@
  * errors each bad argument gives) and cpc_walk_requests(). */
 #include "cpc_test.h"
 
-static int last_subcode;
-static char last_fn[64], last_msg[1024];
-
-static void handler(const char *fn, int subcode, const char *fmt, va_list ap)
-{
-	last_subcode = subcode;
-	snprintf(last_fn, sizeof(last_fn), "%s", fn);
-	vsnprintf(last_msg, sizeof(last_msg), fmt, ap);
-}
-
-static cpc_t *open_cpc(void)
-{
-	cpc_t *cpc = cpc_open(CPC_VER_CURRENT);
-	if (!cpc) {
-		perror("cpc_open");
-		exit(1);
-	}
-	cpc_seterrhndlr(cpc, handler);
-	return cpc;
-}
-
 /* Add EVENT and expect -1 with errno EINVAL and SUBCODE (0: no handler call). */
 static void expect_refused(cpc_t *cpc, cpc_set_t *set, const char *event, uint_t flags,
 			   uint_t nattrs, const cpc_attr_t *attrs, int subcode, const char *text)

@@ -69,6 +69,39 @@ static inline int as_nobody(int (*fn)(void))
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/* Check that FN returns 0 run as nobody; when not root (who alone can
+ * become nobody) the calling test says that it skips. */
+#define CHECK_AS_NOBODY(fn)                                                              \
+	do {                                                                             \
+		if (geteuid() != 0)                                                      \
+			fprintf(stderr, "%s: skipped, needs root to become nobody\n", __func__); \
+		else                                                                     \
+			CHECK_INT(as_nobody(fn), ==, 0);                                 \
+	} while (0)
+
+/* What libcpc last reported through record_error(), the handler of the
+ * handles open_cpc() opens. */
+static int last_subcode;
+static char last_fn[64], last_msg[1024];
+
+static inline void record_error(const char *fn, int subcode, const char *fmt, va_list ap)
+{
+	last_subcode = subcode;
+	snprintf(last_fn, sizeof(last_fn), "%s", fn);
+	vsnprintf(last_msg, sizeof(last_msg), fmt, ap);
+}
+
+static inline cpc_t *open_cpc(void)
+{
+	cpc_t *cpc = cpc_open(CPC_VER_CURRENT);
+	if (!cpc) {
+		perror("cpc_open");
+		exit(1);
+	}
+	cpc_seterrhndlr(cpc, record_error);
+	return cpc;
+}
+
 static inline int open_fds(void)
 {
 	int n = 0;

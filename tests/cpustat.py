@@ -7,20 +7,18 @@ import subprocess
 import time
 import unittest
 
-BUILD = os.environ.get("HWC_BUILD", os.path.join(os.path.dirname(__file__), "..", "build"))
-CPUSTAT = os.path.join(BUILD, "bin", "cpustat")
-LIMIT = 120  # a hang guard, never a timing assertion
+import hwctest
+from hwctest import LIMIT, program
+
+CPUSTAT = program("cpustat")
 
 
-def run(*args, user=None):
-    cmd = [CPUSTAT, *args]
-    if user:
-        cmd = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", *cmd]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=LIMIT)
+def run(*args, nobody=False):
+    return hwctest.run([CPUSTAT, *args], nobody=nobody)
 
 
-def online_cpus():
-    # The CPUs this process may use, as cpustat counts them.
+def usable_cpus():
+    """The CPUs this process may use, as cpustat counts them."""
     return sorted(os.sched_getaffinity(0))
 
 
@@ -41,7 +39,7 @@ class AsRoot(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout.splitlines()[0], "   time cpu event      pic0      pic1 ")
         lines = rows(r.stdout)
-        cpus = online_cpus()
+        cpus = usable_cpus()
         ticks = [x for x in lines if x[2] == "tick"]
         # One line per CPU at each of the 3 intervals.
         for cpu in cpus:
@@ -61,7 +59,7 @@ class AsRoot(unittest.TestCase):
         r = run("-c", "cpu-clock", "-c", "page-faults,sys", "0.05", "4")
         self.assertEqual(r.returncode, 0, r.stderr)
         lines = rows(r.stdout)
-        for cpu in online_cpus():
+        for cpu in usable_cpus():
             names = [x[4] for x in lines if x[1] == cpu and x[2] == "tick"]
             self.assertEqual(names, ["cpu-clock", "page-faults,sys"] * 2, r.stdout)
         totals = [x for x in lines if x[2] == "total"]
@@ -74,7 +72,7 @@ class AsRoot(unittest.TestCase):
         # No title; each sample line follows its time_t line.
         now = time.time()
         stamps = [int(l) for l in lines if l.strip().isdigit()]
-        self.assertEqual(len(stamps), len(online_cpus()))  # not before the total
+        self.assertEqual(len(stamps), len(usable_cpus()))  # not before the total
         for s in stamps:
             self.assertLess(abs(s - now), LIMIT)
         samples = [l.split() for l in lines if not l.strip().isdigit()]
@@ -87,7 +85,7 @@ class AsRoot(unittest.TestCase):
     def test_soaker(self):
         r = run("-s", "-c", "cpu-clock,nouser,sys", "0.05", "2")
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertEqual(len([x for x in rows(r.stdout) if x[2] == "tick"]), 2 * len(online_cpus()))
+        self.assertEqual(len([x for x in rows(r.stdout) if x[2] == "tick"]), 2 * len(usable_cpus()))
 
     def test_signal_keeps_totals(self):
         p = subprocess.Popen([CPUSTAT, "-c", "cpu-clock", "10"], stdout=subprocess.PIPE,
@@ -100,7 +98,7 @@ class AsRoot(unittest.TestCase):
         self.assertEqual(p.returncode, -signal.SIGINT, err)
         lines = rows(title + out)
         # Each CPU's counts since the start, then the total.
-        self.assertEqual(len([x for x in lines if x[2] == "tick"]), len(online_cpus()), out)
+        self.assertEqual(len([x for x in lines if x[2] == "tick"]), len(usable_cpus()), out)
         self.assertEqual(lines[-1][2], "total")
         self.assertGreater(lines[-1][3][0], 0)
 
@@ -108,7 +106,7 @@ class AsRoot(unittest.TestCase):
 class Refusals(unittest.TestCase):
     @unittest.skipUnless(os.geteuid() == 0, "needs root to become nobody")
     def test_unprivileged(self):
-        r = run("-c", "cpu-clock", "1", "1", user="nobody")
+        r = run("-c", "cpu-clock", "1", "1", nobody=True)
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertEqual(r.stdout, "")
         self.assertIn("cannot count on cpu", r.stderr)

@@ -11,15 +11,14 @@ import tempfile
 import time
 import unittest
 
-BUILD = os.environ.get("HWC_BUILD", os.path.join(os.path.dirname(__file__), "..", "build"))
-CPUTRACK = os.path.join(BUILD, "bin", "cputrack")
-WORK = os.path.join(BUILD, "workloads")
-# A hang guard for every run, never a timing assertion.
-LIMIT = 120
+import hwctest
+from hwctest import LIMIT, program, workload
+
+CPUTRACK = program("cputrack")
 
 
 def run(*args, **kw):
-    return subprocess.run([CPUTRACK, *args], capture_output=True, text=True, timeout=LIMIT, **kw)
+    return hwctest.run([CPUTRACK, *args], **kw)
 
 
 # "  0.004   6425   1       exec    172144       108 " -> fields
@@ -50,7 +49,7 @@ class Family(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.r = run("-f", "-e", "-c", "task-clock,page-faults", os.path.join(WORK, "family"), "300")
+        cls.r = run("-f", "-e", "-c", "task-clock,page-faults", workload("family"), "300")
 
     def test_exit_status_and_title(self):
         self.assertEqual(self.r.returncode, 0, self.r.stderr)
@@ -107,12 +106,12 @@ class Options(unittest.TestCase):
     def test_without_follow(self):
         # Without -f the fork is still reported (no pid column), the child
         # is not followed; without -e an exec ends the tracking, exit 0.
-        r = run("-c", "page-faults", os.path.join(WORK, "family"), "100")
+        r = run("-c", "page-faults", workload("family"), "100")
         self.assertEqual(r.returncode, 0, r.stderr)
         rows = parse(r.stdout, False)
         self.assertEqual([x["event"] for x in rows], ["lwp_create", "lwp_exit", "fork", "exit"], r.stdout)
         self.assertGreaterEqual(rows[-1]["counts"][0], 200)
-        r = run("-c", "page-faults", "/bin/sh", "-c", "exec %s/pagetouch 50" % WORK)
+        r = run("-c", "page-faults", "/bin/sh", "-c", "exec %s 50" % workload("pagetouch"))
         self.assertEqual(r.returncode, 0, r.stderr)
         rows = parse(r.stdout, False)
         self.assertEqual([x["event"] for x in rows], ["exec", "exec"], r.stdout)
@@ -122,12 +121,12 @@ class Options(unittest.TestCase):
         # sleeper 300 sleeps at least 300 ms: ticks every 50 ms; -N 2 stops
         # after two of them and lets the program finish on its own.  Its
         # context switches happen in the kernel: "sys" counts them.
-        r = run("-T", "0.05", "-N", "2", "-c", "context-switches,sys", os.path.join(WORK, "sleeper"), "300")
+        r = run("-T", "0.05", "-N", "2", "-c", "context-switches,sys", workload("sleeper"), "300")
         self.assertEqual(r.returncode, 0, r.stderr)
         rows = parse(r.stdout, False)
         self.assertEqual([x["event"] for x in rows], ["tick", "tick"], r.stdout)
         self.assertLessEqual(rows[0]["time"], rows[1]["time"])
-        r = run("-T", "0.05", "-c", "context-switches,sys", os.path.join(WORK, "sleeper"), "300")
+        r = run("-T", "0.05", "-c", "context-switches,sys", workload("sleeper"), "300")
         rows = parse(r.stdout, False)
         ticks = [x for x in rows if x["event"] == "tick"]
         self.assertGreaterEqual(len(ticks), 1, r.stdout)
@@ -138,7 +137,7 @@ class Options(unittest.TestCase):
 
     def test_sets_cycled(self):
         r = run("-T", "0.03", "-c", "task-clock", "-c", "page-faults,context-switches",
-                os.path.join(WORK, "sleeper"), "300")
+                workload("sleeper"), "300")
         self.assertEqual(r.returncode, 0, r.stderr)
         ticks = [l for l in r.stdout.splitlines() if " tick " in l]
         self.assertGreaterEqual(len(ticks), 1, r.stdout)
@@ -154,7 +153,7 @@ class Options(unittest.TestCase):
     def test_tick_column_no_title_and_output_file(self):
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "out")
-            r = run("-t", "-o", out, "-c", "page-faults", os.path.join(WORK, "pagetouch"), "100")
+            r = run("-t", "-o", out, "-c", "page-faults", workload("pagetouch"), "100")
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertEqual(r.stdout, "")
             with open(out) as f:
@@ -163,17 +162,17 @@ class Options(unittest.TestCase):
         fields = text.splitlines()[1].split()
         self.assertEqual(fields[2], "exit")
         self.assertEqual(len(fields), 5)
-        r = run("-n", "-c", "page-faults", os.path.join(WORK, "pagetouch"), "100")
+        r = run("-n", "-c", "page-faults", workload("pagetouch"), "100")
         self.assertEqual(len(r.stdout.splitlines()), 1)
         self.assertIn(" exit ", r.stdout)
 
     def test_verbose(self):
-        r = run("-v", "-c", "page-faults", os.path.join(WORK, "pagetouch"), "100")
+        r = run("-v", "-c", "page-faults", workload("pagetouch"), "100")
         events = [x["event"] for x in parse(r.stdout, False)]
         self.assertEqual(events, ["init_lwp", "fini_lwp", "exit"], r.stdout)
 
     def test_pid(self):
-        p = subprocess.Popen([os.path.join(WORK, "sleeper"), "400"])
+        p = subprocess.Popen([workload("sleeper"), "400"])
         try:
             r = run("-T", "0.05", "-c", "context-switches", "-p", str(p.pid))
             self.assertEqual(r.returncode, 0, r.stderr)
@@ -242,7 +241,7 @@ class Signals(unittest.TestCase):
         for sig in (signal.SIGINT, signal.SIGTERM):
             with tempfile.TemporaryDirectory() as d:
                 marker = os.path.join(d, "done")
-                cmd = "%s/sleeper 300 && echo ok > %s" % (WORK, marker)
+                cmd = "%s 300 && echo ok > %s" % (workload("sleeper"), marker)
                 p = subprocess.Popen([CPUTRACK, "-T", "10", "-c", "context-switches", "/bin/sh", "-c", cmd],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                 # Wait for the title: the program runs under control by then.

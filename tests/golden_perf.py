@@ -31,8 +31,8 @@ import shutil
 import subprocess
 import sys
 
-SRC = os.environ.get("HWC_SRC", os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUILD = os.environ.get("HWC_BUILD", os.path.join(SRC, "build"))
+from hwctest import BUILD, SRC
+
 GOLDEN = os.path.join(BUILD, "tests", "golden")
 TABLE = os.path.join(SRC, "tests", "golden", "encodings.tsv")
 FIELDS = ["type", "config", "config1", "config2",

@@ -4,24 +4,19 @@ allows, as root and as nobody; TSC source and rate."""
 import json
 import os
 import re
-import subprocess
 import unittest
 
-BUILD = os.environ.get("HWC_BUILD", os.path.join(os.path.dirname(__file__), "..", "build"))
-HWC = os.path.join(BUILD, "bin", "hwc")
-SYSFS = "/sys/bus/event_source/devices"
-HAVE_CORE_PMU = os.path.exists(f"{SYSFS}/cpu") or os.path.exists(f"{SYSFS}/cpu_core")
+from hwctest import HAVE_CORE_PMU, SYSFS, online_cpus, paranoid, program, run
+
+HWC = program("hwc")
 
 
-def hwc(*args, user=None):
-    cmd = [HWC, *args]
-    if user:
-        cmd = ["setpriv", f"--reuid={user}", "--regid=nogroup", "--clear-groups", *cmd]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+def hwc(*args, nobody=False):
+    return run([HWC, *args], nobody=nobody)
 
 
-def info_json(user=None):
-    r = hwc("info", "--json", user=user)
+def info_json(nobody=False):
+    r = hwc("info", "--json", nobody=nobody)
     if r.returncode != 0:
         raise AssertionError(f"hwc info --json: exit {r.returncode}: {r.stderr}")
     doc = json.loads(r.stdout)
@@ -32,15 +27,6 @@ def info_json(user=None):
 def read_int(path):
     with open(path) as f:
         return int(f.read())
-
-
-def online_cpus():
-    with open("/sys/devices/system/cpu/online") as f:
-        n = 0
-        for part in f.read().strip().split(","):
-            lo, _, hi = part.partition("-")
-            n += int(hi or lo) - int(lo) + 1
-        return n
 
 
 def cpuinfo():
@@ -76,7 +62,7 @@ class Info(unittest.TestCase):
         self.assertEqual(cpu["model"], int(ci["model"]))
         self.assertEqual(cpu["stepping"], int(ci["stepping"]))
         self.assertEqual(cpu["brand"], ci["model name"])
-        self.assertEqual(cpu["cpus_online"], online_cpus())
+        self.assertEqual(cpu["cpus_online"], len(online_cpus()))
         self.assertIn(ci["vendor_id"], self.text.stdout)
 
     @unittest.skipIf(HAVE_CORE_PMU, "this machine has a core PMU")
@@ -125,7 +111,7 @@ class Info(unittest.TestCase):
         self.assertIn(f"kernel.nmi_watchdog = {read_int(path)}", self.text.stdout)
 
     def test_paranoid(self):
-        level = read_int("/proc/sys/kernel/perf_event_paranoid")
+        level = paranoid()
         self.assertEqual(self.doc["permissions"]["paranoid"], level)
         self.assertIn(f"perf_event_paranoid = {level}", self.text.stdout)
         if os.geteuid() == 0:
@@ -161,8 +147,8 @@ class Unprivileged(unittest.TestCase):
     def test_nobody(self):
         if os.geteuid() != 0:
             self.skipTest("needs root to become nobody")
-        level = read_int("/proc/sys/kernel/perf_event_paranoid")
-        perm = info_json(user="nobody")["permissions"]
+        level = paranoid()
+        perm = info_json(nobody=True)["permissions"]
         self.assertEqual(perm["uid"], 65534)
         self.assertFalse(perm["privileged"])
         self.assertEqual(perm["paranoid"], level)
@@ -170,7 +156,7 @@ class Unprivileged(unittest.TestCase):
         self.assertEqual(perm["user"], level <= 2)
         self.assertEqual(perm["kernel"], level <= 1)
         self.assertEqual(perm["cpu_wide"], level <= 0)
-        text = hwc("info", user="nobody")
+        text = hwc("info", nobody=True)
         self.assertEqual(text.returncode, 0, text.stderr)
         self.assertIn(perm["summary"], text.stdout)
         if level == 2:

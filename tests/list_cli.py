@@ -3,20 +3,15 @@ unit masks and modifiers, whether events can be opened here (with the
 reason), --json parsed by json, -v encodings, and the error paths."""
 import json
 import os
-import subprocess
 import unittest
 
-BUILD = os.environ.get("HWC_BUILD", os.path.join(os.path.dirname(__file__), "..", "build"))
-HWC = os.path.join(BUILD, "bin", "hwc")
-SYSFS = "/sys/bus/event_source/devices"
-HAVE_CORE_PMU = os.path.exists(f"{SYSFS}/cpu") or os.path.exists(f"{SYSFS}/cpu_core")
+from hwctest import HAVE_CORE_PMU, SYSFS, program, run
+
+HWC = program("hwc")
 
 
-def hwc(*args, user=None):
-    cmd = [HWC, *args]
-    if user:
-        cmd = ["setpriv", f"--reuid={user}", "--regid=nogroup", "--clear-groups", *cmd]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+def hwc(*args, nobody=False):
+    return run([HWC, *args], nobody=nobody, timeout=300)
 
 
 def listing(*args):
@@ -163,12 +158,12 @@ class OpenHere(unittest.TestCase):
             paranoid = int(f.read())
         if paranoid != 2:
             self.skipTest(f"perf_event_paranoid is {paranoid}, not 2")
-        r = hwc("list", "--json", "task-clock", user="nobody")
+        r = hwc("list", "--json", "task-clock", nobody=True)
         self.assertEqual(r.returncode, 0, r.stderr)
         ev = by_name(json.loads(r.stdout))["task-clock"]
         self.assertTrue(ev["open"])
         self.assertTrue(ev["user_only"])
-        line = [l for l in hwc("list", "task-clock", user="nobody").stdout.splitlines()
+        line = [l for l in hwc("list", "task-clock", nobody=True).stdout.splitlines()
                 if "task-clock" in l][0]
         self.assertEqual(line.split()[1], "user")
 

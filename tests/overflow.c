@@ -1,12 +1,12 @@
 /* Overflow notification by signal while counting (hwc_counters_overflow_*),
  * and inheriting to threads only (HWC_THREADS_ONLY), with page-faults: a
  * software event whose count the test controls exactly by touching pages. */
+#include <hwc/hwc.h>
+
 #include "check.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <hwc/hwc.h>
-#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -23,16 +23,6 @@ static void on_overflow(int sig, siginfo_t *si, void *uc)
 	last_fd = si->si_fd;
 }
 
-static hwc_evlist *events(const char *spec)
-{
-	hwc_evlist *l;
-	if (hwc_evlist_new(&l) || hwc_evlist_add(l, spec)) {
-		fprintf(stderr, "cannot resolve '%s': %s\n", spec, hwc_errdetail());
-		exit(1);
-	}
-	return l;
-}
-
 static uint64_t raw(hwc_counters *c, size_t ev)
 {
 	struct hwc_value v;
@@ -46,16 +36,27 @@ static pid_t gettid_(void)
 	return (pid_t)syscall(SYS_gettid);
 }
 
-static void test_oneshot_and_rearm(void)
+/* Open L on this thread, its event EV (page-faults) signalling SIGUSR1
+ * every 100 counts, and start it. */
+static hwc_counters *start_signalling(hwc_evlist *l, size_t ev)
 {
-	hwc_evlist *l = events("{page-faults,task-clock}");
-	hwc_evlist_attr(l, 0)->sample_period = 100;
+	hwc_evlist_attr(l, ev)->sample_period = 100;
 	struct hwc_target t = {.kind = HWC_TARGET_SELF, .flags = HWC_NO_INHERIT};
 	hwc_counters *c;
-	CHECK_INT(hwc_counters_open(&c, l, &t), ==, 0);
+	int err = hwc_counters_open(&c, l, &t);
+	CHECK_INT(err, ==, 0);
+	if (err)
+		exit(1);
 	nsig = 0;
-	CHECK_INT(hwc_counters_overflow_signal(c, 0, 0, SIGUSR1, gettid_()), ==, 0);
+	CHECK_INT(hwc_counters_overflow_signal(c, 0, ev, SIGUSR1, gettid_()), ==, 0);
 	CHECK_INT(hwc_counters_start(c), ==, 0);
+	return c;
+}
+
+static void test_oneshot_and_rearm(void)
+{
+	hwc_evlist *l = check_evlist("{page-faults,task-clock}");
+	hwc_counters *c = start_signalling(l, 0);
 	touch_pages(300);
 	/* One signal, then the group is frozen at the overflow. */
 	CHECK_INT(nsig, ==, 1);
@@ -105,14 +106,8 @@ static void test_oneshot_and_rearm(void)
 static void test_sibling_overflow(void)
 {
 	/* A member that overflows stops alone; its leader keeps counting. */
-	hwc_evlist *l = events("{task-clock,page-faults}");
-	hwc_evlist_attr(l, 1)->sample_period = 100;
-	struct hwc_target t = {.kind = HWC_TARGET_SELF, .flags = HWC_NO_INHERIT};
-	hwc_counters *c;
-	CHECK_INT(hwc_counters_open(&c, l, &t), ==, 0);
-	nsig = 0;
-	CHECK_INT(hwc_counters_overflow_signal(c, 0, 1, SIGUSR1, gettid_()), ==, 0);
-	CHECK_INT(hwc_counters_start(c), ==, 0);
+	hwc_evlist *l = check_evlist("{task-clock,page-faults}");
+	hwc_counters *c = start_signalling(l, 1);
 	touch_pages(300);
 	CHECK_INT(nsig, ==, 1);
 	uint64_t faults = raw(c, 1), clock = raw(c, 0);
@@ -126,7 +121,7 @@ static void test_sibling_overflow(void)
 
 static void test_errors(void)
 {
-	hwc_evlist *l = events("page-faults");
+	hwc_evlist *l = check_evlist("page-faults");
 	struct hwc_target t = {.kind = HWC_TARGET_SELF, .flags = HWC_NO_INHERIT};
 	hwc_counters *c;
 	CHECK_INT(hwc_counters_open(&c, l, &t), ==, 0);
@@ -153,15 +148,9 @@ static void test_errors(void)
 	hwc_evlist_free(l);
 }
 
-static void *thread_touch(void *arg)
-{
-	touch_pages((long)(intptr_t)arg);
-	return NULL;
-}
-
 static void test_threads_only(void)
 {
-	hwc_evlist *l = events("page-faults");
+	hwc_evlist *l = check_evlist("page-faults");
 	for (int only = 0; only < 2; only++) {
 		struct hwc_target t = {.kind = HWC_TARGET_SELF, .flags = only ? HWC_THREADS_ONLY : 0};
 		hwc_counters *c;
@@ -173,15 +162,8 @@ static void test_threads_only(void)
 		}
 		CHECK_INT(err, ==, 0);
 		CHECK_INT(hwc_counters_start(c), ==, 0);
-		pthread_t th;
-		pthread_create(&th, NULL, thread_touch, (void *)(intptr_t)500);
-		pthread_join(th, NULL);
-		pid_t pid = fork();
-		if (pid == 0) {
-			touch_pages(1000);
-			_exit(0);
-		}
-		waitpid(pid, NULL, 0);
+		touch_pages_in_thread(500);
+		touch_pages_in_child(1000);
 		hwc_counters_stop(c);
 		struct hwc_value v;
 		hwc_counters_read(c);

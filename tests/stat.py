@@ -19,13 +19,11 @@ import sys
 import tempfile
 import unittest
 
-SRC = os.environ.get("HWC_SRC", os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-BUILD = os.environ.get("HWC_BUILD", os.path.join(SRC, "build"))
-HWC = os.path.join(BUILD, "bin", "hwc")
-PAGETOUCH = os.path.join(BUILD, "workloads", "pagetouch")
-SLEEPER = os.path.join(BUILD, "workloads", "sleeper")
-NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
-HAVE_PMU = any(os.path.exists(f"/sys/bus/event_source/devices/{p}") for p in ("cpu", "cpu_core"))
+from hwctest import HAVE_CORE_PMU, online_cpus, paranoid, program, run, workload
+
+HWC = program("hwc")
+PAGETOUCH = workload("pagetouch")
+SLEEPER = workload("sleeper")
 SOFTWARE_DEFAULTS = ["task-clock", "context-switches", "cpu-migrations", "page-faults"]
 HARDWARE_DEFAULTS = ["cycles", "instructions", "branches", "branch-misses"]
 
@@ -44,25 +42,8 @@ sys.stdin.read()
 """
 
 
-def paranoid():
-    with open("/proc/sys/kernel/perf_event_paranoid") as f:
-        return int(f.read())
-
-
-def online_cpus():
-    with open("/sys/devices/system/cpu/online") as f:
-        cpus = []
-        for part in f.read().strip().split(","):
-            a, _, b = part.partition("-")
-            cpus += range(int(a), int(b or a) + 1)
-        return cpus
-
-
 def stat(*args, env=None, user=False, cwd=None):
-    argv = [HWC, "stat", *args]
-    if user:
-        argv = NOBODY + argv
-    return subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
+    return run([HWC, "stat", *args], nobody=user, env=env, cwd=cwd, timeout=300)
 
 
 def hwc_lines(stderr):
@@ -112,7 +93,7 @@ class Output(Tmp):
         self.assertEqual(p.returncode, 0, p.stderr)
         table = [l.split() for l in p.stderr.splitlines() if not l.startswith("hwc stat:")]
         names = [w for l in table for w in l if w in SOFTWARE_DEFAULTS + HARDWARE_DEFAULTS]
-        if HAVE_PMU:
+        if HAVE_CORE_PMU:
             self.assertEqual(names, SOFTWARE_DEFAULTS + HARDWARE_DEFAULTS)
             self.assertEqual(hwc_lines(p.stderr), [])
         else:
@@ -131,7 +112,7 @@ class Output(Tmp):
         doc, _ = self.stat_json("--", "true")
         counted = [c["event"] for c in doc["counters"]]
         skipped = [s["event"] for s in doc["skipped"]]
-        if HAVE_PMU:
+        if HAVE_CORE_PMU:
             self.assertEqual(counted, SOFTWARE_DEFAULTS + HARDWARE_DEFAULTS)
         else:
             self.assertEqual(counted, SOFTWARE_DEFAULTS)
@@ -511,7 +492,7 @@ class Errors(Tmp):
         self.check_error(["-e", "{a,b"], "malformed '{a,b'", "missing '}'")
 
     def test_unsupported_event(self):
-        if HAVE_PMU:
+        if HAVE_CORE_PMU:
             self.skipTest("this machine has a hardware PMU: cycles is supported")
         self.check_error(["-e", "cycles"], "'cycles' is not supported on this machine",
                          "no hardware PMU")

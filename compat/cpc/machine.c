@@ -1,6 +1,7 @@
 /* What libcpc says about this machine, from libhwc's machine and listing
  * API: counters only when the kernel exposes a core PMU, native events of
- * the libpfm4 model detected here, Linux software events, the TSC rate. */
+ * the libpfm4 model detected here, Linux software events, the TSC rate,
+ * the attributes a request may set. */
 #include "cpc_impl.h"
 
 #include <errno.h>
@@ -61,6 +62,21 @@ double cpc__tsc_hz(void)
 {
 	double hz;
 	return hwc_tsc_hz(&hz, NULL) == 0 ? hz : 0; /* libhwc caches it */
+}
+
+/* x86's PERFEVTSEL fields; AnyThread (anythr) is Intel's only. */
+static const struct cpc_attr_def x86_attrs[] = {
+	{"picnum", NULL, 0}, {"edge", "edge", 1},   {"inv", "inv", 1},
+	{"umask", "umask", 0xff}, {"cmask", "cmask", 0xff}, {"anythr", "any", 1},
+};
+
+const struct cpc_attr_def *cpc__attrs(const struct cpc_machine *m, size_t *n)
+{
+	if (!m->x86)
+		*n = 1; /* picnum only */
+	else
+		*n = m->intel ? 6 : 5;
+	return x86_attrs;
 }
 
 struct walk {

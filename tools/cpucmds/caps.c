@@ -118,3 +118,10 @@ void cpucmds_capabilities(cpc_t *cpc, FILE *fp)
 	}
 	fprintf(fp, "\n");
 }
+
+void cpucmds_help(cpc_t *cpc, void (*usage)(FILE *fp))
+{
+	usage(stdout);
+	putchar('\n');
+	cpucmds_capabilities(cpc, stdout);
+}

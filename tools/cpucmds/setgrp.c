@@ -35,6 +35,19 @@ void cpucmds_error(const char *fmt, ...)
 	va_end(ap);
 }
 
+cpc_t *cpucmds_open(const char *argv0, const char *cannot)
+{
+	const char *slash = strrchr(argv0, '/');
+	cpucmds_program = slash ? slash + 1 : argv0;
+	cpc_t *cpc = cpc_open(CPC_VER_CURRENT);
+	if (!cpc) {
+		cpucmds_error("%s - %s\n", cannot, strerror(errno));
+		return NULL;
+	}
+	cpc_seterrhndlr(cpc, cpucmds_errfn);
+	return cpc;
+}
+
 /* ---------------------------------------------------------------- parsing */
 
 struct column {
@@ -317,6 +330,27 @@ struct cmdset *setgrp_next(struct setgrp *g)
 void setgrp_reset(struct setgrp *g)
 {
 	g->current = 0;
+}
+
+int setgrp_sample(struct setgrp *g)
+{
+	struct cmdset *cs = setgrp_current(g);
+	if (g->nsets == 1) {
+		/* data1: this sample, data2: the previous one, scratch: the difference */
+		cpc_buf_t *t = cs->data1;
+		cs->data1 = cs->data2;
+		cs->data2 = t;
+		if (cpc_set_sample(g->cpc, cs->set, cs->data1) != 0)
+			return -1;
+		cpc_buf_sub(g->cpc, cs->scratch, cs->data1, cs->data2);
+		return 0;
+	}
+	/* Each bind starts a set from zero: scratch is this period, data1 the
+	 * set's total. */
+	if (cpc_set_sample(g->cpc, cs->set, cs->scratch) != 0)
+		return -1;
+	cpc_buf_add(g->cpc, cs->data1, cs->data1, cs->scratch);
+	return 0;
 }
 
 void setgrp_accum(struct setgrp *acc, const struct setgrp *g)

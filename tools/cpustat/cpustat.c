@@ -15,8 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define TICK_NAME "tsc"
-
 static struct {
 	bool title, tick, soaker, period;
 	char timestamp; /* 0, 'u' or 'd' */
@@ -56,7 +54,7 @@ static void usage(FILE *fp)
 		"\t-D\t  enable debug mode\n"
 		"\t-h\t  print extended usage information\n\n"
 		"\tUse cputrack(1) to monitor per-process statistics.\n",
-		cpucmds_program, TICK_NAME);
+		cpucmds_program, CPUCMDS_TICK_NAME);
 }
 
 /* Lines are written whole, so the CPUs' threads never interleave. */
@@ -164,23 +162,13 @@ static void *per_cpu(void *arg)
 	for (unsigned long i = 1; i <= opt.nsamples; i++) {
 		next += opt.msec * 1000000LL;
 		bool go_on = sleep_until(next);
-		if (opt.nsets == 1) {
-			/* data1: this sample, data2: the previous, scratch: the difference */
-			cpc_buf_t *t = cs->data1;
-			cs->data1 = cs->data2;
-			cs->data2 = t;
-			if (cpc_set_sample(cpc, cs->set, cs->data1) != 0)
-				goto bad;
-			cpc_buf_sub(cpc, cs->scratch, cs->data1, cs->data2);
-			print_line(s->cpu, "tick", cs->scratch, cs);
-		} else {
-			if (cpc_set_sample(cpc, cs->set, cs->scratch) != 0)
-				goto bad;
-			cpc_buf_add(cpc, cs->data1, cs->data1, cs->scratch);
-			if (cpc_unbind(cpc, cs->set) != 0)
-				cpucmds_error("error unbinding on cpu %d - %s\n", s->cpu,
-					      strerror(errno));
-			print_line(s->cpu, "tick", cs->scratch, cs);
+		if (setgrp_sample(g) != 0)
+			goto bad;
+		/* Sets cycled: this one is done until its turn comes again. */
+		if (opt.nsets > 1 && cpc_unbind(cpc, cs->set) != 0)
+			cpucmds_error("error unbinding on cpu %d - %s\n", s->cpu, strerror(errno));
+		print_line(s->cpu, "tick", cs->scratch, cs);
+		if (opt.nsets > 1) {
 			cs = setgrp_next(g);
 			if (go_on && opt.period && opt.rest_msec > 0 && i % (unsigned long)opt.nsets == 0) {
 				if (s->has_soaker)
@@ -242,13 +230,8 @@ static int usable_cpus(int *cpus, int max)
 
 int main(int argc, char **argv)
 {
-	const char *slash = strrchr(argv[0], '/');
-	cpucmds_program = slash ? slash + 1 : argv[0];
-	if (!(cpc = cpc_open(CPC_VER_CURRENT))) {
-		cpucmds_error("cannot access performance counters - %s\n", strerror(errno));
+	if (!(cpc = cpucmds_open(argv[0], "cannot access performance counters")))
 		return 1;
-	}
-	cpc_seterrhndlr(cpc, cpucmds_errfn);
 	opt.master = setgrp_new(cpc);
 	if (!opt.master) {
 		cpucmds_error("out of heap\n");
@@ -311,9 +294,7 @@ int main(int argc, char **argv)
 	}
 	opt.nsets = opt.master->nsets;
 	if (help) {
-		usage(stdout);
-		putchar('\n');
-		cpucmds_capabilities(cpc, stdout);
+		cpucmds_help(cpc, usage);
 		return 0;
 	}
 	if (!errors && opt.nsets == 0)
@@ -362,7 +343,8 @@ int main(int argc, char **argv)
 		char title[4096];
 		int n = snprintf(title, sizeof(title), "%7s %3s %5s ", "time", "cpu", "event");
 		if (opt.tick)
-			n += snprintf(title + n, sizeof(title) - (size_t)n, "%9s ", TICK_NAME);
+			n += snprintf(title + n, sizeof(title) - (size_t)n, "%9s ",
+				      CPUCMDS_TICK_NAME);
 		n += snprintf(title + n, sizeof(title) - (size_t)n, "%s\n", first->header);
 		emit(title, (size_t)n < sizeof(title) ? (size_t)n : sizeof(title) - 1);
 	}

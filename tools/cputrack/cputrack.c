@@ -10,8 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define TICK_NAME "tsc" /* cpc_buf_tick() counts TSC cycles on x86 */
-
 static struct {
 	bool verbose, title, tick, follow_fork, follow_exec;
 	uint_t msec, nsamples;
@@ -53,7 +51,7 @@ static void usage(FILE *fp)
 		"\t-c events specify processor events to be monitored\n"
 		"\t-p pid\t  pid of existing process to capture\n\n"
 		"\tUse cpustat(8) to monitor system-wide statistics.\n",
-		cpucmds_program, TICK_NAME);
+		cpucmds_program, CPUCMDS_TICK_NAME);
 }
 
 /* ---------------------------------------------------------------- output */
@@ -65,7 +63,7 @@ static void print_title(struct setgrp *g)
 		fprintf(opt.log, "%6s ", "pid");
 	fprintf(opt.log, "%3s %10s ", "lwp", "event");
 	if (opt.tick)
-		fprintf(opt.log, "%9s ", TICK_NAME);
+		fprintf(opt.log, "%9s ", CPUCMDS_TICK_NAME);
 	fprintf(opt.log, "%s\n", setgrp_current(g)->header);
 	fflush(opt.log);
 }
@@ -259,20 +257,10 @@ static int tick(pctx_t *pctx, pid_t pid, id_t lwpid, void *arg)
 	if (!g)
 		return 0;
 	struct cmdset *cs = setgrp_current(g);
-	if (opt.nsets == 1) {
-		/* data1: this sample, data2: the previous one, scratch: the difference */
-		cpc_buf_t *t = cs->data1;
-		cs->data1 = cs->data2;
-		cs->data2 = t;
-		if (cpc_set_sample(cpc, cs->set, cs->data1) != 0)
-			goto broken;
-		cpc_buf_sub(cpc, cs->scratch, cs->data1, cs->data2);
-	} else {
-		/* Each bind starts a set from zero: scratch is this period,
-		 * data1 the set's total; binding the next set replaces it. */
-		if (cpc_set_sample(cpc, cs->set, cs->scratch) != 0)
-			goto broken;
-		cpc_buf_add(cpc, cs->data1, cs->data1, cs->scratch);
+	if (setgrp_sample(g) != 0)
+		goto broken;
+	if (opt.nsets > 1) {
+		/* Binding the next set replaces this one. */
 		struct cmdset *next = setgrp_next(g);
 		if (cpc_bind_pctx(cpc, pctx, lwpid, next->set, 0) != 0)
 			goto broken;
@@ -354,13 +342,8 @@ static void on_signal(int sig)
 
 int main(int argc, char **argv)
 {
-	const char *slash = strrchr(argv[0], '/');
-	cpucmds_program = slash ? slash + 1 : argv[0];
-	if (!(cpc = cpc_open(CPC_VER_CURRENT))) {
-		cpucmds_error("cannot access performance counter library - %s\n", strerror(errno));
+	if (!(cpc = cpucmds_open(argv[0], "cannot access performance counter library")))
 		return 1;
-	}
-	cpc_seterrhndlr(cpc, cpucmds_errfn);
 	opt.log = stdout;
 	opt.master = setgrp_new(cpc);
 	if (!opt.master) {
@@ -428,9 +411,7 @@ int main(int argc, char **argv)
 	opt.nsets = opt.master->nsets;
 	bool has_cmd = optind < argc;
 	if (help) {
-		usage(stdout);
-		putchar('\n');
-		cpucmds_capabilities(cpc, stdout);
+		cpucmds_help(cpc, usage);
 		return 0;
 	}
 	if (!errors && opt.nsets == 0)

@@ -1,0 +1,52 @@
+"""What the CLI tests (tests/*.py) share: where the source tree and the
+build are, running the build's programs (as nobody too), and what this
+machine has.
+
+A module, not a test: tests/run does not run it.  The tests import it by
+name, since python3 puts a script's own directory (tests/) on sys.path."""
+import os
+import subprocess
+
+SRC = os.environ.get("HWC_SRC", os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.environ.get("HWC_BUILD", os.path.join(SRC, "build"))
+SYSFS = "/sys/bus/event_source/devices"
+# Does the kernel expose a core PMU (hardware counters)?  The VMs here do not.
+HAVE_CORE_PMU = any(os.path.exists(f"{SYSFS}/{p}") for p in ("cpu", "cpu_core"))
+# Put before a command, runs it as nobody without root's groups.
+NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+# A hang guard for every run, never a timing assertion.
+LIMIT = 120
+
+
+def program(name):
+    """The build's program NAME: $HWC_BUILD/bin/NAME."""
+    return os.path.join(BUILD, "bin", name)
+
+
+def workload(name):
+    """The build's workload NAME: $HWC_BUILD/workloads/NAME."""
+    return os.path.join(BUILD, "workloads", name)
+
+
+def run(argv, nobody=False, timeout=LIMIT, **kw):
+    """Run ARGV to its end, its output captured as text; as nobody if
+    NOBODY.  More keywords go to subprocess.run (env, cwd, input, ...)."""
+    if nobody:
+        argv = NOBODY + list(argv)
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def online_cpus():
+    """The numbers of the online CPUs, from sysfs."""
+    with open("/sys/devices/system/cpu/online") as f:
+        cpus = []
+        for part in f.read().strip().split(","):
+            a, _, b = part.partition("-")
+            cpus += range(int(a), int(b or a) + 1)
+        return cpus
+
+
+def paranoid():
+    """kernel.perf_event_paranoid."""
+    with open("/proc/sys/kernel/perf_event_paranoid") as f:
+        return int(f.read())
