@@ -17,16 +17,16 @@ import tempfile
 import time
 import unittest
 
-BUILD = os.environ.get("HWC_BUILD", os.path.join(os.path.dirname(__file__), "..", "build"))
-HWC = os.path.join(BUILD, "bin", "hwc")
-HOTSPOTS = os.path.join(BUILD, "workloads", "hotspots")
-NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+import hwctest
+from hwctest import HAVE_CORE_PMU, LIMIT, paranoid, program, workload
+
+HWC = program("hwc")
+HOTSPOTS = workload("hotspots")
 LONG = "100000"  # hotspots rounds: far longer than any test, killed at its end
 
 
 def run(args, **kw):
-    return subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          timeout=300, stdin=subprocess.DEVNULL, **kw)
+    return hwctest.run(args, stdin=subprocess.DEVNULL, **kw)
 
 
 def read(path):
@@ -194,7 +194,7 @@ class Sampling(unittest.TestCase):
         first = read_frame(top.stdout)
         self.assertIsNotNone(first)
         stop(self.w)
-        out, err = top.communicate(timeout=120)
+        out, err = top.communicate(timeout=LIMIT)
         self.assertEqual(top.returncode, 0, err)
         self.assertIn("hwc top: process %d exited; nothing left to watch" % self.w.pid, err)
         self.assertLess(len(frames(out)) + 1, 1000)
@@ -204,7 +204,7 @@ class Sampling(unittest.TestCase):
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.assertIsNotNone(read_frame(top.stdout))
         top.send_signal(signal.SIGINT)
-        out, err = top.communicate(timeout=120)
+        out, err = top.communicate(timeout=LIMIT)
         self.assertEqual(top.returncode, 128 + signal.SIGINT, err)
         last = frames(out)[-1]
         self.assertRegex(last.status, r"^refresh \d+ \(cut short\): ")
@@ -314,12 +314,12 @@ class Counting(unittest.TestCase):
         finally:
             stop(victim)
             top.send_signal(signal.SIGINT)
-            top.communicate(timeout=120)
+            top.communicate(timeout=LIMIT)
 
 
 class Errors(unittest.TestCase):
-    def assert_fails(self, args, message, status=1, prefix=()):
-        p = run([*prefix, HWC, "top", *args])
+    def assert_fails(self, args, message, status=1, nobody=False):
+        p = run([HWC, "top", *args], nobody=nobody)
         self.assertEqual(p.returncode, status, p.stderr)
         self.assertIn(message, p.stderr)
         self.assertNotIn("Traceback", p.stderr)
@@ -339,20 +339,20 @@ class Errors(unittest.TestCase):
             self.assert_fails([*mode, "--batch", "-p", "1", "-e", "no-such-event"], "unknown event 'no-such-event'")
 
     def test_missing_hardware_is_an_error_in_counting(self):
-        if os.path.exists("/sys/bus/event_source/devices/cpu"):
+        if HAVE_CORE_PMU:
             self.skipTest("this machine has a hardware PMU")
         self.assert_fails(["--count", "--batch", "-p", "1", "-e", "cycles"], "no hardware PMU")
 
     def test_unprivileged_system_wide(self):
         if os.geteuid() != 0 or not shutil.which("setpriv"):
             self.skipTest("needs root and setpriv to run as nobody")
-        paranoid = int(read("/proc/sys/kernel/perf_event_paranoid"))
-        if paranoid <= 0:
-            self.skipTest("perf_event_paranoid is %d: nobody may watch every CPU" % paranoid)
+        level = paranoid()
+        if level <= 0:
+            self.skipTest("perf_event_paranoid is %d: nobody may watch every CPU" % level)
         for mode in ([], ["--count"]):
             p = self.assert_fails([*mode, "--batch"], "watching every CPU needs root or CAP_PERFMON",
-                                  prefix=NOBODY)
-            self.assertIn("perf_event_paranoid is %d" % paranoid, p.stderr)
+                                  nobody=True)
+            self.assertIn("perf_event_paranoid is %d" % level, p.stderr)
             self.assertIn("sysctl kernel.perf_event_paranoid=0", p.stderr)
 
     def test_no_terminal_without_batch(self):
