@@ -397,7 +397,9 @@ class Screen(unittest.TestCase):
     def start(self, *args):
         done = os.path.join(self.tmp, "done")
         # The shell outlives a Ctrl-C (trap) to say how hwc top ended.
-        cmd = "trap : INT; %s top %s; echo $? > %s; stty -a > %s.stty; sleep 600" % (
+        # The terminal's settings are saved before the status that says the
+        # run is over.
+        cmd = "trap : INT; %s top %s; rc=$?; stty -a > %s.stty; echo $rc > %s; sleep 600" % (
             HWC, " ".join(args), done, done)
         subprocess.run(["tmux", "-L", self.sock, "new-session", "-d", "-x", "120", "-y", "30",
                         "env", "TERM=screen", "sh", "-c", cmd], check=True)

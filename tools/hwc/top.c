@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -195,6 +196,18 @@ void top_describe_target(const struct top_opts *o, pid_t pid, char *buf, size_t 
 		int n = hwc_online_cpus(NULL, 0);
 		snprintf(buf, size, "every CPU (%d online)", n);
 	}
+}
+
+void top_end_message(const struct top_opts *o, pid_t pid, int status, char *msg, size_t size)
+{
+	const struct cli_target *t = &o->t;
+	if (t->argv && status != -1)
+		snprintf(msg, size, "command %s exited (%s %d)", t->argv[0],
+			 WIFSIGNALED(status) ? "signal" : "status",
+			 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+	else
+		snprintf(msg, size, "%s %d exited; nothing left to watch", t->tid ? "thread" : "process",
+			 (int)pid);
 }
 
 /* ------------------------------------------------------------ frames */

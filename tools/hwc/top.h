@@ -67,6 +67,10 @@ int top_count_open(const struct top_opts *o, struct top_view *v);
  * "command ls": what T names, for the header. */
 void top_describe_target(const struct top_opts *o, pid_t pid, char *buf, size_t size);
 
+/* What the end of the target PID says on stderr: the command's exit
+ * (STATUS from wait(2)), or the process or thread gone. */
+void top_end_message(const struct top_opts *o, pid_t pid, int status, char *msg, size_t size);
+
 /* The name of task TID of process PID (its comm); false and "?" when it
  * is gone. */
 bool top_comm(pid_t pid, pid_t tid, char *buf, size_t size);

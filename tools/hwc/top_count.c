@@ -417,13 +417,7 @@ static bool count_ended(void *state, int *status, char *msg, size_t size)
 	if (!v->ended)
 		return false;
 	*status = v->status;
-	if (t->argv)
-		snprintf(msg, size, "command %s exited (%s %d)", t->argv[0],
-			 WIFSIGNALED(v->status) ? "signal" : "status",
-			 WIFSIGNALED(v->status) ? WTERMSIG(v->status) : WEXITSTATUS(v->status));
-	else
-		snprintf(msg, size, "%s %d exited; nothing left to watch", t->tid ? "thread" : "process",
-			 (int)v->pid);
+	top_end_message(v->o, v->pid, v->status, msg, size);
 	return true;
 }
 

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 /* Bytes that grow: the samples of one pass over the buffers. */
 struct bytes {
@@ -131,14 +130,7 @@ static bool sample_ended(void *state, int *status, char *msg, size_t size)
 	if (!v->ended)
 		return false;
 	*status = v->status;
-	const struct cli_target *t = &v->o->t;
-	if (t->argv && v->status != -1)
-		snprintf(msg, size, "command %s exited (%s %d)", t->argv[0],
-			 WIFSIGNALED(v->status) ? "signal" : "status",
-			 WIFSIGNALED(v->status) ? WTERMSIG(v->status) : WEXITSTATUS(v->status));
-	else
-		snprintf(msg, size, "%s %d exited; nothing left to watch", t->tid ? "thread" : "process",
-			 (int)hwc_sampler_pid(v->s));
+	top_end_message(v->o, hwc_sampler_pid(v->s), v->status, msg, size);
 	return true;
 }
 
