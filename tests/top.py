@@ -394,7 +394,7 @@ class Screen(unittest.TestCase):
         return subprocess.run(["tmux", "-L", self.sock, *args], stdout=subprocess.PIPE, text=True,
                               check=True).stdout
 
-    def start(self, *args):
+    def start(self, *args, term="screen"):
         done = os.path.join(self.tmp, "done")
         # The shell outlives a Ctrl-C (trap) to say how hwc top ended.
         # The terminal's settings are saved before the status that says the
@@ -402,7 +402,7 @@ class Screen(unittest.TestCase):
         cmd = "trap : INT; %s top %s; rc=$?; stty -a > %s.stty; echo $rc > %s; sleep 600" % (
             HWC, " ".join(args), done, done)
         subprocess.run(["tmux", "-L", self.sock, "new-session", "-d", "-x", "120", "-y", "30",
-                        "env", "TERM=screen", "sh", "-c", cmd], check=True)
+                        "env", "TERM=" + term, "sh", "-c", cmd], check=True)
         return done
 
     def wait_for(self, what, pattern=None, path=None):
@@ -441,6 +441,13 @@ class Screen(unittest.TestCase):
         stty = read(done + ".stty")
         self.assertRegex(stty, r"(^|\s)icanon(\s|$)")
         self.assertRegex(stty, r"(^|\s)echo(\s|$)")
+
+    def test_unknown_terminal(self):
+        err = os.path.join(self.tmp, "err")
+        done = self.start("-p", str(self.w.pid), "2>", err, term="no-such-terminal")
+        self.assertEqual(self.wait_for("the exit", path=done).strip(), "1")
+        self.assertIn("hwc top: cannot drive this terminal (TERM=no-such-terminal); give --batch",
+                      read(err))
 
     def test_view_ends_with_its_target(self):
         done = self.start("-d", "0.3", "-p", str(self.w.pid), "2>", os.path.join(self.tmp, "err"))

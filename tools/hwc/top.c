@@ -245,6 +245,7 @@ void top_frame_clear(struct top_frame *f)
 /* ------------------------------------------------------------ screen */
 
 struct screen {
+	SCREEN *scr;
 	bool curses;
 	long rows; /* --rows, -1: unset */
 };
@@ -291,15 +292,25 @@ static void show(const struct screen *sc, const struct top_frame *f)
 		show_batch(sc, f);
 }
 
-static void screen_start(struct screen *sc)
+/* False when the terminal cannot be driven (TERM unknown); initscr()
+ * would exit then, with the command still running. */
+static bool screen_start(struct screen *sc)
 {
-	initscr();
+	const char *term = getenv("TERM");
+	sc->scr = newterm(NULL, stdout, stdin);
+	if (!sc->scr) {
+		fprintf(stderr, "hwc top: cannot drive this terminal (TERM=%s); give --batch for plain "
+				"text\n",
+			term ? term : "");
+		return false;
+	}
 	cbreak(); /* keys one by one; Ctrl-C still raises SIGINT */
 	noecho();
 	nodelay(stdscr, TRUE);
 	keypad(stdscr, TRUE);
 	curs_set(0);
 	sc->curses = true;
+	return true;
 }
 
 static void screen_end(struct screen *sc)
@@ -307,6 +318,7 @@ static void screen_end(struct screen *sc)
 	if (!sc->curses)
 		return;
 	endwin();
+	delscreen(sc->scr);
 	sc->curses = false;
 }
 
@@ -338,8 +350,8 @@ static int run(const struct top_opts *o, struct top_view *v)
 {
 	struct screen sc = {.rows = o->rows};
 	struct top_frame f = {.titles = SIZE_MAX};
-	if (!o->batch)
-		screen_start(&sc);
+	if (!o->batch && !screen_start(&sc))
+		return 1;
 	header(o, v, &sc, &f);
 	top_frame_add(&f, "first refresh in %g s", o->delay);
 	if (sc.curses)
