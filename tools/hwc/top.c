@@ -384,7 +384,8 @@ static int run(const struct top_opts *o, struct top_view *v)
 			struct pollfd in = {STDIN_FILENO, POLLIN, 0};
 			poll(&in, 1, ms); /* a signal (SIGWINCH, SIGINT) ends it early */
 			v->wait(v->state, 0);
-			quit = keys(&sc, &f);
+			/* A terminal gone without a SIGHUP ends the view too. */
+			quit = keys(&sc, &f) || (in.revents & (POLLHUP | POLLERR | POLLNVAL));
 		} else {
 			v->wait(v->state, ms);
 		}
@@ -393,15 +394,14 @@ static int run(const struct top_opts *o, struct top_view *v)
 			break;
 		}
 	}
-	/* What came since the last refresh is shown, not lost: the target's
-	 * end or a signal cut the interval short. */
-	if ((ended || cli_stop_signal) && !quit && top_now() > last) {
+	/* In text, what came since the last refresh is shown, not lost: the
+	 * target's end or a signal cut the interval short. */
+	if (!sc.curses && (ended || cli_stop_signal) && top_now() > last) {
 		v->wait(v->state, 0);
 		tick = (struct top_tick){tick.n + 1, (double)(top_now() - last) / 1e9, true};
 		header(o, v, &sc, &f);
 		v->fill(v->state, &tick, &f);
-		if (!sc.curses)
-			show(&sc, &f);
+		show(&sc, &f);
 	}
 	screen_end(&sc);
 	top_frame_clear(&f);
