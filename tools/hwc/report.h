@@ -1,4 +1,5 @@
-/* hwc report: the aggregated profile shared by its views and exports. */
+/* The aggregated profile: built by report_agg.c from samples, shown by
+ * hwc report's views and exports, and by hwc top's live view. */
 #ifndef HWC_REPORT_H
 #define HWC_REPORT_H
 
@@ -125,7 +126,16 @@ struct rp_report {
 	size_t nurecs, capurecs;
 };
 
-/* report.c: is PID or TID in the comma-separated LIST (NULL: all)? */
+/* report_agg.c */
+/* Add sample S of an event opened with A: its frames resolved through
+ * r->syms (call chain, or DWARF unwinding when it has the registers and
+ * stack), summed under the --sort keys unless the selection leaves it out. */
+void rp_add_sample(struct rp_report *r, const struct hwc_sample *s, const struct perf_event_attr *a);
+/* The totals of thread TID, created on first use. */
+struct rp_thread *rp_thread_get(struct rp_report *r, uint32_t pid, uint32_t tid);
+/* Forget everything aggregated (options, file, symbols and event stay). */
+void rp_clear(struct rp_report *r);
+/* Is PID or TID in the comma-separated LIST (NULL: all)? */
 bool rp_pid_selected(const char *list, uint32_t pid, uint32_t tid);
 
 /* report_out.c */
@@ -133,6 +143,11 @@ const char *rp_dso_base(const char *dso);
 void rp_func_name(const struct rp_func *f, char *buf, size_t size);
 struct rp_row **rp_sorted_rows(struct rp_report *r, size_t *n);
 struct rp_func **rp_sorted_funcs(struct rp_report *r, size_t *n);
+/* The flat view's column titles and one row, as text without a newline. */
+void rp_table_header(const struct rp_report *r, char *buf, size_t size);
+void rp_table_row(const struct rp_report *r, const struct rp_row *w, char *buf, size_t size);
+/* Is row W above --percent-limit? */
+bool rp_row_shown(const struct rp_report *r, const struct rp_row *w);
 void rp_print_flat(struct rp_report *r, FILE *out);
 void rp_print_tree(struct rp_report *r, FILE *out, bool callers_first);
 void rp_print_gprof(struct rp_report *r, FILE *out);
@@ -145,7 +160,5 @@ void rp_json_string(FILE *out, const char *s);
 int rp_write_folded(struct rp_report *r, const char *path);
 int rp_write_pprof(struct rp_report *r, const char *path);
 int rp_write_flamegraph(struct rp_report *r, const char *path);
-
-void rp_free_tree(struct rp_node *n);
 
 #endif
