@@ -119,8 +119,9 @@ $(BUILD)/lib/pkgconfig/libhwc.pc: libhwc.pc.in Makefile
 	@mkdir -p $(dir $@)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
 
+# ncurses draws hwc top's live view: the tool links it, libhwc does not.
 $(BUILD)/bin/hwc: $(HWC_OBJS) $(BUILD)/lib/libhwc.so
-	$(CC) $(LDFLAGS) -o $@ $(HWC_OBJS) -L$(BUILD)/lib -lhwc -lz -lm $(RPATH)
+	$(CC) $(LDFLAGS) -o $@ $(HWC_OBJS) -L$(BUILD)/lib -lhwc -lz -lm -lncurses $(RPATH)
 
 $(BUILD)/lib/libpctx.so.1: $(PCTX_OBJS) compat/pctx/libpctx.map
 	$(CC) $(LDFLAGS) -shared -Wl,-soname,libpctx.so.1 -Wl,--version-script=compat/pctx/libpctx.map \

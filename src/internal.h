@@ -194,12 +194,18 @@ bool hwc__idmap_find(const struct hwc__idmap *map, size_t n, uint64_t id, size_t
 /* Tgid of thread TID from /proc, or -1. */
 pid_t hwc__tgid_of(pid_t tid);
 
-/* synth.c: records describing what existed before sampling started. */
-int hwc__synth_kernel_map(struct hwc_recording *rec);
+/* synth.c: records describing what existed before sampling started,
+ * handed to a sink: a recording, or a symbolizer watching live. */
+struct hwc__sink {
+	int (*write)(void *arg, const struct perf_event_header *h);
+	void *arg;
+	const struct perf_event_attr *attr; /* the records' sample_id layout, or NULL */
+};
+int hwc__synth_kernel_map(const struct hwc__sink *k);
 /* COMM, MMAP2 and FORK records of process PID and its threads. */
-int hwc__synth_process(struct hwc_recording *rec, pid_t pid);
+int hwc__synth_process(const struct hwc__sink *k, pid_t pid);
 /* The same for every process in /proc. */
-int hwc__synth_all(struct hwc_recording *rec);
+int hwc__synth_all(const struct hwc__sink *k);
 
 /* Make room for N elements of SIZE bytes in the array *PP of capacity *CAP,
  * doubling it: 0 or -ENOMEM (with detail).  PP is the address of the

@@ -8,6 +8,7 @@
 #include "perf_file.h"
 #include "hwc/perfdata.h"
 #include "hwc/sample.h"
+#include "hwc/symbol.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1075,6 +1076,39 @@ HWC_EXPORT const struct perf_event_attr *hwc_sampler_event(const hwc_sampler *s,
 
 /* ------------------------------------------------------------- recording */
 
+/* What existed before sampling started on S's target, from /proc: the
+ * kernel's map (only into a recording REC: a symbolizer takes kernel
+ * addresses from kallsyms itself), then every process (CPUS), the target
+ * process, or nothing for a command, whose exec is in the data.  A
+ * recording gets the kernel's map and every process once, however many
+ * samplers are added to it. */
+static int synth_target(const hwc_sampler *s, const struct hwc__sink *k, hwc_recording *rec)
+{
+	bool kernel = false;
+	for (size_t e = 0; rec && e < s->nev; e++)
+		kernel |= !s->ev[e].pub.attr.exclude_kernel;
+	int err = kernel && hwc__recording_once(rec, HWC__SYNTH_KERNEL) ? hwc__synth_kernel_map(k)
+									 : 0;
+	if (err)
+		return err;
+	switch (s->kind) {
+	case HWC_TARGET_CPUS:
+		return !rec || hwc__recording_once(rec, HWC__SYNTH_ALL) ? hwc__synth_all(k) : 0;
+	case HWC_TARGET_PROCESS:
+	case HWC_TARGET_THREAD:
+	case HWC_TARGET_SELF:
+		return hwc__synth_process(k, s->tgid);
+	case HWC_TARGET_COMMAND:
+		return 0;
+	}
+	return 0;
+}
+
+static int to_recording(void *arg, const struct perf_event_header *h)
+{
+	return hwc_recording_write(arg, h);
+}
+
 HWC_EXPORT int hwc_recording_add_sampler(hwc_recording *rec, const hwc_sampler *s)
 {
 	hwc__clear_error();
@@ -1089,22 +1123,18 @@ HWC_EXPORT int hwc_recording_add_sampler(hwc_recording *rec, const hwc_sampler *
 		if (err)
 			return err;
 	}
-	bool kernel = false;
-	for (size_t e = 0; e < s->nev; e++)
-		kernel |= !s->ev[e].pub.attr.exclude_kernel;
-	int err = kernel && hwc__recording_once(rec, HWC__SYNTH_KERNEL) ? hwc__synth_kernel_map(rec)
-									 : 0;
-	if (err)
-		return err;
-	switch (s->kind) {
-	case HWC_TARGET_CPUS:
-		return hwc__recording_once(rec, HWC__SYNTH_ALL) ? hwc__synth_all(rec) : 0;
-	case HWC_TARGET_PROCESS:
-	case HWC_TARGET_THREAD:
-	case HWC_TARGET_SELF:
-		return hwc__synth_process(rec, s->tgid);
-	case HWC_TARGET_COMMAND:
-		return 0; /* its exec is in the data: COMM and MMAP2 records follow */
-	}
-	return 0;
+	struct hwc__sink k = {to_recording, rec, hwc__recording_first_attr(rec)};
+	return synth_target(s, &k, rec);
+}
+
+static int to_symbols(void *arg, const struct perf_event_header *h)
+{
+	return hwc_symbols_record(arg, h, NULL);
+}
+
+HWC_EXPORT int hwc_symbols_add_sampler(hwc_symbols *syms, const hwc_sampler *s)
+{
+	hwc__clear_error();
+	struct hwc__sink k = {to_symbols, syms, NULL};
+	return synth_target(s, &k, NULL);
 }

@@ -160,12 +160,29 @@ static void load_kallsyms(hwc_symbols *s)
 	char line[512];
 	size_t cap = 0;
 	bool any_nonzero = false;
+	/* "ADDR TYPE NAME[\t[MODULE]]", some 100000 lines: parsed by hand, as
+	 * sscanf would take as long as the kernel takes to write them. */
 	while (fgets(line, sizeof(line), f)) {
-		unsigned long long addr;
-		char type, name[256], module[128] = "";
-		if (sscanf(line, "%llx %c %255s [%127[^]]]", &addr, &type, name, module) < 3)
+		char *end;
+		unsigned long long addr = strtoull(line, &end, 16);
+		if (end == line || end[0] != ' ' || !end[1] || end[2] != ' ')
 			continue;
+		char type = end[1];
 		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		char *name = end + 3;
+		size_t n = strcspn(name, " \t\n");
+		const char *module = "";
+		if (name[n] == ' ' || name[n] == '\t') {
+			char *m = name + n + 1 + strspn(name + n + 1, " \t");
+			size_t len = strcspn(m, "]\n");
+			if (*m == '[' && m[len] == ']' && len > 1) {
+				m[len] = '\0';
+				module = m + 1;
+			}
+		}
+		name[n] = '\0';
+		if (!n)
 			continue;
 		if (s->nksyms == cap) {
 			cap = cap ? cap * 2 : 65536;

@@ -48,19 +48,18 @@ static void put_name(struct rbuf *r, const char *s)
 	r->len += padded;
 }
 
-/* Finish with a zeroed sample_id trailer and write the record. */
-static int emit(hwc_recording *rec, struct rbuf *r, uint32_t type, uint16_t misc)
+/* Finish with a zeroed sample_id trailer and hand the record to the sink. */
+static int emit(const struct hwc__sink *k, struct rbuf *r, uint32_t type, uint16_t misc)
 {
-	const struct perf_event_attr *first = hwc__recording_first_attr(rec);
-	size_t trailer = first ? hwc_sample_id_size(first) : 0;
+	size_t trailer = k->attr ? hwc_sample_id_size(k->attr) : 0;
 	memset((uint8_t *)r->words + r->len, 0, trailer);
 	r->len += trailer;
 	struct perf_event_header h = {type, misc, (uint16_t)r->len};
 	memcpy(r->words, &h, sizeof(h));
-	return hwc_recording_write(rec, (const struct perf_event_header *)r->words);
+	return k->write(k->arg, (const struct perf_event_header *)r->words);
 }
 
-int hwc__synth_kernel_map(hwc_recording *rec)
+int hwc__synth_kernel_map(const struct hwc__sink *k)
 {
 	FILE *f = fopen("/proc/kallsyms", "re");
 	if (!f)
@@ -86,10 +85,10 @@ int hwc__synth_kernel_map(hwc_recording *rec)
 	put_u64(&r, etext > text ? etext - text : UINT64_MAX - text);
 	put_u64(&r, text);
 	put_name(&r, "[kernel.kallsyms]_text");
-	return emit(rec, &r, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL);
+	return emit(k, &r, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL);
 }
 
-static int comm(hwc_recording *rec, pid_t pid, pid_t tid)
+static int comm(const struct hwc__sink *k, pid_t pid, pid_t tid)
 {
 	char path[64], name[64];
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
@@ -98,10 +97,10 @@ static int comm(hwc_recording *rec, pid_t pid, pid_t tid)
 	struct rbuf r = {.len = 8};
 	put_u32(&r, (uint32_t)pid, (uint32_t)tid);
 	put_name(&r, name);
-	return emit(rec, &r, PERF_RECORD_COMM, 0);
+	return emit(k, &r, PERF_RECORD_COMM, 0);
 }
 
-static int maps(hwc_recording *rec, pid_t pid)
+static int maps(const struct hwc__sink *k, pid_t pid)
 {
 	char path[64], line[4096 + 256];
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
@@ -109,8 +108,7 @@ static int maps(hwc_recording *rec, pid_t pid)
 	if (!f)
 		return 0;
 	/* Code only, unless the events track data mappings (DWARF unwinding). */
-	const struct perf_event_attr *first = hwc__recording_first_attr(rec);
-	bool data = first && first->mmap_data;
+	bool data = k->attr && k->attr->mmap_data;
 	int err = 0;
 	while (!err && fgets(line, sizeof(line), f)) {
 		unsigned long long start, end, pgoff, ino;
@@ -138,21 +136,21 @@ static int maps(hwc_recording *rec, pid_t pid)
 		put_u64(&r, 0); /* inode generation: unknown */
 		put_u32(&r, prot, flags);
 		put_name(&r, *name ? name : "//anon");
-		err = emit(rec, &r, PERF_RECORD_MMAP2,
+		err = emit(k, &r, PERF_RECORD_MMAP2,
 			   PERF_RECORD_MISC_USER | (exec ? 0 : PERF_RECORD_MISC_MMAP_DATA));
 	}
 	fclose(f);
 	return err;
 }
 
-int hwc__synth_process(hwc_recording *rec, pid_t pid)
+int hwc__synth_process(const struct hwc__sink *k, pid_t pid)
 {
 	pid_t tgid = hwc__tgid_of(pid);
 	if (tgid <= 0)
 		return 0; /* gone meanwhile: nothing to describe */
-	int err = comm(rec, tgid, tgid);
+	int err = comm(k, tgid, tgid);
 	if (!err)
-		err = maps(rec, tgid);
+		err = maps(k, tgid);
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)tgid);
 	DIR *d = opendir(path);
@@ -166,16 +164,16 @@ int hwc__synth_process(hwc_recording *rec, pid_t pid)
 		put_u32(&r, (uint32_t)tgid, (uint32_t)tgid);
 		put_u32(&r, (uint32_t)tid, (uint32_t)tgid);
 		put_u64(&r, 0);
-		err = emit(rec, &r, PERF_RECORD_FORK, 0);
+		err = emit(k, &r, PERF_RECORD_FORK, 0);
 		if (!err)
-			err = comm(rec, tgid, tid);
+			err = comm(k, tgid, tid);
 	}
 	if (d)
 		closedir(d);
 	return err;
 }
 
-int hwc__synth_all(hwc_recording *rec)
+int hwc__synth_all(const struct hwc__sink *k)
 {
 	DIR *d = opendir("/proc");
 	if (!d)
@@ -184,7 +182,11 @@ int hwc__synth_all(hwc_recording *rec)
 	struct dirent *de;
 	while (!err && (de = readdir(d)))
 		if (isdigit((unsigned char)de->d_name[0]))
-			err = hwc__synth_process(rec, (pid_t)atoi(de->d_name));
+			err = hwc__synth_process(k, (pid_t)atoi(de->d_name));
 	closedir(d);
-	return err;
+	/* The idle task (pid 0) has no /proc entry; it is "swapper" as in perf. */
+	struct rbuf r = {.len = 8};
+	put_u32(&r, 0, 0);
+	put_name(&r, "swapper");
+	return err ? err : emit(k, &r, PERF_RECORD_COMM, 0);
 }

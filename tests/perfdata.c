@@ -213,11 +213,80 @@ static void test_comm_out_of_order(void)
 	hwc_symbols_free(s);
 }
 
+/* Kernel addresses are named from /proc/kallsyms: a core kernel function
+ * and, when modules are loaded, a module's, each with its DSO.  The test
+ * reads the file with sscanf, the oracle of the symbolizer's own parser,
+ * and picks functions alone at their address (a neighbour sharing it could
+ * be named instead). */
+struct kpick {
+	unsigned long long addr;
+	char name[256], dso[160];
+};
+
+static void test_kallsyms_names(void)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	if (!f) {
+		fprintf(stderr, "test_kallsyms_names: no /proc/kallsyms: not checked\n");
+		return;
+	}
+	char line[512], name[256], module[128];
+	unsigned long long addr, prev = 0;
+	char type;
+	struct kpick core = {0}, mod = {0}, cand = {0};
+	bool have_cand = false;
+	while (fgets(line, sizeof(line), f)) {
+		module[0] = '\0';
+		if (sscanf(line, "%llx %c %255s [%127[^]]]", &addr, &type, name, module) < 3)
+			continue;
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		/* The candidate stands if the next function starts elsewhere. */
+		if (have_cand && addr != cand.addr) {
+			struct kpick *dst = strcmp(cand.dso, "[kernel.kallsyms]") == 0 ? &core : &mod;
+			if (!dst->addr)
+				*dst = cand;
+		}
+		have_cand = addr && addr != prev && (type == 't' || type == 'T');
+		if (have_cand) {
+			cand.addr = addr;
+			snprintf(cand.name, sizeof(cand.name), "%s", name);
+			snprintf(cand.dso, sizeof(cand.dso), "[%s]", module[0] ? module : "kernel.kallsyms");
+		}
+		prev = addr;
+	}
+	fclose(f);
+	if (!core.addr) {
+		fprintf(stderr, "test_kallsyms_names: kallsyms hides addresses (not root): not checked\n");
+		return;
+	}
+	hwc_symbols *s;
+	CHECK_INT(hwc_symbols_new(&s, 0), ==, 0);
+	struct kpick *picks[] = {&core, &mod};
+	for (size_t i = 0; i < 2; i++) {
+		const struct kpick *k = picks[i];
+		if (!k->addr) {
+			fprintf(stderr, "test_kallsyms_names: no module loaded: module names not checked\n");
+			continue;
+		}
+		const struct hwc_location *l = hwc_symbols_resolve(s, 0, 0, k->addr, true);
+		CHECK(l->sym->known && l->sym->kernel);
+		CHECK_U64(l->sym->start, ==, k->addr);
+		CHECK(strcmp(l->sym->name, k->name) == 0);
+		CHECK(strcmp(l->sym->dso, k->dso) == 0);
+		if (strcmp(l->sym->name, k->name) || strcmp(l->sym->dso, k->dso))
+			fprintf(stderr, "at %#llx: %s in %s, expected %s in %s\n", k->addr, l->sym->name,
+				l->sym->dso, k->name, k->dso);
+	}
+	hwc_symbols_free(s);
+}
+
 int main(void)
 {
 	RUN(test_comm_out_of_order);
 	RUN(test_fp_recording);
 	RUN(test_two_events);
 	RUN(test_open_errors);
+	RUN(test_kallsyms_names);
 	return check_exit();
 }

@@ -94,12 +94,16 @@ class Recordings(unittest.TestCase):
         def walk(nodes, parent):
             for n in nodes:
                 if n["symbol"] in ("f1", "f2"):
-                    found.append((parent, n["symbol"]))
+                    found.append((parent, n["symbol"], n["total_samples"]))
                 walk(n["children"], n["symbol"])
         walk(doc["tree"]["roots"], None)
-        self.assertIn(("g", "f1"), found)
-        self.assertIn(("g", "f2"), found)
-        self.assertEqual({p for p, _ in found}, {"g"}, found)
+        self.assertIn("g", [p for p, s, _ in found if s == "f1"])
+        self.assertIn("g", [p for p, s, _ in found if s == "f2"])
+        # A sample at f1's or f2's first instruction, before it sets up its
+        # frame, skips g in a frame-pointer chain: a few such samples may
+        # hang under main; everything else is under g.
+        stray = sum(n for p, _, n in found if p != "g")
+        self.assertLessEqual(stray, 0.01 * doc["samples"], found)
         text = run([HWC, "report", "--view", "caller", self.fp]).stdout
         g = re.search(r"^.*\bg  \(hotspots\)$", text, re.M)
         f2 = re.search(r"^.*\bf2  \(hotspots\)$", text, re.M)

@@ -5,6 +5,7 @@
  * the error paths. */
 #include <hwc/perfdata.h>
 #include <hwc/sample.h>
+#include <hwc/symbol.h>
 
 #include "check.h"
 
@@ -115,6 +116,61 @@ static void test_self_iterator(void)
 	CHECK_U64(st.samples, ==, samples);
 	CHECK_U64(st.lost, ==, 0);
 	CHECK_INT(hwc_sampler_next(s, &r), ==, 0); /* stays empty once stopped */
+	hwc_sampler_close(s);
+	hwc_evlist_free(l);
+}
+
+/* ------------------------------------------------------------ live symbols */
+
+__attribute__((noipa)) static void live_spin(uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		sink += i;
+}
+
+/* A live sampler symbolized without a recording: hwc_symbols_add_sampler()
+ * describes this process from /proc, so its samples name live_spin; a
+ * symbolizer that was not given the description knows nothing of them. */
+static void test_live_symbols(void)
+{
+	hwc_evlist *l = check_evlist("cpu-clock");
+	struct hwc_target t = {.kind = HWC_TARGET_SELF};
+	struct hwc_sampler_opts o = {.period = 200000};
+	hwc_sampler *s = open_or_die(l, &t, &o);
+	hwc_symbols *syms, *blind;
+	CHECK_INT(hwc_symbols_new(&syms, 0), ==, 0);
+	CHECK_INT(hwc_symbols_new(&blind, 0), ==, 0);
+	CHECK_INT(hwc_sampler_start(s), ==, 0);
+	CHECK_INT(hwc_symbols_add_sampler(syms, s), ==, 0);
+	live_spin(300000000);
+	CHECK_INT(hwc_sampler_stop(s), ==, 0);
+	struct hwc_record r;
+	uint64_t user = 0, named = 0, blind_named = 0;
+	const char *comm = NULL;
+	while (hwc_sampler_next(s, &r) > 0) {
+		if (r.hdr->type != PERF_RECORD_SAMPLE) {
+			CHECK_INT(hwc_symbols_record(syms, r.hdr, r.attr), ==, 0);
+			continue;
+		}
+		struct hwc_sample smp;
+		CHECK_INT(hwc_sample_parse(r.hdr, r.attr, &smp), ==, 0);
+		if ((smp.misc & PERF_RECORD_MISC_CPUMODE_MASK) != PERF_RECORD_MISC_USER)
+			continue;
+		user++;
+		const struct hwc_location *loc = hwc_symbols_resolve(syms, smp.pid, smp.time, smp.ip, false);
+		named += loc->sym->known && strcmp(loc->sym->name, "live_spin") == 0;
+		loc = hwc_symbols_resolve(blind, smp.pid, smp.time, smp.ip, false);
+		blind_named += loc->sym->known;
+		comm = hwc_symbols_comm(syms, smp.tid, smp.time);
+	}
+	CHECK_U64(user, >, 10);
+	CHECK_U64(named * 2, >, user); /* most of the time goes to live_spin */
+	CHECK_U64(blind_named, ==, 0);
+	CHECK(comm && strcmp(comm, "sampler") == 0);
+	if (comm && strcmp(comm, "sampler") != 0)
+		fprintf(stderr, "comm: %s\n", comm);
+	hwc_symbols_free(blind);
+	hwc_symbols_free(syms);
 	hwc_sampler_close(s);
 	hwc_evlist_free(l);
 }
@@ -545,6 +601,7 @@ int main(void)
 	if (!mkdtemp(tmpdir))
 		SKIP("cannot make a temporary directory");
 	RUN(test_self_iterator);
+	RUN(test_live_symbols);
 	RUN(test_command_children);
 	RUN(test_exec_failure);
 	RUN(test_group_values);

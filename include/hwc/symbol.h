@@ -60,6 +60,14 @@ int hwc_symbols_record(hwc_symbols *s, const struct perf_event_header *hdr,
 /* The BUILD_ID feature plus every address-space record of F (rewinds F). */
 int hwc_symbols_load(hwc_symbols *s, hwc_perfdata *f);
 
+/* Symbolize a live sampler's records: describe in S what existed on
+ * SMP's target before it started, from /proc (every process for a CPUS
+ * target, the target process otherwise, nothing for a command, whose exec
+ * comes in the records), as hwc_recording_add_sampler() does in a file.
+ * Call it once, after hwc_sampler_start() so that no task is missed, then
+ * feed every record hwc_sampler_next() returns to hwc_symbols_record(). */
+int hwc_symbols_add_sampler(hwc_symbols *s, const hwc_sampler *smp);
+
 /* Resolve ADDR of process PID at TIME (KERNEL: a kernel address).  Never
  * fails: unknown addresses give an "[unknown]" symbol.  The result lives as
  * long as S. */

@@ -7,6 +7,8 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 int cli_usage_error(const char *cmd, const char *fmt, const char *arg)
@@ -161,4 +163,79 @@ int cli_exit_status(int status)
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return 1;
+}
+
+int cli_resolve(const char *cmd, hwc_evlist **out, const char *const *specs, size_t n)
+{
+	if (hwc_evlist_new(out)) {
+		fprintf(stderr, "hwc %s: out of memory\n", cmd);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int err = hwc_evlist_add(*out, specs[i]);
+		if (err) {
+			fprintf(stderr, "hwc %s: %s\n", cmd, hwc_errdetail());
+			return err;
+		}
+	}
+	return 0;
+}
+
+static bool missing_hardware(int err)
+{
+	return err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV;
+}
+
+int cli_open_sampler(const char *cmd, const char *const *specs, size_t n, const struct hwc_target *t,
+		     const struct hwc_sampler_opts *opts, hwc_sampler **s, char *note, size_t size)
+{
+	static const char *const cycles[] = {"cycles"}, *const clock[] = {"cpu-clock"};
+	bool defaulted = n == 0;
+	hwc_evlist *list = NULL;
+	note[0] = '\0';
+	int err = cli_resolve(cmd, &list, defaulted ? cycles : specs, defaulted ? 1 : n);
+	if (!err) {
+		err = hwc_sampler_open(s, list, t, opts);
+		if (err && defaulted && missing_hardware(err)) {
+			snprintf(note, size, "sampling cpu-clock instead of cycles: %s", hwc_errdetail());
+			hwc_evlist_free(list);
+			err = cli_resolve(cmd, &list, clock, 1);
+			if (!err)
+				err = hwc_sampler_open(s, list, t, opts);
+		}
+		if (err)
+			fprintf(stderr, "hwc %s: %s\n", cmd, hwc_errdetail());
+	}
+	hwc_evlist_free(list);
+	return err;
+}
+
+void cli_raise_fd_limit(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+volatile sig_atomic_t cli_stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	cli_stop_signal = sig;
+}
+
+void cli_catch_stop_signals(void)
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct sigaction sa = {0}, old;
+		sigaction(sigs[i], NULL, &old);
+		if (sigs[i] == SIGHUP && old.sa_handler == SIG_IGN)
+			continue;
+		sa.sa_handler = on_stop_signal;
+		sigemptyset(&sa.sa_mask);
+		sigaction(sigs[i], &sa, NULL);
+	}
 }

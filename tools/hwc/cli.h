@@ -3,6 +3,9 @@
 #define HWC_CLI_H
 
 #include <hwc/hwc.h>
+#include <hwc/sample.h>
+
+#include <signal.h>
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -56,5 +59,25 @@ int cli_target_check(const char *cmd, const struct cli_target *t, const char *ve
 
 /* The libhwc target they describe (a CPUS target keeps the command). */
 void cli_target_of(const struct cli_target *t, struct hwc_target *out);
+
+/* Resolve the event specs SPECS[N] into a new list *OUT (freed by the
+ * caller, even on error).  Errors are reported as "hwc CMD: detail". */
+int cli_resolve(const char *cmd, hwc_evlist **out, const char *const *specs, size_t n);
+
+/* Open a sampler of SPECS[N] on T.  With no specs: cycles, or cpu-clock
+ * when the machine cannot sample cycles; NOTE (SIZE bytes) then says so,
+ * else it is "".  Errors are reported as "hwc CMD: detail". */
+int cli_open_sampler(const char *cmd, const char *const *specs, size_t n, const struct hwc_target *t,
+		     const struct hwc_sampler_opts *opts, hwc_sampler **s, char *note, size_t size);
+
+/* One descriptor per event, thread and CPU: take all the limit allows. */
+void cli_raise_fd_limit(void);
+
+/* SIGINT, SIGTERM and SIGHUP set cli_stop_signal, and interrupt waits (no
+ * SA_RESTART).  SIGINT and SIGTERM are caught even when ignored, as a shell
+ * ignores SIGINT for `hwc record -a &`, which is then stopped with kill
+ * -INT; an ignored SIGHUP (nohup) stays ignored. */
+extern volatile sig_atomic_t cli_stop_signal;
+void cli_catch_stop_signals(void);
 
 #endif

@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 
 enum { EXIT_ERROR = 1, EXIT_NOEXEC = 127 };
@@ -191,94 +190,26 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return -1;
 }
 
-/* ------------------------------------------------------------ signals */
-
-static volatile sig_atomic_t stop_signal;
-
-static void on_signal(int sig)
-{
-	stop_signal = sig;
-}
-
-/* SIGINT, SIGTERM and SIGHUP end the recording; the file is then finished.
- * SIGINT and SIGTERM are caught even when ignored, as a shell ignores SIGINT
- * for `hwc record -a &`, which is then stopped with kill -INT; an ignored
- * SIGHUP (nohup) stays ignored. */
-static void setup_signals(void)
-{
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-		struct sigaction sa = {0}, old;
-		sigaction(sigs[i], NULL, &old);
-		if (sigs[i] == SIGHUP && old.sa_handler == SIG_IGN)
-			continue;
-		sa.sa_handler = on_signal; /* no SA_RESTART: the wait returns */
-		sigemptyset(&sa.sa_mask);
-		sigaction(sigs[i], &sa, NULL);
-	}
-}
-
 /* ------------------------------------------------------------ recording */
 
-static int resolve(hwc_evlist **out, const char *const *specs, size_t n)
-{
-	if (hwc_evlist_new(out))
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		int err = hwc_evlist_add(*out, specs[i]);
-		if (err) {
-			fprintf(stderr, "hwc record: %s\n", hwc_errdetail());
-			return err;
-		}
-	}
-	return 0;
-}
-
-static bool missing_hardware(int err)
-{
-	return err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV;
-}
-
-/* Open the sampler.  Without -e: cycles, and cpu-clock when the machine
- * cannot sample cycles, saying so. */
+/* Open the sampler, with the --log-events the logs count. */
 static int open_sampler(const struct options *o, const struct hwc_target *t,
 			const struct hwc_sampler_opts *so, hwc_sampler **s)
 {
-	static const char *const cycles[] = {"cycles"}, *const clock[] = {"cpu-clock"};
-	bool defaulted = o->nspecs == 0;
-	hwc_evlist *list = NULL, *logged = NULL;
+	hwc_evlist *logged = NULL;
 	struct hwc_sampler_opts opts = *so;
-	int err = resolve(&list, defaulted ? cycles : o->specs, defaulted ? 1 : o->nspecs);
-	if (!err && o->log_events) {
-		err = resolve(&logged, (const char *const[]){o->log_events}, 1);
+	char note[1024];
+	int err = 0;
+	if (o->log_events) {
+		err = cli_resolve("record", &logged, (const char *const[]){o->log_events}, 1);
 		opts.counted = logged;
 	}
-	if (!err) {
-		err = hwc_sampler_open(s, list, t, &opts);
-		if (err && defaulted && missing_hardware(err)) {
-			fprintf(stderr, "hwc record: sampling cpu-clock instead of cycles: %s\n",
-				hwc_errdetail());
-			hwc_evlist_free(list);
-			err = resolve(&list, clock, 1);
-			if (!err)
-				err = hwc_sampler_open(s, list, t, &opts);
-		}
-		if (err)
-			fprintf(stderr, "hwc record: %s\n", hwc_errdetail());
-	}
-	hwc_evlist_free(list);
+	if (!err)
+		err = cli_open_sampler("record", o->specs, o->nspecs, t, &opts, s, note, sizeof(note));
+	if (!err && note[0])
+		fprintf(stderr, "hwc record: %s\n", note);
 	hwc_evlist_free(logged);
 	return err;
-}
-
-static void raise_fd_limit(void)
-{
-	/* One descriptor per event, thread and CPU: take all we may. */
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
 }
 
 static void human_size(uint64_t bytes, char *buf, size_t size)
@@ -333,8 +264,8 @@ static int record(const struct options *o, int argc, char **argv)
 			 (o->log_exit ? HWC_LOG_PROCEXIT : 0) | (o->log_switch ? HWC_LOG_PROCCSW : 0),
 	};
 	const char *path = o->output ? o->output : "hwc.data";
-	raise_fd_limit();
-	setup_signals();
+	cli_raise_fd_limit();
+	cli_catch_stop_signals();
 
 	/* The events first: a bad event must not clobber an earlier recording. */
 	hwc_sampler *s;
@@ -376,7 +307,7 @@ static int record(const struct options *o, int argc, char **argv)
 	free(cmdline);
 	int wstatus = -1;
 	bool ended = false;
-	while (!failed && !stop_signal && !(ended = hwc_sampler_ended(s, &wstatus))) {
+	while (!failed && !cli_stop_signal && !(ended = hwc_sampler_ended(s, &wstatus))) {
 		/* A signal between the check and the wait is seen at the next
 		 * timeout at the latest. */
 		int r = hwc_sampler_poll(s, 200);
@@ -399,7 +330,7 @@ static int record(const struct options *o, int argc, char **argv)
 		failed = true;
 	}
 	/* A command we started does not outlive its recording. */
-	if (!ended && (stop_signal || failed) && hwc_sampler_pid(s) > 0 &&
+	if (!ended && (cli_stop_signal || failed) && hwc_sampler_pid(s) > 0 &&
 	    t.kind != HWC_TARGET_PROCESS && t.kind != HWC_TARGET_THREAD)
 		kill(hwc_sampler_pid(s), SIGTERM);
 	struct hwc_sampler_stats ss;
@@ -413,8 +344,8 @@ static int record(const struct options *o, int argc, char **argv)
 	summary(path, &rs, &ss);
 	if (failed)
 		return EXIT_ERROR;
-	if (stop_signal)
-		return 128 + stop_signal;
+	if (cli_stop_signal)
+		return 128 + cli_stop_signal;
 	if (ended && wstatus != -1)
 		status = cli_exit_status(wstatus);
 	else

@@ -41,7 +41,7 @@ static const char usage_text[] =
 	"  --flamegraph=FILE  interactive SVG flame graph\n"
 	"See hwc-report(1).\n";
 
-/* ------------------------------------------------------------ interning */
+/* ------------------------------------------------------------ options */
 
 static int parse_sort(struct rp_opts *o, const char *spec)
 {

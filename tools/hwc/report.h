@@ -1,4 +1,6 @@
-/* hwc report: the aggregated profile shared by its views and exports. */
+/* The aggregated profile (tools/profile: loaded from a recording, or
+ * built from live samples), shown by hwc report's views and exports, and
+ * by hwc top's live view. */
 #ifndef HWC_REPORT_H
 #define HWC_REPORT_H
 
@@ -7,6 +9,11 @@
 /* report_out.c */
 struct rp_row **rp_sorted_rows(struct rp_report *r, size_t *n);
 struct rp_func **rp_sorted_funcs(struct rp_report *r, size_t *n);
+/* The flat view's column titles and one row, as text without a newline. */
+void rp_table_header(const struct rp_report *r, char *buf, size_t size);
+void rp_table_row(const struct rp_report *r, const struct rp_row *w, char *buf, size_t size);
+/* Is row W above --percent-limit? */
+bool rp_row_shown(const struct rp_report *r, const struct rp_row *w);
 void rp_print_flat(struct rp_report *r, FILE *out);
 void rp_print_tree(struct rp_report *r, FILE *out, bool callers_first);
 void rp_print_gprof(struct rp_report *r, FILE *out);

@@ -4,6 +4,7 @@
 #include "report.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,7 +78,7 @@ struct rp_func **rp_sorted_funcs(struct rp_report *r, size_t *n)
 	return v;
 }
 
-static bool row_shown(const struct rp_report *r, const struct rp_row *w)
+bool rp_row_shown(const struct rp_report *r, const struct rp_row *w)
 {
 	uint64_t v = r->o.order == O_CHILDREN ? w->children : w->self;
 	return pct(v, r->period) >= r->o.percent_limit && (w->self || !r->o.percent_limit ||
@@ -100,46 +101,76 @@ static void print_header(struct rp_report *r, FILE *out)
 		fprintf(out, "# no samples%s\n", r->skipped ? " selected" : "");
 }
 
+/* Append to BUF[SIZE] at *LEN, never past the end. */
+static void add(char *buf, size_t size, size_t *len, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void add(char *buf, size_t size, size_t *len, const char *fmt, ...)
+{
+	if (*len >= size)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf + *len, size - *len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*len = *len + (size_t)n < size ? *len + (size_t)n : size - 1;
+}
+
+void rp_table_header(const struct rp_report *r, char *buf, size_t size)
+{
+	unsigned k = r->o.keys;
+	size_t len = 0;
+	buf[0] = '\0';
+	add(buf, size, &len, "%s    Self  Samples        Period", r->o.no_children ? "" : " Children");
+	if (k & K_COMM)
+		add(buf, size, &len, "  %-16s", "Command");
+	if (k & K_PID)
+		add(buf, size, &len, "  %7s", "Pid");
+	if (k & K_TID)
+		add(buf, size, &len, "  %7s", "Tid");
+	if (k & K_DSO)
+		add(buf, size, &len, "  %-20s", "Shared Object");
+	if (k & K_SYM)
+		add(buf, size, &len, "  Symbol");
+}
+
+void rp_table_row(const struct rp_report *r, const struct rp_row *w, char *buf, size_t size)
+{
+	unsigned k = r->o.keys;
+	size_t len = 0;
+	buf[0] = '\0';
+	if (!r->o.no_children)
+		add(buf, size, &len, " %7.2f%%", pct(w->children, r->period));
+	add(buf, size, &len, " %7.2f%% %8" PRIu64 " %13" PRIu64, pct(w->self, r->period), w->samples,
+	    w->self);
+	if (k & K_COMM)
+		add(buf, size, &len, "  %-16s", w->comm);
+	if (k & K_PID)
+		add(buf, size, &len, "  %7u", w->pid);
+	if (k & K_TID)
+		add(buf, size, &len, "  %7u", w->tid);
+	if (k & K_DSO)
+		add(buf, size, &len, "  %-20s", rp_dso_base(w->func->sym->dso));
+	if (k & K_SYM) {
+		char name[1024];
+		rp_func_name(w->func, name, sizeof(name));
+		add(buf, size, &len, "  %s%s", w->func->sym->kernel ? "[k] " : "", name);
+	}
+}
+
 void rp_print_flat(struct rp_report *r, FILE *out)
 {
 	print_header(r, out);
 	size_t n;
 	struct rp_row **rows = rp_sorted_rows(r, &n);
-	unsigned k = r->o.keys;
-	fprintf(out, "#\n#%s    Self  Samples        Period", r->o.no_children ? "" : " Children");
-	if (k & K_COMM)
-		fprintf(out, "  %-16s", "Command");
-	if (k & K_PID)
-		fprintf(out, "  %7s", "Pid");
-	if (k & K_TID)
-		fprintf(out, "  %7s", "Tid");
-	if (k & K_DSO)
-		fprintf(out, "  %-20s", "Shared Object");
-	if (k & K_SYM)
-		fprintf(out, "  Symbol");
-	fprintf(out, "\n");
+	char line[2048];
+	rp_table_header(r, line, sizeof(line));
+	fprintf(out, "#\n#%s\n", line);
 	for (size_t i = 0; i < n; i++) {
-		const struct rp_row *w = rows[i];
-		if (!row_shown(r, w))
+		if (!rp_row_shown(r, rows[i]))
 			continue;
-		if (!r->o.no_children)
-			fprintf(out, " %7.2f%%", pct(w->children, r->period));
-		fprintf(out, " %7.2f%% %8" PRIu64 " %13" PRIu64, pct(w->self, r->period), w->samples,
-			w->self);
-		if (k & K_COMM)
-			fprintf(out, "  %-16s", w->comm);
-		if (k & K_PID)
-			fprintf(out, "  %7u", w->pid);
-		if (k & K_TID)
-			fprintf(out, "  %7u", w->tid);
-		if (k & K_DSO)
-			fprintf(out, "  %-20s", rp_dso_base(w->func->sym->dso));
-		if (k & K_SYM) {
-			char name[1024];
-			rp_func_name(w->func, name, sizeof(name));
-			fprintf(out, "  %s%s", w->func->sym->kernel ? "[k] " : "", name);
-		}
-		fprintf(out, "\n");
+		rp_table_row(r, rows[i], line, sizeof(line));
+		fprintf(out, "%s\n", line);
 	}
 	free(rows);
 }
@@ -425,7 +456,7 @@ void rp_print_json(struct rp_report *r, FILE *out)
 	first = true;
 	for (size_t i = 0; i < n; i++) {
 		const struct rp_row *w = rows[i];
-		if (!row_shown(r, w))
+		if (!rp_row_shown(r, w))
 			continue;
 		fprintf(out, "%s\n  {\"self\": %.4f, \"children\": %.4f, \"samples\": %" PRIu64
 			     ", \"self_period\": %" PRIu64 ", \"children_period\": %" PRIu64 ", ",

@@ -1,5 +1,5 @@
-/* The profile a recording holds, aggregated once (profile.c): what hwc
- * report and pmcstat show of it. */
+/* The profile a recording (or a live sampler) holds, aggregated once:
+ * what hwc report, hwc top and pmcstat show of it. */
 #ifndef HWC_PROFILE_H
 #define HWC_PROFILE_H
 
@@ -131,20 +131,30 @@ struct rp_report {
 	size_t nurecs, capurecs;
 };
 
-
+/* profile.c */
 /* Open O.input, symbolize and aggregate the samples of the event O.event
  * names (every event of that name), or those O.want selects, else of the
  * first sampled event; messages go to stderr prefixed by O.prog.  0, or -1
  * after saying why.  rp_free() in either case. */
 int rp_load(struct rp_report *r);
+/* rp_clear(), and close the file and its symbols. */
 void rp_free(struct rp_report *r);
 
 /* The base name of a DSO path ("[kernel.kallsyms]" stays). */
 const char *rp_dso_base(const char *dso);
 /* A frame's name: the symbol, "[unknown] dso+offset", with --srcline its line. */
 void rp_func_name(const struct rp_func *f, char *buf, size_t size);
+
+/* agg.c */
+/* Add sample S of an event opened with A: its frames resolved through
+ * r->syms (call chain, or DWARF unwinding when it has the registers and
+ * stack), summed under the --sort keys unless the selection leaves it out. */
+void rp_add_sample(struct rp_report *r, const struct hwc_sample *s, const struct perf_event_attr *a);
+/* The totals of thread TID, created on first use. */
+struct rp_thread *rp_thread_get(struct rp_report *r, uint32_t pid, uint32_t tid);
+/* Forget everything aggregated (options, file, symbols and event stay). */
+void rp_clear(struct rp_report *r);
 /* Is PID or TID in the comma-separated LIST (NULL: all)? */
 bool rp_pid_selected(const char *list, uint32_t pid, uint32_t tid);
-void rp_free_tree(struct rp_node *n);
 
 #endif
