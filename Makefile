@@ -35,7 +35,7 @@ endif
 objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard $(1)/*.c))
 
 LIBHWC_OBJS := $(call objs,src)
-HWC_OBJS    := $(call objs,tools/hwc)
+HWC_OBJS    := $(call objs,tools/hwc) $(call objs,tools/profile)
 TEST_SRCS   := $(wildcard tests/*.c)
 TEST_BINS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 # Programs that run a workload: the bundled workloads and test helpers.
@@ -75,15 +75,29 @@ $(CPC_SRC_OBJS): $(CPC_HEADERS) $(wildcard tools/cpucmds/*.h)
 # Tests of these interfaces build like any client: pkg-config only.
 CPC_PKG      := PKG_CONFIG_PATH=$(BUILD)/lib/pkgconfig pkg-config
 
+# FreeBSD hwpmc on Linux: libpmc.so.1 (<pmc.h> and <pmclog.h> in
+# compat/pmc), and the pmcstat and pmccontrol tools.
+PMC_OBJS     := $(call objs,compat/pmc)
+PMC_LIB      := $(BUILD)/lib/libpmc.so
+PMC_PCS      := $(BUILD)/lib/pkgconfig/libpmc.pc $(BUILD)/lib/pkgconfig/libpmc-uninstalled.pc
+PMC_HEADERS  := compat/pmc/pmc.h compat/pmc/pmclog.h
+PMC_TOOLS    := $(BUILD)/bin/pmcstat $(BUILD)/bin/pmccontrol
+PMCSTAT_OBJS := $(call objs,tools/pmcstat) $(call objs,tools/profile)
+$(PMC_OBJS): CPPFLAGS += -Icompat/pmc
+$(PMC_OBJS): $(PMC_HEADERS) compat/pmc/pmc_impl.h
+$(call objs,tools/pmcstat) $(call objs,tools/pmccontrol): CPPFLAGS += -Icompat/pmc -Itools/profile -Itools/pmcstat
+
 # Tools find libhwc next to them in the build tree and after install.
 RPATH     := -Wl,-rpath,'$$ORIGIN/../lib'
 
 .PHONY: all check check-sanitize bench install uninstall clean
 all: $(BUILD)/lib/libhwc.so $(BUILD)/lib/libhwc.a $(BUILD)/bin/hwc $(BUILD)/lib/pkgconfig/libhwc.pc \
-     $(COMPAT_LIBS) $(BUILD)/bin/pctr $(CPC_LIBS) $(CPC_PCS) $(CPC_TOOLS) $(WORK_BINS) \
-     $(TEST_BINS)
+     $(COMPAT_LIBS) $(BUILD)/bin/pctr $(CPC_LIBS) $(CPC_PCS) $(CPC_TOOLS) $(PMC_LIB) $(PMC_PCS) \
+     $(PMC_TOOLS) \
+     $(WORK_BINS) $(TEST_BINS)
 
 $(BUILD)/obj/compat/%.o $(BUILD)/obj/tools/pctr/%.o: CPPFLAGS += $(COMPAT_CPPFLAGS)
+$(BUILD)/obj/tools/hwc/%.o $(BUILD)/obj/tools/profile/%.o: CPPFLAGS += -Itools/profile
 $(BUILD)/obj/%.o: %.c $(wildcard include/hwc/*.h) $(wildcard src/*.h) $(wildcard tools/*/*.h) \
 		$(COMPAT_HDRS) | $(BUILD)
 	@mkdir -p $(dir $@)
@@ -115,13 +129,25 @@ $(BUILD)/lib/libpctx.so.1: $(PCTX_OBJS) compat/pctx/libpctx.map
 $(BUILD)/lib/libcpc.so.1: $(CPC_OBJS) compat/cpc/libcpc.map $(BUILD)/lib/libhwc.so $(BUILD)/lib/libpctx.so
 	$(CC) $(LDFLAGS) -shared -Wl,-soname,libcpc.so.1 -Wl,--version-script=compat/cpc/libcpc.map \
 		-Wl,--no-undefined -o $@ $(CPC_OBJS) -L$(BUILD)/lib -lpctx -lhwc -Wl,-rpath,'$$ORIGIN'
+$(BUILD)/lib/libpmc.so.1: $(PMC_OBJS) compat/pmc/libpmc.map $(BUILD)/lib/libhwc.so
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,libpmc.so.1 -Wl,--version-script=compat/pmc/libpmc.map \
+		-Wl,--no-undefined -o $@ $(PMC_OBJS) -L$(BUILD)/lib -lhwc -lpthread -Wl,-rpath,'$$ORIGIN'
 $(BUILD)/lib/%.so: $(BUILD)/lib/%.so.1
 	ln -sf $(notdir $<) $@
+# pmcstat and pmccontrol are FreeBSD programs on libpmc; pmcstat also
+# reads logs through libhwc and the profile it shares with hwc report.
+$(BUILD)/bin/pmcstat: $(PMCSTAT_OBJS) $(PMC_LIB)
+	$(CC) $(LDFLAGS) -o $@ $(PMCSTAT_OBJS) -L$(BUILD)/lib -lpmc -lhwc -lm $(RPATH)
+$(BUILD)/bin/pmccontrol: $(call objs,tools/pmccontrol) $(PMC_LIB)
+	$(CC) $(LDFLAGS) -o $@ $(call objs,tools/pmccontrol) -L$(BUILD)/lib -lpmc $(RPATH)
 
 $(BUILD)/lib/pkgconfig/%.pc: compat/cpc/%.pc.in Makefile
 	@mkdir -p $(dir $@)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|1|' $< > $@
 $(BUILD)/lib/pkgconfig/%.pc: compat/pctx/%.pc.in Makefile
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|1|' $< > $@
+$(BUILD)/lib/pkgconfig/%.pc: compat/pmc/%.pc.in Makefile
 	@mkdir -p $(dir $@)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|1|' $< > $@
 # pkg-config prefers NAME-uninstalled.pc: the build tree, for the tests.
@@ -138,6 +164,8 @@ $(BUILD)/bin/cpustat: $(call objs,tools/cpustat) $(CPUCMDS_OBJS) $(CPC_LIBS)
 
 $(BUILD)/tests/cpc_%: tests/cpc_%.c tests/check.h tests/cpc_test.h $(CPC_LIBS) $(CPC_PCS)
 	$(CC) -D_GNU_SOURCE $(CFLAGS) $(LDFLAGS) -o $@ $< $$($(CPC_PKG) --cflags --libs libcpc libpctx) -lpthread
+$(BUILD)/tests/pmc_%: tests/pmc_%.c tests/check.h tests/pmc_test.h $(PMC_LIB) $(PMC_PCS)
+	$(CC) -D_GNU_SOURCE $(CFLAGS) $(LDFLAGS) -o $@ $< $$($(CPC_PKG) --cflags --libs libpmc) -lpthread
 $(BUILD)/tests/pctx_%: tests/pctx_%.c tests/check.h tests/cpc_test.h $(CPC_LIBS) $(CPC_PCS)
 	$(CC) -D_GNU_SOURCE $(CFLAGS) $(LDFLAGS) -o $@ $< $$($(CPC_PKG) --cflags --libs libcpc libpctx) -lpthread
 
@@ -223,13 +251,13 @@ bench: all $(BENCH_BINS)
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/hwc \
 		$(DESTDIR)$(INCDIR)/hwc-compat/machine $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
-	install -m 755 $(BUILD)/bin/hwc $(BUILD)/bin/pctr $(CPC_TOOLS) $(DESTDIR)$(BINDIR)/
-	for l in libpctx libcpc; do \
+	install -m 755 $(BUILD)/bin/hwc $(BUILD)/bin/pctr $(CPC_TOOLS) $(PMC_TOOLS) $(DESTDIR)$(BINDIR)/
+	for l in libpctx libcpc libpmc; do \
 		install -m 755 $(BUILD)/lib/$$l.so.1 $(DESTDIR)$(LIBDIR)/; \
 		ln -sf $$l.so.1 $(DESTDIR)$(LIBDIR)/$$l.so; \
 		sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|1|' compat/*/$$l.pc.in \
 			> $(DESTDIR)$(LIBDIR)/pkgconfig/$$l.pc; done
-	install -m 644 $(CPC_HEADERS) $(DESTDIR)$(INCDIR)/
+	install -m 644 $(CPC_HEADERS) $(PMC_HEADERS) $(DESTDIR)$(INCDIR)/
 	for l in libhwc $(patsubst %,lib%,$(COMPAT_NAMES)); do \
 		install -m 755 $(BUILD)/lib/$$l.so.$(VERSION) $(DESTDIR)$(LIBDIR)/ && \
 		ln -sf $$l.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$$l.so.0 && \
@@ -252,6 +280,8 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/libcpc.so* $(DESTDIR)$(LIBDIR)/libpctx.so* \
 		$(DESTDIR)$(LIBDIR)/pkgconfig/libcpc.pc $(DESTDIR)$(LIBDIR)/pkgconfig/libpctx.pc \
 		$(DESTDIR)$(INCDIR)/libcpc.h $(DESTDIR)$(INCDIR)/libpctx.h
+	rm -f $(DESTDIR)$(BINDIR)/pmcstat $(DESTDIR)$(BINDIR)/pmccontrol $(DESTDIR)$(LIBDIR)/libpmc.so* \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/libpmc.pc $(DESTDIR)$(INCDIR)/pmc.h $(DESTDIR)$(INCDIR)/pmclog.h
 	rm -rf $(DESTDIR)$(INCDIR)/hwc $(DESTDIR)$(INCDIR)/hwc-compat
 	for m in $(MAN_PAGES); do rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/}; done
 

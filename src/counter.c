@@ -152,6 +152,15 @@ static int open_group(hwc_counters *c, size_t i, size_t leader)
 		int group_fd = e == leader ? -1 : c->fd[SLOT(c, i, leader)];
 		int fd = hwc__perf_event_open(&attr, pid, in->cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
 		if (fd >= 0) {
+			int err = hwc__apply_filter(fd, &c->ev[e]);
+			if (err) {
+				close(fd);
+				for (size_t k = leader; k < e; k++) {
+					close(c->fd[SLOT(c, i, k)]);
+					c->fd[SLOT(c, i, k)] = -1;
+				}
+				return err;
+			}
 			c->fd[SLOT(c, i, e)] = fd;
 			continue;
 		}

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <strings.h>
 
 struct hwc_evlist {
@@ -47,6 +48,35 @@ HWC_EXPORT struct perf_event_attr *hwc_evlist_attr(hwc_evlist *list, size_t idx)
 	return idx < list->n ? &list->ev[idx]->pub.attr : NULL;
 }
 
+HWC_EXPORT int hwc_evlist_set_filter(hwc_evlist *list, size_t idx, const char *filter)
+{
+	hwc__clear_error();
+	if (idx >= list->n)
+		return hwc__fail(-EINVAL, "no event %zu in a list of %zu", idx, list->n);
+	struct hwc__ev *ev = list->ev[idx];
+	if (ev->pub.attr.type != PERF_TYPE_TRACEPOINT)
+		return hwc__fail(-EINVAL, "'%s' is not a tracepoint: only tracepoints take a "
+					  "filter",
+				 ev->name);
+	if (filter && strlen(filter) >= sizeof(ev->filter))
+		return hwc__fail(-ENAMETOOLONG, "the filter of '%s' is longer than %zu bytes",
+				 ev->name, sizeof(ev->filter) - 1);
+	snprintf(ev->filter, sizeof(ev->filter), "%s", filter ? filter : "");
+	return 0;
+}
+
+int hwc__apply_filter(int fd, const struct hwc__ev *ev)
+{
+	if (!ev->filter[0])
+		return 0;
+	if (ioctl(fd, PERF_EVENT_IOC_SET_FILTER, ev->filter) == 0)
+		return 0;
+	int err = -errno;
+	return hwc__fail(err, "the kernel refused the filter '%s' of '%s': %s (see the "
+			      "tracepoint's fields in tracefs events/.../format)",
+			 ev->filter, ev->name, strerror(-err));
+}
+
 HWC_EXPORT const char *hwc_source_name(enum hwc_source src)
 {
 	static const char *const names[] = {"generic", "cache", "software", "preset",
@@ -60,6 +90,7 @@ void hwc__ev_fix_strings(struct hwc__ev *ev)
 	ev->pub.pmu = ev->pmu;
 	ev->pub.origin = ev->origin;
 	ev->pub.unit = ev->unit;
+	ev->pub.filter = ev->filter;
 }
 
 void hwc__ev_copy(struct hwc__ev *dst, const struct hwc_event *pub)
@@ -68,6 +99,7 @@ void hwc__ev_copy(struct hwc__ev *dst, const struct hwc_event *pub)
 	snprintf(dst->pmu, sizeof(dst->pmu), "%s", pub->pmu);
 	snprintf(dst->origin, sizeof(dst->origin), "%s", pub->origin);
 	snprintf(dst->unit, sizeof(dst->unit), "%s", pub->unit);
+	snprintf(dst->filter, sizeof(dst->filter), "%s", pub->filter ? pub->filter : "");
 	dst->pub = *pub;
 	hwc__ev_fix_strings(dst);
 }

@@ -45,12 +45,17 @@ struct hwc__ev {
 	char pmu[64];
 	char origin[512];
 	char unit[32];
+	char filter[256]; /* a tracepoint's filter, "" for none */
 	bool explicit_gh; /* a G or H modifier chose guest/host counting */
 };
 /* Point pub's strings at the storage; call after filling the arrays. */
 void hwc__ev_fix_strings(struct hwc__ev *ev);
 /* A private copy of PUB with its own string storage. */
 void hwc__ev_copy(struct hwc__ev *dst, const struct hwc_event *pub);
+/* Apply EV's tracepoint filter to FD, just opened: 0, or -errno with detail
+ * (the caller closes FD).  EV's own arrays, not its pub pointers, which a
+ * copy moved by realloc() leaves stale. */
+int hwc__apply_filter(int fd, const struct hwc__ev *ev);
 /* Events in the group led by event E of LIST, 0 when E leads none. */
 size_t hwc__group_size(const hwc_evlist *list, size_t e);
 
@@ -168,7 +173,11 @@ struct hwc_recording;
 int hwc__recording_add_event(struct hwc_recording *rec, const struct perf_event_attr *attr,
 			     const char *name, int leader);
 int hwc__recording_add_ids(struct hwc_recording *rec, int event, const uint64_t *ids, size_t n);
-size_t hwc__recording_nevents(const struct hwc_recording *rec);
+/* True the first time WHAT is asked for a recording: what existed before
+ * sampling is described once, however many samplers are added. */
+#define HWC__SYNTH_KERNEL 0x1u
+#define HWC__SYNTH_ALL 0x2u
+bool hwc__recording_once(struct hwc_recording *rec, unsigned what);
 /* The first event's attr: its sample_id layout is the synthesized records'. */
 const struct perf_event_attr *hwc__recording_first_attr(const struct hwc_recording *rec);
 

@@ -72,6 +72,7 @@ struct hwc_recording {
 	uint64_t first_time, last_time;
 	bool have_time;
 	struct timespec tod_ref, mono_ref;
+	unsigned synthesized; /* HWC__SYNTH_* written already */
 	int error;          /* the first write error: no more records after it */
 	uint64_t tail_size; /* of the tail on disk after the last flush */
 };
@@ -302,7 +303,14 @@ int hwc__recording_add_ids(hwc_recording *rec, int event, const uint64_t *ids, s
 	return 0;
 }
 
-size_t hwc__recording_nevents(const hwc_recording *rec)
+bool hwc__recording_once(hwc_recording *rec, unsigned what)
+{
+	bool first = !(rec->synthesized & what);
+	rec->synthesized |= what;
+	return first;
+}
+
+HWC_EXPORT size_t hwc_recording_nevents(const hwc_recording *rec)
 {
 	return rec->nattrs;
 }

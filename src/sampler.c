@@ -415,7 +415,9 @@ static int open_task(hwc_sampler *s, size_t t)
 				return explain(s, fd, e, pid, s->cpus[c]);
 			}
 			s->fd[SLOT(s, t, c, e)] = fd;
-			int err = add_id(s, e, fd);
+			int err = hwc__apply_filter(fd, &s->ev[e]);
+			if (!err)
+				err = add_id(s, e, fd);
 			if (!err && s->ring[c].fd < 0)
 				err = map_ring(s, c, fd);
 			else if (!err && ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->ring[c].fd) < 0)
@@ -524,7 +526,9 @@ static int open_own(hwc_sampler *s)
 			if (fd < 0)
 				return explain(s, fd, e, s->tids[t], -1);
 			s->own_fd[t * s->nev + e] = fd;
-			int err = add_id(s, e, fd);
+			int err = hwc__apply_filter(fd, &s->ev[e]);
+			if (!err)
+				err = add_id(s, e, fd);
 			if (err)
 				return err;
 		}
@@ -577,6 +581,9 @@ static int setup(hwc_sampler *s, const hwc_evlist *list, const struct hwc_target
 		return err;
 	if (s->nev == 0)
 		return hwc__fail(-EINVAL, "no events to sample");
+	/* add_event() moved the copies: point their strings at their own arrays. */
+	for (size_t e = 0; e < s->nev; e++)
+		hwc__ev_fix_strings(&s->ev[e]);
 	tracking(s);
 	if (t->kind == HWC_TARGET_CPUS)
 		err = hwc__target_cpus(t, &s->cpus, &s->ncpus);
@@ -1070,20 +1077,23 @@ HWC_EXPORT const struct perf_event_attr *hwc_sampler_event(const hwc_sampler *s,
 /* ------------------------------------------------------------- recording */
 
 /* What existed before sampling started on S's target, from /proc: the
- * kernel's map (when KERNEL_MAP: a symbolizer takes kernel addresses from
- * kallsyms itself), then every process (CPUS), the target process, or
- * nothing for a command, whose exec is in the data. */
-static int synth_target(const hwc_sampler *s, const struct hwc__sink *k, bool kernel_map)
+ * kernel's map (only into a recording REC: a symbolizer takes kernel
+ * addresses from kallsyms itself), then every process (CPUS), the target
+ * process, or nothing for a command, whose exec is in the data.  A
+ * recording gets the kernel's map and every process once, however many
+ * samplers are added to it. */
+static int synth_target(const hwc_sampler *s, const struct hwc__sink *k, hwc_recording *rec)
 {
 	bool kernel = false;
-	for (size_t e = 0; kernel_map && e < s->nev; e++)
+	for (size_t e = 0; rec && e < s->nev; e++)
 		kernel |= !s->ev[e].pub.attr.exclude_kernel;
-	int err = kernel ? hwc__synth_kernel_map(k) : 0;
+	int err = kernel && hwc__recording_once(rec, HWC__SYNTH_KERNEL) ? hwc__synth_kernel_map(k)
+									 : 0;
 	if (err)
 		return err;
 	switch (s->kind) {
 	case HWC_TARGET_CPUS:
-		return hwc__synth_all(k);
+		return !rec || hwc__recording_once(rec, HWC__SYNTH_ALL) ? hwc__synth_all(k) : 0;
 	case HWC_TARGET_PROCESS:
 	case HWC_TARGET_THREAD:
 	case HWC_TARGET_SELF:
@@ -1102,7 +1112,7 @@ static int to_recording(void *arg, const struct perf_event_header *h)
 HWC_EXPORT int hwc_recording_add_sampler(hwc_recording *rec, const hwc_sampler *s)
 {
 	hwc__clear_error();
-	int base = (int)hwc__recording_nevents(rec);
+	int base = (int)hwc_recording_nevents(rec);
 	for (size_t e = 0; e < s->nev; e++) {
 		const struct meta *m = &s->meta[e];
 		int leader = m->leader < 0 ? -1 : base + m->leader;
@@ -1114,7 +1124,7 @@ HWC_EXPORT int hwc_recording_add_sampler(hwc_recording *rec, const hwc_sampler *
 			return err;
 	}
 	struct hwc__sink k = {to_recording, rec, hwc__recording_first_attr(rec)};
-	return synth_target(s, &k, true);
+	return synth_target(s, &k, rec);
 }
 
 static int to_symbols(void *arg, const struct perf_event_header *h)
@@ -1126,5 +1136,5 @@ HWC_EXPORT int hwc_symbols_add_sampler(hwc_symbols *syms, const hwc_sampler *s)
 {
 	hwc__clear_error();
 	struct hwc__sink k = {to_symbols, syms, NULL};
-	return synth_target(s, &k, false);
+	return synth_target(s, &k, NULL);
 }

@@ -1,6 +1,7 @@
 /* Live tests of the counting core with software events: self, group read,
  * start/stop/reset, a new command, attach to a pid (and a thread created
- * after attaching), inherit on/off, per-CPU, and the error paths. */
+ * after attaching), inherit on/off, per-CPU, tracepoint filters, and the error
+ * paths. */
 #include <hwc/hwc.h>
 
 #include "check.h"
@@ -127,15 +128,6 @@ static void test_start_stop_reset(void)
 	CHECK_U64(v.enabled, <, 1000000000ULL);
 	hwc_counters_close(c);
 	hwc_evlist_free(l);
-}
-
-static char *workload(const char *name)
-{
-	static char path[4][512];
-	static int k;
-	const char *build = getenv("HWC_BUILD");
-	snprintf(path[k & 3], sizeof(path[0]), "%s/workloads/%s", build ? build : "build", name);
-	return path[k++ & 3];
 }
 
 static void test_command(void)
@@ -448,6 +440,67 @@ static void test_user_only_fallback(void)
 	CHECK_INT(WEXITSTATUS(status), ==, 0);
 }
 
+/* Tracepoint filters: pagetouch's write faults and the rest add up to all
+ * its user page faults, each counted by the same tracepoint. */
+static void test_tracepoint_filter(void)
+{
+	hwc_evlist *l;
+	CHECK_INT(hwc_evlist_new(&l), ==, 0);
+	if (hwc_evlist_add(l, "exceptions:page_fault_user,exceptions:page_fault_user,"
+			      "exceptions:page_fault_user")) {
+		fprintf(stderr, "test_tracepoint_filter: not run: %s\n", hwc_errdetail());
+		hwc_evlist_free(l);
+		return;
+	}
+	CHECK_INT(hwc_evlist_set_filter(l, 0, "error_code & 2"), ==, 0);
+	CHECK_INT(hwc_evlist_set_filter(l, 1, "!(error_code & 2)"), ==, 0);
+	CHECK(strcmp(hwc_evlist_event(l, 0)->filter, "error_code & 2") == 0);
+	CHECK(strcmp(hwc_evlist_event(l, 2)->filter, "") == 0);
+	char *argv[] = {workload("pagetouch"), "3000", NULL};
+	struct hwc_target t = {.kind = HWC_TARGET_COMMAND, .argv = argv};
+	hwc_counters *c;
+	int err = hwc_counters_open(&c, l, &t);
+	if (err == -EACCES || err == -EPERM) {
+		fprintf(stderr, "test_tracepoint_filter: not run: %s\n", hwc_errdetail());
+		hwc_evlist_free(l);
+		return;
+	}
+	CHECK_INT(err, ==, 0);
+	if (err) {
+		hwc_evlist_free(l);
+		return;
+	}
+	CHECK_INT(hwc_counters_start(c), ==, 0);
+	int status;
+	CHECK_INT(waitpid(hwc_counters_pid(c), &status, 0), ==, hwc_counters_pid(c));
+	CHECK_INT(hwc_counters_read(c), ==, 0);
+	uint64_t w = value(c, 0), r = value(c, 1), all = value(c, 2);
+	CHECK_U64(w, >=, 3000);
+	CHECK_U64(w, <, all);
+	CHECK_U64(w + r, ==, all);
+	hwc_counters_close(c);
+	/* A filter the kernel refuses fails the open and is quoted. */
+	CHECK_INT(hwc_evlist_set_filter(l, 2, "no_such_field == 1"), ==, 0);
+	hwc_evlist *one;
+	CHECK_INT(hwc_evlist_new(&one), ==, 0);
+	CHECK_INT(hwc_evlist_add(one, "exceptions:page_fault_user"), ==, 0);
+	CHECK_INT(hwc_evlist_set_filter(one, 0, "no_such_field == 1"), ==, 0);
+	struct hwc_target self = {.kind = HWC_TARGET_SELF};
+	CHECK_INT(hwc_counters_open(&c, one, &self), ==, -EINVAL);
+	CHECK_STR_CONTAINS(hwc_errdetail(), "no_such_field == 1");
+	/* Only tracepoints take filters; NULL removes one. */
+	hwc_evlist *sw = check_evlist("page-faults");
+	CHECK_INT(hwc_evlist_set_filter(sw, 0, "x == 1"), ==, -EINVAL);
+	CHECK_STR_CONTAINS(hwc_errdetail(), "not a tracepoint");
+	CHECK_INT(hwc_evlist_set_filter(sw, 1, "x == 1"), ==, -EINVAL);
+	CHECK_INT(hwc_evlist_set_filter(one, 0, NULL), ==, 0);
+	CHECK_INT(hwc_counters_open(&c, one, &self), ==, 0);
+	hwc_counters_close(c);
+	hwc_evlist_free(sw);
+	hwc_evlist_free(one);
+	hwc_evlist_free(l);
+}
+
 int main(void)
 {
 	RUN(test_self);
@@ -463,5 +516,6 @@ int main(void)
 	RUN(test_unsupported_hardware);
 	RUN(test_scale);
 	RUN(test_user_only_fallback);
+	RUN(test_tracepoint_filter);
 	return check_exit();
 }

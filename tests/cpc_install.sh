@@ -4,22 +4,11 @@
 # and the manual pages; a program built with the installed pkg-config
 # files then counts.  Installs into a temporary DESTDIR.
 set -euo pipefail
-: "${HWC_BUILD:?}" "${HWC_SRC:?}"
-dest=$(mktemp -d)
-trap 'rm -rf "$dest"' EXIT
-prefix=/opt/hwc-test
-# Not part of the make that runs the suite: its own, without the jobserver.
-run_make() { env -u MAKEFLAGS -u MFLAGS make -s -C "$HWC_SRC" BUILD="$HWC_BUILD" PREFIX="$prefix" \
-	DESTDIR="$dest" "$@" >/dev/null; }
-run_make install
-root=$dest$prefix
-fail=0
-for f in include/libcpc.h include/libpctx.h lib/libcpc.so.1 lib/libcpc.so lib/libpctx.so.1 \
+source "$(dirname "$0")/destdir.bash"
+expect_installed include/libcpc.h include/libpctx.h lib/libcpc.so.1 lib/libcpc.so lib/libpctx.so.1 \
 	lib/libpctx.so lib/pkgconfig/libcpc.pc lib/pkgconfig/libpctx.pc bin/cputrack bin/cpustat \
 	share/man/man3/libcpc.3 share/man/man3/libpctx.3 share/man/man3/cpc_bind_curlwp.3 \
-	share/man/man3/pctx_capture.3 share/man/man1/cputrack.1 share/man/man8/cpustat.8; do
-	[[ -e $root/$f ]] || { echo "missing after install: $prefix/$f"; fail=1; }
-done
+	share/man/man3/pctx_capture.3 share/man/man1/cputrack.1 share/man/man8/cpustat.8
 grep -q "^prefix=$prefix\$" "$root/lib/pkgconfig/libcpc.pc" || { echo "libcpc.pc: wrong prefix"; fail=1; }
 
 cat >"$dest/client.c" <<'C'
@@ -42,9 +31,7 @@ int main(void)
 C
 flags=$(PKG_CONFIG_PATH=$root/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$dest \
 	pkg-config --cflags --libs libcpc libpctx)
-# A sanitized build installs sanitized libraries: the client must be too.
-san=
-[[ $(readelf -d "$root/lib/libcpc.so.1") == *libasan* ]] && san="-fsanitize=address,undefined"
+san=$(sanitize_like "$root/lib/libcpc.so.1")
 cc $san -o "$dest/client" "$dest/client.c" $flags
 out=$(LD_LIBRARY_PATH=$root/lib "$dest/client")
 [[ $out == "ok 1" ]] || { echo "installed client says '$out'"; fail=1; }
@@ -52,8 +39,5 @@ out=$(LD_LIBRARY_PATH=$root/lib "$dest/client")
 "$root/bin/cputrack" -c task-clock true >/dev/null || { echo "installed cputrack fails"; fail=1; }
 man -l "$root/share/man/man3/libcpc.3" >/dev/null 2>&1 || { echo "libcpc.3 does not render"; fail=1; }
 
-# make uninstall takes it all away again.
-run_make uninstall
-left=$(find "$root" -type f -o -type l)
-[[ -z $left ]] || { echo "left after uninstall:"; echo "$left"; fail=1; }
+expect_uninstalled
 exit $fail

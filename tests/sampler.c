@@ -3,6 +3,7 @@
  * values, exit and context-switch logs, lost records on a tiny buffer, user
  * records and recordings (checked with perf script when perf is there), and
  * the error paths. */
+#include <hwc/perfdata.h>
 #include <hwc/sample.h>
 #include <hwc/symbol.h>
 
@@ -428,14 +429,18 @@ static void test_recording_user_records(void)
 	hwc_sampler *s = open_or_die(l, &t, &o);
 	hwc_recording *rec;
 	CHECK_INT(hwc_recording_create(&rec, file), ==, 0);
+	CHECK_U64(hwc_recording_nevents(rec), ==, 0);
 	CHECK_INT(hwc_recording_add_sampler(rec, s), ==, 0);
+	CHECK_U64(hwc_recording_nevents(rec), ==, hwc_sampler_nevents(s));
 	char *argv[] = {"sampler-test", "user-records"};
 	CHECK_INT(hwc_recording_set_cmdline(rec, 2, argv), ==, 0);
 	CHECK_INT(hwc_sampler_start(s), ==, 0);
 	spin(100000000);
 	CHECK_INT(hwc_recording_write_user(rec, "hwc user record", 15), ==, 0);
+	CHECK_U64(hwc_recording_nevents(rec), ==, hwc_sampler_nevents(s) + 1); /* hwc-user */
 	uint32_t word = 0x01020304;
 	CHECK_INT(hwc_recording_write_user(rec, &word, sizeof(word)), ==, 0);
+	CHECK_U64(hwc_recording_nevents(rec), ==, hwc_sampler_nevents(s) + 1);
 	char big[70000] = {0};
 	CHECK_INT(hwc_recording_write_user(rec, big, sizeof(big)), ==, -E2BIG);
 	/* A flush makes the file valid at once; more records extend it. */
@@ -453,6 +458,15 @@ static void test_recording_user_records(void)
 	struct stat st;
 	CHECK_INT(stat(file, &st), ==, 0);
 	CHECK_U64(rs.bytes, ==, (uint64_t)st.st_size);
+	/* The file's attribute table is in the order hwc_recording_nevents() counted. */
+	hwc_perfdata *f;
+	CHECK_INT(hwc_perfdata_open(&f, file), ==, 0);
+	if (f) {
+		CHECK_U64(hwc_perfdata_nattrs(f), ==, 2);
+		CHECK(strcmp(hwc_perfdata_attr(f, 0)->name, "cpu-clock") == 0);
+		CHECK(strcmp(hwc_perfdata_attr(f, 1)->name, "hwc-user") == 0);
+		hwc_perfdata_close(f);
+	}
 	if (!have_perf()) {
 		fprintf(stderr, "test_recording_user_records: perf checks skipped: perf is not "
 				"installed\n");
@@ -597,9 +611,6 @@ int main(void)
 	RUN(test_recording_errors);
 	RUN(test_errors);
 	RUN(test_unprivileged);
-	char cmd[300];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", tmpdir);
+	remove_tree(tmpdir);
 	return check_exit();
 }

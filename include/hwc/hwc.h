@@ -60,6 +60,7 @@ struct hwc_event {
 	int group;          /* events with the same group number are scheduled together */
 	bool leader;        /* first event of its group */
 	bool explicit_priv; /* the spec chose user/kernel/hv itself (:u, :k, u=, usr=) */
+	const char *filter; /* a tracepoint's filter (hwc_evlist_set_filter()), or "" */
 };
 
 typedef struct hwc_evlist hwc_evlist;
@@ -78,6 +79,14 @@ const struct hwc_event *hwc_evlist_event(const hwc_evlist *list, size_t idx);
 /* The attribute of event IDX, for callers that adjust it before opening
  * (sample period, exclude bits).  Type and config must not be changed. */
 struct perf_event_attr *hwc_evlist_attr(hwc_evlist *list, size_t idx);
+
+/* Count or sample tracepoint IDX only when FILTER holds: an ftrace filter
+ * expression over the tracepoint's fields ("error_code & 2",
+ * "prev_pid == 1 && prev_state != 0"), applied to every descriptor the
+ * event is opened as (PERF_EVENT_IOC_SET_FILTER).  NULL or "" removes it.
+ * -EINVAL for an event that is not a tracepoint; a filter the kernel
+ * rejects makes the open fail with -EINVAL and a detail that quotes it. */
+int hwc_evlist_set_filter(hwc_evlist *list, size_t idx, const char *filter);
 
 /* Append the event an x86 PERFEVTSEL word selects, as the classic
  * interfaces write it (OpenBSD pctr function words, FreeBSD perfmon struct

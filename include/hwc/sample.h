@@ -225,6 +225,13 @@ int hwc_recording_set_cmdline(hwc_recording *rec, int argc, char *const *argv);
  * map.  Call once, after hwc_sampler_open() and before hwc_sampler_start(). */
 int hwc_recording_add_sampler(hwc_recording *rec, const hwc_sampler *s);
 
+/* The events REC lists so far, in the order they were added: each
+ * hwc_recording_add_sampler() appends its sampler's events (as
+ * hwc_sampler_event() lists them), the first user record appends
+ * "hwc-user".  An event's position here is its index in the finished
+ * file's attribute table (hwc_perfdata_attr()). */
+size_t hwc_recording_nevents(const hwc_recording *rec);
+
 /* Append one record (HDR and its HDR->size bytes, a multiple of 8).  Its
  * sample id must name an event the recording knows; synthesized records
  * carry id 0, which means the first event.  The data section is written as

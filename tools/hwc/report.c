@@ -1,5 +1,5 @@
-/* hwc report: read a perf.data recording (hwc's or perf's), symbolize,
- * aggregate once (report_agg.c), then print a view or write exports. */
+/* hwc report: read a perf.data recording (hwc's or perf's), aggregate it
+ * once (tools/profile), then print a view or write exports. */
 #include "hwc.h"
 #include "report.h"
 
@@ -40,241 +40,6 @@ static const char usage_text[] =
 	"  --pprof=FILE       gzipped profile.proto for `go tool pprof`\n"
 	"  --flamegraph=FILE  interactive SVG flame graph\n"
 	"See hwc-report(1).\n";
-
-/* ------------------------------------------------------------ samples */
-
-static bool is_switch_leader(const struct perf_event_attr *a)
-{
-	return a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_CONTEXT_SWITCHES &&
-	       (a->sample_type & PERF_SAMPLE_READ);
-}
-
-static bool is_user_record_event(const struct perf_event_attr *a)
-{
-	return a->type == PERF_TYPE_SOFTWARE &&
-	       (a->config == PERF_COUNT_SW_BPF_OUTPUT || a->config == PERF_COUNT_SW_DUMMY) &&
-	       (a->sample_type & PERF_SAMPLE_RAW);
-}
-
-/* The event name of value I of a group read. */
-static const char *value_name(struct rp_report *r, const struct perf_event_attr *a,
-			      const uint64_t *values, uint32_t i, uint32_t stride)
-{
-	const struct hwc_perfdata_attr *m = (a->read_format & PERF_FORMAT_ID)
-						    ? hwc_perfdata_attr_by_id(r->file, values[i * stride + 1])
-						    : NULL;
-	return m ? m->name : "?";
-}
-
-/* Add VALUE to the thread's count of NAME. */
-static void add_count(struct rp_thread *t, const char *name, uint64_t value)
-{
-	size_t i = 0;
-	while (i < t->ncounts && strcmp(t->count_names[i], name) != 0)
-		i++;
-	if (i == 8)
-		return;
-	if (i == t->ncounts) {
-		t->count_names[t->ncounts] = name;
-		t->counts[t->ncounts++] = 0;
-	}
-	t->counts[i] += value;
-}
-
-/* A context-switch sample's group values: the latest for its CPU. */
-static void switch_values(struct rp_report *r, struct rp_thread *t, const struct perf_event_attr *a,
-			  const struct hwc_sample *s)
-{
-	size_t k = 0;
-	while (k < t->nlast && t->last[k].cpu != s->cpu)
-		k++;
-	if (k == t->nlast) {
-		t->last = realloc(t->last, (t->nlast + 1) * sizeof(*t->last));
-		if (!t->last) {
-			fprintf(stderr, "hwc report: out of memory\n");
-			exit(1);
-		}
-		t->nlast++;
-	}
-	struct rp_cpu_values *c = &t->last[k];
-	c->cpu = s->cpu;
-	c->n = s->nr_values < 8 ? s->nr_values : 8;
-	for (uint32_t i = 0; i < c->n; i++) {
-		c->names[i] = value_name(r, a, s->values, i, s->value_stride);
-		c->v[i] = s->values[i * s->value_stride];
-	}
-}
-
-/* Once all records are read: switches out, and counts at the last switch
- * (the sum over CPUs of each CPU's latest values) unless the thread's exit
- * gave them. */
-static void finish_thread(struct rp_thread *t)
-{
-	t->switches = t->switch_records ? t->switch_records : t->switch_samples;
-	if (t->exit_counts)
-		return;
-	for (size_t k = 0; k < t->nlast; k++)
-		for (uint32_t i = 0; i < t->last[k].n; i++)
-			add_count(t, t->last[k].names[i], t->last[k].v[i]);
-}
-
-/* PERF_RECORD_READ: pid, tid, then the read_format of the event. */
-static void read_record(struct rp_report *r, const struct hwc_perfdata_record *rec)
-{
-	const struct perf_event_header *h = rec->hdr;
-	if (!rec->attr || h->size < 16 + 8)
-		return;
-	const struct perf_event_attr *a = &rec->attr->attr;
-	const uint64_t *w = (const uint64_t *)(const void *)((const uint8_t *)h + 16);
-	size_t words = (h->size - 16 - hwc_sample_id_size(a)) / 8;
-	uint32_t pid, tid;
-	memcpy(&pid, (const uint8_t *)h + 8, 4);
-	memcpy(&tid, (const uint8_t *)h + 12, 4);
-	struct rp_thread *t = rp_thread_get(r, pid, tid);
-	uint64_t fmt = a->read_format;
-	size_t extra = !!(fmt & PERF_FORMAT_TOTAL_TIME_ENABLED) + !!(fmt & PERF_FORMAT_TOTAL_TIME_RUNNING);
-	uint32_t stride = 1 + !!(fmt & PERF_FORMAT_ID) + !!(fmt & PERF_FORMAT_LOST);
-	/* A task's count is the sum of its READs: one per CPU buffer it had the
-	 * event on (hwc-data(5)). */
-	if (!t->exit_counts)
-		t->ncounts = 0;
-	t->exit_counts = true;
-	if (fmt & PERF_FORMAT_GROUP) {
-		if (words < 1 + extra || w[0] > (words - 1 - extra) / stride)
-			return;
-		const uint64_t *values = w + 1 + extra;
-		for (uint32_t i = 0; i < w[0]; i++)
-			add_count(t, value_name(r, a, values, i, stride), values[i * stride]);
-	} else if (words >= 1) {
-		/* value, [enabled], [running], [id], [lost]: under the record's event. */
-		add_count(t, rec->attr->name, w[0]);
-	}
-}
-
-static void add_urec(struct rp_report *r, const struct hwc_sample *s, uint64_t offset)
-{
-	if (r->nurecs == r->capurecs) {
-		r->capurecs = r->capurecs ? r->capurecs * 2 : 64;
-		r->urecs = realloc(r->urecs, r->capurecs * sizeof(*r->urecs));
-		if (!r->urecs) {
-			fprintf(stderr, "hwc report: out of memory\n");
-			exit(1);
-		}
-	}
-	r->urecs[r->nurecs++] = (struct rp_urec){s->time, offset, s->pid, s->tid, s->raw_size, s->raw};
-}
-
-/* The sample's frames, leaf first, resolved and interned. */
-static int pick_event(struct rp_report *r)
-{
-	size_t n = hwc_perfdata_nattrs(r->file);
-	if (r->o.event) {
-		for (size_t i = 0; i < n; i++)
-			if (strcmp(hwc_perfdata_attr(r->file, i)->name, r->o.event) == 0) {
-				r->attr = hwc_perfdata_attr(r->file, i);
-				return 0;
-			}
-		fprintf(stderr, "hwc report: %s has no event '%s'; it has:", r->o.input, r->o.event);
-		for (size_t i = 0; i < n; i++)
-			fprintf(stderr, " %s", hwc_perfdata_attr(r->file, i)->name);
-		fprintf(stderr, "\n");
-		return -1;
-	}
-	for (size_t i = 0; i < n; i++) {
-		const struct hwc_perfdata_attr *a = hwc_perfdata_attr(r->file, i);
-		if (!is_switch_leader(&a->attr) && !is_user_record_event(&a->attr) &&
-		    (a->attr.sample_period || a->attr.freq)) {
-			r->attr = a;
-			return 0;
-		}
-	}
-	r->attr = hwc_perfdata_attr(r->file, 0);
-	return 0;
-}
-
-static int read_samples(struct rp_report *r)
-{
-	struct hwc_perfdata_record rec;
-	int rc;
-	while ((rc = hwc_perfdata_next(r->file, &rec)) > 0) {
-		const struct perf_event_header *h = rec.hdr;
-		switch (h->type) {
-		case PERF_RECORD_SAMPLE: {
-			if (!rec.attr) {
-				r->skipped++;
-				continue;
-			}
-			struct hwc_sample s;
-			if (hwc_sample_parse(h, &rec.attr->attr, &s)) {
-				fprintf(stderr, "hwc report: %s: perf.data offset %" PRIu64 ": %s\n",
-					r->o.input, rec.offset, hwc_errdetail());
-				return -1;
-			}
-			const struct perf_event_attr *a = &rec.attr->attr;
-			if (is_switch_leader(a)) {
-				struct rp_thread *t = rp_thread_get(r, s.pid, s.tid);
-				t->switch_samples++;
-				switch_values(r, t, a, &s);
-			} else if (is_user_record_event(a) && s.raw) {
-				add_urec(r, &s, rec.offset);
-			} else if (rec.attr == r->attr) {
-				rp_add_sample(r, &s, a);
-			}
-			break;
-		}
-		case PERF_RECORD_SWITCH:
-		case PERF_RECORD_SWITCH_CPU_WIDE: {
-			struct hwc_sample_id id;
-			if (rec.attr && !hwc_sample_id_parse(h, &rec.attr->attr, &id) &&
-			    (h->misc & PERF_RECORD_MISC_SWITCH_OUT))
-				rp_thread_get(r, id.pid, id.tid)->switch_records++;
-			break;
-		}
-		case PERF_RECORD_EXIT:
-			if (h->size >= 32) {
-				uint32_t pid, tid;
-				uint64_t time;
-				memcpy(&pid, (const uint8_t *)h + 8, 4);
-				memcpy(&tid, (const uint8_t *)h + 16, 4);
-				memcpy(&time, (const uint8_t *)h + 24, 8);
-				struct rp_thread *t = rp_thread_get(r, pid, tid);
-				t->exited = true;
-				t->exit_time = time;
-			}
-			break;
-		case PERF_RECORD_READ:
-			read_record(r, &rec);
-			break;
-		case PERF_RECORD_LOST:
-			if (h->size >= 24) {
-				uint64_t lost;
-				memcpy(&lost, (const uint8_t *)h + 16, 8);
-				r->lost += lost;
-			}
-			break;
-		case PERF_RECORD_LOST_SAMPLES:
-			if (h->size >= 16) {
-				uint64_t lost;
-				memcpy(&lost, (const uint8_t *)h + 8, 8);
-				r->lost += lost;
-			}
-			break;
-		default:
-			break;
-		}
-	}
-	if (rc < 0) {
-		fprintf(stderr, "hwc report: %s\n", hwc_errdetail());
-		return -1;
-	}
-	/* Name the threads (at their last sample or exit). */
-	for (size_t i = 0; i < r->tcap; i++)
-		for (struct rp_thread *t = r->tbuckets[i]; t; t = t->next) {
-			t->comm = hwc_symbols_comm(r->syms, t->tid, t->exit_time ? t->exit_time : UINT64_MAX);
-			finish_thread(t);
-		}
-	return 0;
-}
 
 /* ------------------------------------------------------------ options */
 
@@ -405,48 +170,15 @@ static int parse_opts(int argc, char **argv, struct rp_opts *o)
 	return 0;
 }
 
-static void warn_problem(const char *dso, const char *why, void *arg)
-{
-	(void)arg;
-	fprintf(stderr, "hwc report: warning: no symbols for %s: %s; its addresses show as "
-			"[unknown] with their offsets\n",
-		dso, why);
-}
-
-static void free_report(struct rp_report *r)
-{
-	rp_clear(r);
-	hwc_symbols_free(r->syms);
-	hwc_perfdata_close(r->file);
-}
-
 int cmd_report(int argc, char **argv)
 {
 	struct rp_report r = {0};
 	if (parse_opts(argc, argv, &r.o))
 		return 2;
-	int err = hwc_perfdata_open(&r.file, r.o.input);
-	if (err) {
-		fprintf(stderr, "hwc report: %s\n", hwc_errdetail());
-		return 1;
-	}
-	unsigned flags = (r.o.srcline ? HWC_SYM_SRCLINE : 0) | (r.o.inl ? HWC_SYM_INLINE : 0);
+	r.o.prog = "hwc report";
 	int rc = 1;
-	if ((err = hwc_symbols_new(&r.syms, flags)) || (err = hwc_symbols_load(r.syms, r.file))) {
-		fprintf(stderr, "hwc report: %s: %s\n", r.o.input, hwc_errdetail());
+	if (rp_load(&r))
 		goto out;
-	}
-	if (pick_event(&r) || read_samples(&r))
-		goto out;
-	r.have_callchains = r.attr && (r.attr->attr.sample_type & PERF_SAMPLE_CALLCHAIN ||
-				       r.attr->attr.sample_type & PERF_SAMPLE_STACK_USER);
-	if (!r.have_callchains)
-		r.o.no_children = true;
-	hwc_symbols_problems(r.syms, warn_problem, NULL);
-	if (r.unwind_failures)
-		fprintf(stderr, "hwc report: warning: %" PRIu64 " samples could not be unwound; "
-				"they keep their sampled address only\n",
-			r.unwind_failures);
 	if (r.o.folded && rp_write_folded(&r, r.o.folded))
 		goto out;
 	if (r.o.pprof && rp_write_pprof(&r, r.o.pprof))
@@ -472,6 +204,6 @@ int cmd_report(int argc, char **argv)
 	}
 	rc = 0;
 out:
-	free_report(&r);
+	rp_free(&r);
 	return rc;
 }

@@ -8,23 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *rp_dso_base(const char *dso)
-{
-	const char *slash = strrchr(dso, '/');
-	return slash && dso[0] != '[' ? slash + 1 : dso;
-}
-
-void rp_func_name(const struct rp_func *f, char *buf, size_t size)
-{
-	int n;
-	if (f->sym->known)
-		n = snprintf(buf, size, "%s", f->sym->name);
-	else
-		n = snprintf(buf, size, "[unknown] %s+%#" PRIx64, rp_dso_base(f->sym->dso), f->sym->start);
-	if (f->file && n >= 0 && (size_t)n < size)
-		snprintf(buf + n, size - (size_t)n, " %s:%u", f->file, f->line);
-}
-
 static double pct(uint64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;

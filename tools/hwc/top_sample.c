@@ -1,7 +1,7 @@
 /* hwc top's sampling view: one event sampled on the target, each sample
  * symbolized as it arrives and summed as hwc report sums a recording
- * (report_agg.c); each refresh shows the interval's flat table and starts
- * afresh. */
+ * (tools/profile/agg.c); each refresh shows the interval's flat table and
+ * starts afresh. */
 #include "report.h"
 #include "top.h"
 

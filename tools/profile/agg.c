@@ -1,10 +1,11 @@
-/* The aggregation hwc report and hwc top share: samples resolved into
- * frames, then summed into functions, rows (the --sort keys of the leaf),
- * caller/callee edges, the two call trees and per-thread totals.  Each
- * distinct address resolves once (libhwc caches); each sample costs a few
- * hash look-ups per frame. */
-#include "report.h"
+/* The aggregation hwc report, hwc top and pmcstat share: samples resolved
+ * into frames, then summed into functions, rows (the --sort keys of the
+ * leaf), caller/callee edges, the two call trees and per-thread totals.
+ * Each distinct address resolves once (libhwc caches); each sample costs a
+ * few hash look-ups per frame. */
+#include "profile.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,7 +25,7 @@ static void *xcalloc(size_t n, size_t size)
 {
 	void *p = calloc(n, size);
 	if (!p) {
-		fprintf(stderr, "hwc: out of memory\n");
+		fprintf(stderr, "%s: out of memory\n", program_invocation_short_name);
 		exit(1);
 	}
 	return p;
@@ -340,9 +341,6 @@ void rp_add_sample(struct rp_report *r, const struct hwc_sample *s, const struct
 	node->self += period;
 	node->self_samples++;
 }
-
-/* Which event to report: --event, else the first with samples that is
- * neither a context-switch group leader nor the user-record event. */
 
 void rp_clear(struct rp_report *r)
 {

@@ -1,0 +1,329 @@
+"""pmcstat(8) and pmccontrol(8): counting a pipeline with and without
+descendants, system mode per CPU, intervals with incremental and cumulative
+counts, sampling into a log and reading it back as text, gprof(1) profiles
+(checked with gprof) and call graphs, counts at exit and per context
+switch, top mode, SIGINT, -t, and the usage and runtime errors."""
+import os
+import re
+import resource
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+BUILD = os.environ.get("HWC_BUILD", os.path.join(os.path.dirname(__file__), "..", "build"))
+PMCSTAT = os.path.join(BUILD, "bin", "pmcstat")
+PMCCONTROL = os.path.join(BUILD, "bin", "pmccontrol")
+WORK = os.path.join(BUILD, "workloads")
+PAGETOUCH = os.path.join(WORK, "pagetouch")
+HOTSPOTS = os.path.join(WORK, "hotspots")
+SLEEPER = os.path.join(WORK, "sleeper")
+# A hang guard for every run, never a timing assertion.
+LIMIT = 300
+SANITIZED = "build-san" in BUILD
+# Sanitized processes fault in their shadow memory too.
+SLACK = 2.0 if SANITIZED else 1.25
+
+
+def run(*args, prog=PMCSTAT, **kw):
+    return subprocess.run([prog, *args], capture_output=True, text=True, timeout=LIMIT, **kw)
+
+
+def counts(text):
+    """The header's columns and each line of values after it."""
+    lines = [l for l in text.splitlines() if l.strip()]
+    head = next(i for i, l in enumerate(lines) if l.startswith("#"))
+    cols = lines[head][1:].split()
+    rows = [[int(v) for v in l.split()] for l in lines[head + 1:] if re.match(r"^\s*\d", l)]
+    return cols, rows
+
+
+class Counting(unittest.TestCase):
+    def total(self, *opts):
+        r = run(*opts, "--", "sh", "-c", f"{PAGETOUCH} 3000 | {PAGETOUCH} 2000")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        cols, rows = counts(r.stderr)
+        self.assertEqual(cols, ["p/page-faults"])
+        return rows[-1][0]
+
+    def test_pipeline_descendants(self):
+        alone = self.total("-p", "page-faults")
+        self.assertLess(alone, 3000)  # the shell's own
+        # -d before -p, as FreeBSD has it, and after it (pmcstat(8), LINUX).
+        for opts in (("-d", "-p", "page-faults"), ("-p", "page-faults", "-d")):
+            every = self.total(*opts)
+            self.assertGreaterEqual(every, 5000 + alone // 2)
+            self.assertLess(every, (5000 + alone) * SLACK + 500)
+
+    def test_pipeline_task_clock(self):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        r = run("-p", "task-clock", "-d", "--", "sh", "-c", f"{HOTSPOTS} 3 | {HOTSPOTS} 3")
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        ns = counts(r.stderr)[1][-1][0]
+        cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+        # The pipeline's CPU time: what the kernel accounted to the waited-for
+        # processes (pmcstat itself included, with tick granularity).
+        self.assertGreater(ns, 0.5 * cpu * 1e9 - 20e6)
+        self.assertLess(ns, cpu * 1e9 + 50e6)
+        r = run("-p", "task-clock", "--", "sh", "-c", f"{HOTSPOTS} 3 | {HOTSPOTS} 3")
+        self.assertLess(counts(r.stderr)[1][-1][0] * 10, ns)
+
+    def test_system_per_cpu(self):
+        r = run("-c", "0", "-s", "page-faults", "--", "taskset", "-c", "0", PAGETOUCH, "3000")
+        if r.returncode != 0 and "Operation not permitted" in r.stderr:
+            self.skipTest("no system-wide counting for this user")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        cols, rows = counts(r.stderr)
+        self.assertEqual(cols, ["s/00/page-faults"])
+        self.assertGreaterEqual(rows[-1][0], 3000)
+        # Without -c: every CPU, one column each.
+        r = run("-s", "page-faults", "--", PAGETOUCH, "3000")
+        cols, rows = counts(r.stderr)
+        self.assertEqual(cols, [f"s/{c:02d}/page-faults" for c in range(os.cpu_count())])
+        self.assertGreaterEqual(sum(rows[-1]), 3000)
+
+    def test_intervals(self):
+        # The first PMC prints increments, the second (-C) the running total.
+        r = run("-w", "0.2", "-p", "minor-faults", "-C", "-p", "minor-faults", "--", "sh", "-c",
+                f"{PAGETOUCH} 2000; {SLEEPER} 300; {PAGETOUCH} 2000; {SLEEPER} 300")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        cols, rows = counts(r.stderr)
+        self.assertEqual(cols, ["p/minor-faults", "p/minor-faults"])
+        self.assertGreaterEqual(len(rows), 2)
+        self.assertEqual(sum(row[0] for row in rows), rows[-1][1])
+        self.assertEqual([row[1] for row in rows], sorted(row[1] for row in rows))
+
+    def test_duration_and_sigint(self):
+        r = run("-l", "0.3", "-s", "context-switches")
+        if r.returncode != 0 and "Operation not permitted" in r.stderr:
+            self.skipTest("no system-wide counting for this user")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertGreater(sum(counts(r.stderr)[1][-1]), 0)
+        # SIGINT ends the measurement (and the command): the counts are printed.
+        p = subprocess.Popen([PMCSTAT, "-p", "page-faults", "--", SLEEPER, "100000"],
+                             stderr=subprocess.PIPE, text=True)
+        time.sleep(0.5)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=LIMIT)
+        self.assertEqual(p.returncode, 0, err)
+        self.assertGreater(counts(err)[1][-1][0], 0)
+
+    def test_target_processes(self):
+        tmp = tempfile.mkdtemp()
+        try:
+            probe = os.path.join(tmp, "pmcstatprobe")
+            shutil.copy(SLEEPER, probe)
+            p = subprocess.Popen([probe, "400"])
+            time.sleep(0.05)
+            r = run("-t", "^pmcstatprobe$", "-p", "context-switches")
+            p.wait(timeout=LIMIT)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            # It ends when the target does, having seen its sleeps.
+            self.assertGreater(counts(r.stderr)[1][-1][0], 100)
+            r = run("-t", "^nosuchcommand-anywhere$", "-p", "task-clock")
+            self.assertEqual(r.returncode, 65)
+            self.assertIn("No matching target processes", r.stderr)
+        finally:
+            shutil.rmtree(tmp)
+
+
+class Sampling(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        # A copy with a name of its own: other programs may run a hotspots too.
+        self.prog = os.path.join(self.tmp, "hotspots-pmcstat")
+        shutil.copy(HOTSPOTS, self.prog)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def record(self, mode, *extra, rounds="8"):
+        log = os.path.join(self.tmp, "sample.out")
+        r = run(mode, "cpu-clock", *extra, "-O", log, "--", self.prog, rounds)
+        if r.returncode != 0 and "Operation not permitted" in r.stderr:
+            self.skipTest("no system-wide sampling for this user")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr.strip(), "")  # the log holds it all
+        return log
+
+    def test_gprof_profile(self):
+        if not shutil.which("gprof"):
+            self.skipTest("gprof (binutils) is not installed")
+        log = self.record("-S")
+        out = os.path.join(self.tmp, "prof")
+        os.mkdir(out)
+        mapfile = os.path.join(self.tmp, "map")
+        r = run("-R", log, "-g", "-D", out, "-M", mapfile)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        gmon = os.path.join(out, "cpu-clock", "hotspots-pmcstat.gmon")
+        with open(mapfile) as f:
+            self.assertIn(f"{gmon} {self.prog}\n", f.read())
+        g = subprocess.run(["gprof", "-b", "-p", self.prog, gmon], capture_output=True, text=True,
+                           timeout=LIMIT)
+        self.assertEqual(g.returncode, 0, g.stderr)
+        share = {}
+        for line in g.stdout.splitlines():
+            f = line.split()
+            if len(f) >= 4 and re.match(r"^\d+\.\d+$", f[0]):
+                share[f[-1]] = float(f[0])
+        # f2 does three times f1's work (workloads/hotspots.c).
+        self.assertGreater(share.get("f1", 0) + share.get("f2", 0), 90, g.stdout)
+        self.assertGreater(share["f2"] / (share["f1"] + share["f2"]), 0.6, g.stdout)
+        self.assertLess(share["f2"] / (share["f1"] + share["f2"]), 0.9, g.stdout)
+
+    def test_callgraph(self):
+        log = self.record("-P")
+        r = run("-R", log, "-G", "-")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        m = re.match(r"^@ cpu-clock \[(\d+) samples\]$", lines[0])
+        self.assertTrue(m, lines[0])
+        self.assertEqual(lines[1], "")
+        # The hottest function first, its callers below it, one more column each.
+        top = re.match(r"^(\d\d\.\d\d)%  \[(\d+)\]\s+f2 @ (\S+)$", lines[2])
+        self.assertTrue(top, lines[2])
+        self.assertEqual(top.group(3), self.prog)
+        self.assertGreater(float(top.group(1)), 60)
+        self.assertRegex(lines[3], r"^ (100\.0|\d\d\.\d\d)%  \[\d+\]\s+ g$")
+        self.assertRegex(lines[4], r"^  (100\.0|\d\d\.\d\d)%  \[\d+\]\s+  main$")
+        self.assertIn(f"f1 @ {self.prog}", r.stdout)
+        # -z limits the depth.
+        r = run("-R", log, "-z", "2", "-G", "-")
+        # No third column (main may still be sampled itself, as a function).
+        self.assertNotRegex(r.stdout, r"(?m)^  (100\.0|\d\d\.\d\d)%")
+        self.assertIn(" g\n", r.stdout)
+
+    def test_log_as_text(self):
+        log = self.record("-P", "-N", rounds="3")
+        r = run("-R", log)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertRegex(lines[0], r'^initlog   0x9030000 "\w+"$')
+        self.assertRegex(lines[1], r'^allocate  0x[0-9a-f]+ "cpu-clock" 0x[0-9a-f]+$')
+        self.assertEqual(lines[-1].rstrip(), "closelog")
+        kinds = {l.split()[0] for l in lines}
+        self.assertTrue({"attach", "map-in", "exec", "sample", "fork"} <= kinds, kinds)
+        self.assertNotIn("callchain", kinds)  # -N: no call chains
+        self.assertTrue(any(re.match(r'^exec +0x[0-9a-f]+ \d+ 0x[0-9a-f]+ ".*/hotspots-pmcstat"$', l)
+                            for l in lines))
+
+    def test_exit_and_switch_counts(self):
+        # No -O: the log is printed when the measurement ends.
+        r = run("-d", "-E", "-W", "-p", "task-clock", "--", "sh", "-c",
+                f"{PAGETOUCH} 100; {SLEEPER} 20")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        exits = [l.split() for l in r.stderr.splitlines() if l.startswith("exitval")]
+        pids = {int(f[2]) for f in exits}
+        self.assertGreaterEqual(len(pids), 3)  # sh and its two children
+        self.assertTrue(all(int(f[3]) > 0 for f in exits))
+        switches = [l for l in r.stderr.splitlines() if l.startswith("cswval")]
+        self.assertGreater(len(switches), 20)  # the sleeper's 20 naps at least
+
+    def test_top(self):
+        r = run("-T", "-w", "0.3", "-P", "cpu-clock", "--", self.prog, "8")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        frames = r.stdout.split("PMC: ")[1:]
+        self.assertGreaterEqual(len(frames), 1)
+        last = frames[-1].splitlines()
+        self.assertRegex(last[0], r"^\[cpu-clock\] Samples: \d+ \(100\.0%\) , \d+ unresolved$")
+        self.assertEqual(last[2].split(), ["%SAMP", "IMAGE", "FUNCTION", "CALLERS"])
+        rows = {l.split()[2]: l.split() for l in r.stdout.splitlines()
+                if re.match(r"^ *\d+\.\d ", l)}
+        self.assertIn("f2", rows)
+        self.assertEqual(rows["f2"][3], "g")
+
+
+class Errors(unittest.TestCase):
+    def check(self, args, code, text):
+        r = run(*args)
+        self.assertEqual(r.returncode, code, r.stderr)
+        self.assertIn(text, r.stderr)
+
+    def test_usage(self):
+        self.check([], 64, "usage: pmcstat")
+        self.check(["-p", "page-faults"], 64, "require a target process")
+        self.check(["-O", "a", "-R", "b"], 64, "mutually exclusive")
+        self.check(["-n", "0", "-P", "cpu-clock", "true"], 64, 'Illegal count value "0"')
+        self.check(["-w", "soon", "-p", "task-clock", "true"], 64, "Illegal wait interval")
+        self.check(["-c", "99", "-s", "page-faults"], 64, 'Illegal CPU "99"')
+        self.check(["-p", "task-clock", "-P", "cpu-clock", "true"], 64, "option -O is required")
+        self.check(["-R", "x", "-p", "task-clock"], 64, "may not be used with")
+        self.check(["-g", "-P", "cpu-clock", "true"], 64, "give it with -R")
+        self.check(["-x"], 64, "usage: pmcstat")
+
+    def test_runtime(self):
+        self.check(["-p", "no-such-event", "--", "true"], 71, "no-such-event")
+        self.check(["-p", "task-clock", "--", "/nonexistent/program"], 71,
+                   'cannot run "/nonexistent/program": No such file or directory')
+        self.check(["-t", "999999999", "-p", "task-clock"], 71, "No such process")
+        self.check(["-R", "/nonexistent/log"], 71, "Cannot open")
+        with tempfile.NamedTemporaryFile("w", suffix=".out") as f:
+            f.write("not a log at all\n")
+            f.flush()
+            self.check(["-R", f.name], 65, "not a complete log")
+
+
+class Control(unittest.TestCase):
+    def test_lists(self):
+        r = run("-l", prog=PMCCONTROL)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        m = re.match(r"^(\d+) (\w+) CPUs present, with (\d+) PMCs per CPU$", lines[0])
+        self.assertTrue(m, lines[0])
+        self.assertEqual(int(m.group(1)), os.cpu_count())
+        self.assertEqual(lines[1], "#CPU 0:")
+        self.assertEqual(lines[2], "#N  NAME             CLASS  STATE    ROW-DISP")
+        soft = [l for l in lines if " SOFT-" in l]
+        self.assertEqual(len(soft), 16 * os.cpu_count())
+        self.assertRegex(soft[0], r"^ \d+ +SOFT-0 +SOFT +ENABLED +FREE")
+        r = run("-L", prog=PMCCONTROL)
+        lines = r.stdout.splitlines()
+        self.assertIn("SOFT", lines)
+        soft = lines[lines.index("SOFT") + 1:]
+        self.assertIn("\tCLOCK.HARD", soft)
+        self.assertIn("\tPAGE_FAULT.WRITE", soft)
+        r = run("-s", prog=PMCCONTROL)
+        self.assertEqual(len(r.stdout.splitlines()), 8)
+        self.assertRegex(r.stdout, r"(?m)^system calls: +\d+$")
+
+    def test_enable_disable(self):
+        with tempfile.NamedTemporaryFile() as admin:
+            env = dict(os.environ, HWPMC_ADMIN_FILE=admin.name)
+            if os.geteuid() != 0:
+                self.skipTest("not root")
+            r = run("-c", "0", "-d", "*", prog=PMCCONTROL, env=env)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            r = run("-l", prog=PMCCONTROL, env=env)
+            cpu0 = r.stdout.split("#CPU 1:")[0]
+            self.assertNotIn(" ENABLED ", cpu0)
+            self.assertIn(" DISABLED ", cpu0)
+            # libpmc allocations honour it: nothing of the class on CPU 0.
+            r = run("-p", "page-faults", "--", "true", env=env)
+            self.assertEqual(r.returncode, 71)
+            self.assertIn("administratively disabled", r.stderr)
+            r = run("-c", "*", "-e", "*", prog=PMCCONTROL, env=env)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertNotIn("DISABLED", run("-l", prog=PMCCONTROL, env=env).stdout)
+            # Unprivileged: EPERM.
+            if shutil.which("setpriv"):
+                r = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup",
+                                    "--clear-groups", PMCCONTROL, "-d", "0"],
+                                   capture_output=True, text=True, timeout=LIMIT, env=env)
+                self.assertEqual(r.returncode, 71, r.stderr)
+                self.assertIn("Operation not permitted", r.stderr)
+
+    def test_usage(self):
+        for args, code, text in ((["-x"], 64, "Usage:"), ([], 64, "Usage:"),
+                                 (["-d", "x"], 65, "not a valid PMC id"),
+                                 (["-c", "9999", "-d", "0"], 65, "CPU id too large"),
+                                 (["-l", "-s"], 64, "one kind at a time")):
+            r = run(*args, prog=PMCCONTROL)
+            self.assertEqual(r.returncode, code, (args, r.stderr))
+            self.assertIn(text, r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

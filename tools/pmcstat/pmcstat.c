@@ -1,0 +1,745 @@
+/* pmcstat(8): measurement with performance monitoring counters, FreeBSD's
+ * tool on libpmc.  Counting PMCs print their counts at intervals and when
+ * the measured processes end; sampling PMCs (and -E, -W) write the log,
+ * which -R reads back as text, gprof(1) profiles (-g) or call graphs (-G),
+ * and -T shows live. */
+#include "pmcstat.h"
+#include "pmc_err.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <regex.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <sysexits.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_SAMPLE_COUNT 65536
+#define DEFAULT_WAIT_INTERVAL 5.0
+#define DEFAULT_DISPLAY_HEIGHT 256
+#define PRINT_HEADER_PREFIX "# "
+#define MAX_CPUS 1024
+
+struct ev {
+	char *spec;
+	char name[PMC_NAME_MAX];
+	enum pmc_mode mode;
+	uint64_t count;
+	int cpu;
+	uint32_t flags;
+	bool cumulative;
+	int fieldwidth, fieldskip;
+	pmc_value_t saved;
+	pmc_id_t id;
+};
+
+static struct {
+	struct ev *ev;
+	size_t nev;
+	pid_t *targets;
+	size_t ntargets;
+	FILE *printfile;
+	const char *outputpath, *inputpath, *graphfile, *samplesdir, *mapfile;
+	double interval, duration;
+	int verbosity, graphdepth;
+	bool gprof, top, wait_interval;
+	char **argv;
+} args;
+
+static volatile sig_atomic_t interrupted;
+
+static const char usage_text[] =
+	"usage: pmcstat [options] [commandline]\n"
+	"\t Measure process and/or system performance using hardware\n"
+	"\t performance monitoring counters.\n"
+	"\t Options include:\n"
+	"\t -C\t\t (toggle) show cumulative counts\n"
+	"\t -D path\t create profiles in directory \"path\"\n"
+	"\t -E\t\t (toggle) show counts at process exit\n"
+	"\t -G file\t write a system-wide callgraph to \"file\"\n"
+	"\t -M file\t print executable/gmon file map to \"file\"\n"
+	"\t -N\t\t (toggle) capture callchains\n"
+	"\t -O file\t send log output to \"file\"\n"
+	"\t -P spec\t allocate a process-private sampling PMC\n"
+	"\t -R file\t read events from \"file\"\n"
+	"\t -S spec\t allocate a system-wide sampling PMC\n"
+	"\t -T\t\t start in top mode\n"
+	"\t -W\t\t (toggle) show counts per context switch\n"
+	"\t -c cpu-list\t set cpus for subsequent system-wide PMCs\n"
+	"\t -d\t\t (toggle) track descendants\n"
+	"\t -g\t\t produce gprof(1) compatible profiles\n"
+	"\t -l secs\t set duration time\n"
+	"\t -n rate\t set sampling rate\n"
+	"\t -o file\t send print output to \"file\"\n"
+	"\t -p spec\t allocate a process-private counting PMC\n"
+	"\t -q\t\t suppress verbosity\n"
+	"\t -s spec\t allocate a system-wide counting PMC\n"
+	"\t -t process-spec attach to running processes matching \"process-spec\"\n"
+	"\t -v\t\t increase verbosity\n"
+	"\t -w secs\t set printing time interval\n"
+	"\t -z depth\t limit callchain display depth\n"
+	"See pmcstat(8).\n";
+
+static void usage(void)
+{
+	fputs(usage_text, stderr);
+	exit(EX_USAGE);
+}
+
+/* FreeBSD's pmcstat says ERROR: before what it could not do. */
+#define die_pmc(code, fmt, ...) pmc_err(code, "ERROR: " fmt, ##__VA_ARGS__)
+
+/* SIGINT and SIGTERM end the measurement; SIGCHLD only wakes the loop. */
+static void on_signal(int sig)
+{
+	if (sig != SIGCHLD)
+		interrupted = 1;
+}
+
+/* ------------------------------------------------------------ options */
+
+static struct ev *add_ev(void)
+{
+	args.ev = realloc(args.ev, (args.nev + 1) * sizeof(*args.ev));
+	if (!args.ev)
+		errx(EX_SOFTWARE, "ERROR: Out of memory.");
+	struct ev *ev = &args.ev[args.nev++];
+	memset(ev, 0, sizeof(*ev));
+	ev->id = PMC_ID_INVALID;
+	return ev;
+}
+
+static void add_target(pid_t pid)
+{
+	args.targets = realloc(args.targets, (args.ntargets + 1) * sizeof(*args.targets));
+	if (!args.targets)
+		errx(EX_SOFTWARE, "ERROR: Out of memory.");
+	args.targets[args.ntargets++] = pid;
+}
+
+/* -t: a pid, or a regular expression over command names. */
+static void find_targets(const char *spec)
+{
+	char *end;
+	long pid = strtol(spec, &end, 0);
+	if (*spec && !*end) {
+		if (pid <= 0)
+			errx(EX_USAGE, "ERROR: Illegal pid value \"%s\".", spec);
+		add_target((pid_t)pid);
+		return;
+	}
+	regex_t re;
+	int rc = regcomp(&re, spec, REG_EXTENDED | REG_NOSUB);
+	if (rc) {
+		char buf[256];
+		regerror(rc, &re, buf, sizeof(buf));
+		errx(EX_USAGE, "ERROR: Failed to compile regex \"%s\": %s", spec, buf);
+	}
+	DIR *d = opendir("/proc");
+	if (!d)
+		err(EX_OSERR, "ERROR: Cannot read /proc");
+	size_t before = args.ntargets;
+	for (struct dirent *e; (e = readdir(d));) {
+		if (!isdigit((unsigned char)e->d_name[0]) || atoi(e->d_name) == getpid())
+			continue;
+		char path[64], comm[64] = "";
+		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+		if (regexec(&re, comm, 0, NULL, 0) == 0)
+			add_target((pid_t)atoi(e->d_name));
+	}
+	closedir(d);
+	regfree(&re);
+	if (args.ntargets == before)
+		errx(EX_DATAERR, "ERROR: No matching target processes.");
+}
+
+/* -c: "*" or a comma-separated list of CPU numbers. */
+static void parse_cpus(const char *spec, bool *mask, int ncpu)
+{
+	memset(mask, 0, MAX_CPUS * sizeof(*mask));
+	if (strcmp(spec, "*") == 0) {
+		for (int c = 0; c < ncpu; c++)
+			mask[c] = true;
+		return;
+	}
+	char buf[1024];
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (char *save, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long c = strtol(t, &end, 0);
+		if (*end || c < 0 || c >= ncpu || c >= MAX_CPUS)
+			errx(EX_USAGE, "ERROR: Illegal CPU \"%s\": CPUs are 0 to %d.", t, ncpu - 1);
+		mask[c] = true;
+	}
+}
+
+static double parse_secs(const char *s, const char *what)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (*end || !(v > 0) || !isfinite(v))
+		errx(EX_USAGE, "ERROR: Illegal %s value \"%s\".", what, s);
+	return v;
+}
+
+/* ------------------------------------------------------------ counting output */
+
+static int display_height(void)
+{
+	struct winsize ws;
+	if (isatty(fileno(args.printfile)) && ioctl(fileno(args.printfile), TIOCGWINSZ, &ws) == 0 &&
+	    ws.ws_row > 1)
+		return ws.ws_row - 1;
+	return DEFAULT_DISPLAY_HEIGHT;
+}
+
+static void print_headers(void)
+{
+	fputs(PRINT_HEADER_PREFIX, args.printfile);
+	for (size_t i = 0; i < args.nev; i++) {
+		struct ev *ev = &args.ev[i];
+		if (PMC_IS_SAMPLING_MODE(ev->mode))
+			continue;
+		if (ev->fieldskip)
+			fprintf(args.printfile, "%*s", ev->fieldskip, "");
+		int w = ev->fieldwidth - ev->fieldskip - 2;
+		if (PMC_IS_SYSTEM_MODE(ev->mode))
+			fprintf(args.printfile, "s/%02d/%-*s ", ev->cpu, w - 3, ev->name);
+		else
+			fprintf(args.printfile, "p/%*s ", w, ev->name);
+	}
+	fflush(args.printfile);
+}
+
+static void print_counters(void)
+{
+	int extra = sizeof(PRINT_HEADER_PREFIX) - 1;
+	for (size_t i = 0; i < args.nev; i++) {
+		struct ev *ev = &args.ev[i];
+		if (PMC_IS_SAMPLING_MODE(ev->mode))
+			continue;
+		pmc_value_t v;
+		if (pmc_read(ev->id, &v) < 0)
+			die_pmc(EX_OSERR, "Cannot read pmc \"%s\"", ev->name);
+		fprintf(args.printfile, "%*ju ", ev->fieldwidth + extra,
+			(uintmax_t)(ev->cumulative ? v : v - ev->saved));
+		if (!ev->cumulative)
+			ev->saved = v;
+		extra = 0;
+	}
+	fflush(args.printfile);
+}
+
+static void print_pmcs(void)
+{
+	static int lines;
+	if (++lines > display_height()) {
+		fputc('\n', args.printfile);
+		lines = 1;
+	}
+	if (lines == 1)
+		print_headers();
+	fputc('\n', args.printfile);
+	print_counters();
+}
+
+/* ------------------------------------------------------------ the command */
+
+struct child {
+	pid_t pid;
+	int go, status; /* release pipe; exec status pipe */
+};
+
+/* Fork the command; it waits until the PMCs are attached and started. */
+static struct child create_process(void)
+{
+	int go[2], st[2];
+	if (pipe(go) || pipe2(st, O_CLOEXEC))
+		err(EX_OSERR, "ERROR: cannot create pipe");
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		err(EX_OSERR, "ERROR: cannot fork");
+	if (pid == 0) {
+		char token;
+		close(go[1]);
+		close(st[0]);
+		signal(SIGINT, SIG_DFL);
+		if (read(go[0], &token, 1) != 1)
+			_exit(EX_OSERR);
+		close(go[0]);
+		execvp(args.argv[0], args.argv);
+		int e = errno;
+		if (write(st[1], &e, sizeof(e)) != sizeof(e))
+			_exit(EX_OSERR);
+		_exit(127);
+	}
+	close(go[0]);
+	close(st[1]);
+	return (struct child){pid, go[1], st[0]};
+}
+
+static void start_process(struct child *c)
+{
+	if (write(c->go, "+", 1) != 1)
+		err(EX_OSERR, "ERROR: write failed");
+	close(c->go);
+	int e = 0;
+	ssize_t n = read(c->status, &e, sizeof(e));
+	close(c->status);
+	if (n == sizeof(e)) {
+		waitpid(c->pid, NULL, 0);
+		errno = e;
+		err(EX_OSERR, "ERROR: cannot run \"%s\"", args.argv[0]);
+	}
+}
+
+/* ------------------------------------------------------------ main */
+
+/* Running: it exists and is not a zombie its parent has yet to reap. */
+static bool alive(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return kill(pid, 0) == 0 || errno != ESRCH;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	const char *state = strrchr(buf, ')');
+	return !state || (state[1] && state[2] != 'Z' && state[2] != 'X');
+}
+
+static void raw_stdin(bool on)
+{
+	static struct termios saved;
+	static bool set;
+	if (on && isatty(0) && tcgetattr(0, &saved) == 0) {
+		struct termios t = saved;
+		t.c_lflag &= (tcflag_t) ~(ICANON | ECHO);
+		t.c_cc[VMIN] = 0;
+		t.c_cc[VTIME] = 0;
+		set = tcsetattr(0, TCSANOW, &t) == 0;
+	} else if (!on && set) {
+		tcsetattr(0, TCSANOW, &saved);
+		set = false;
+	}
+}
+
+static void restore_stdin(void)
+{
+	raw_stdin(false);
+}
+
+static int analyze(void)
+{
+	if (!args.gprof && !args.graphfile)
+		return pmcstat_print_log(args.inputpath, args.printfile);
+	int rc = 0;
+	if (args.gprof) {
+		FILE *map = NULL;
+		if (args.mapfile && strcmp(args.mapfile, "-") == 0)
+			map = args.printfile;
+		else if (args.mapfile && !(map = fopen(args.mapfile, "w")))
+			err(EX_OSERR, "ERROR: cannot open \"%s\" for writing", args.mapfile);
+		rc = pmcstat_gprof(args.inputpath, args.samplesdir, args.verbosity, args.printfile, map);
+		if (map && map != args.printfile && fclose(map) != 0 && !rc)
+			err(EX_IOERR, "ERROR: cannot write \"%s\"", args.mapfile);
+	}
+	if (!rc && args.graphfile) {
+		FILE *g = strcmp(args.graphfile, "-") == 0 ? args.printfile : fopen(args.graphfile, "w");
+		if (!g)
+			err(EX_OSERR, "ERROR: cannot open \"%s\" for writing", args.graphfile);
+		rc = pmcstat_callgraph(args.inputpath, g, args.graphdepth);
+		if (g != args.printfile && fclose(g) != 0 && !rc)
+			err(EX_IOERR, "ERROR: cannot write \"%s\"", args.graphfile);
+	}
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	bool cumulative = false, descendants = false, callchain = true, logexit = false,
+	     logcsw = false, mask[MAX_CPUS], have_mask = false, needs_log = false;
+	bool counting = false, sampling = false, process = false, system_pmcs = false;
+	bool opt_c = false, opt_n = false, opt_N = false, opt_dEW = false, opt_C = false;
+	bool trailing_d = false, trailing_E = false, trailing_W = false, trailing_C = false;
+	bool trailing_N = false, trailing_n = false;
+	bool samplesdir_given = false;
+	uint64_t rate = DEFAULT_SAMPLE_COUNT;
+	args.printfile = stderr;
+	args.interval = DEFAULT_WAIT_INTERVAL;
+	args.verbosity = 1;
+	args.graphdepth = DEFAULT_CALLGRAPH_DEPTH;
+	args.samplesdir = ".";
+	if (pmc_init() < 0)
+		die_pmc(EX_UNAVAILABLE, "Initialization of the pmc(3) library failed");
+	int ncpu = pmc_ncpu();
+	int opt;
+	char *end;
+	while ((opt = getopt(argc, argv, "+CD:EG:M:NO:P:R:S:TWc:dgl:n:o:p:qs:t:vw:z:")) != -1) {
+		switch (opt) {
+		case 'C': cumulative = !cumulative; opt_C = trailing_C = true; break;
+		case 'D': {
+			struct stat st;
+			if (stat(optarg, &st) < 0)
+				err(EX_OSERR, "ERROR: Cannot stat \"%s\"", optarg);
+			if (!S_ISDIR(st.st_mode))
+				errx(EX_USAGE, "ERROR: \"%s\" is not a directory.", optarg);
+			args.samplesdir = optarg;
+			samplesdir_given = true;
+			break;
+		}
+		case 'E': logexit = !logexit; opt_dEW = trailing_E = true; break;
+		case 'G': args.graphfile = optarg; break;
+		case 'M': args.mapfile = optarg; break;
+		case 'N': callchain = !callchain; opt_N = trailing_N = true; break;
+		case 'O':
+			if (args.outputpath)
+				errx(EX_USAGE, "ERROR: option -O may only be specified once.");
+			args.outputpath = optarg;
+			break;
+		case 'R':
+			if (args.inputpath)
+				errx(EX_USAGE, "ERROR: option -R may only be specified once.");
+			args.inputpath = optarg;
+			if (args.printfile == stderr)
+				args.printfile = stdout;
+			break;
+		case 'T':
+			args.top = true;
+			if (args.printfile == stderr)
+				args.printfile = stdout;
+			break;
+		case 'W': logcsw = !logcsw; opt_dEW = trailing_W = true; break;
+		case 'c':
+			parse_cpus(optarg, mask, ncpu);
+			have_mask = opt_c = true;
+			break;
+		case 'd': descendants = !descendants; opt_dEW = trailing_d = true; break;
+		case 'g': args.gprof = true; break;
+		case 'l': args.duration = parse_secs(optarg, "duration time"); break;
+		case 'n': {
+			errno = 0;
+			unsigned long long n = strtoull(optarg, &end, 0);
+			if (*end || errno || n == 0 || optarg[0] == '-')
+				errx(EX_USAGE, "ERROR: Illegal count value \"%s\".", optarg);
+			rate = n;
+			opt_n = trailing_n = true;
+			break;
+		}
+		case 'o':
+			if (args.printfile != stdout && args.printfile != stderr)
+				fclose(args.printfile);
+			if (!(args.printfile = fopen(optarg, "w")))
+				err(EX_OSERR, "ERROR: cannot open \"%s\" for writing", optarg);
+			break;
+		case 'p':
+		case 's':
+		case 'P':
+		case 'S': {
+			enum pmc_mode mode = opt == 'p'	  ? PMC_MODE_TC
+					     : opt == 's' ? PMC_MODE_SC
+					     : opt == 'P' ? PMC_MODE_TS
+							  : PMC_MODE_SS;
+			uint32_t flags = 0;
+			if (PMC_IS_SAMPLING_MODE(mode) && callchain)
+				flags |= PMC_F_CALLCHAIN;
+			if (PMC_IS_VIRTUAL_MODE(mode)) {
+				process = true;
+				flags |= descendants ? PMC_F_DESCENDANTS : 0;
+				if (mode == PMC_MODE_TC)
+					flags |= (logexit ? PMC_F_LOG_PROCEXIT : 0) |
+						 (logcsw ? PMC_F_LOG_PROCCSW : 0);
+			} else {
+				system_pmcs = true;
+			}
+			if (PMC_IS_SAMPLING_MODE(mode))
+				sampling = true;
+			else
+				counting = true;
+			if (PMC_IS_VIRTUAL_MODE(mode))
+				trailing_d = false;
+			if (mode == PMC_MODE_TC)
+				trailing_E = trailing_W = false;
+			if (PMC_IS_COUNTING_MODE(mode))
+				trailing_C = false;
+			else
+				trailing_N = trailing_n = false;
+			for (int c = 0; c < (PMC_IS_SYSTEM_MODE(mode) ? ncpu : 1); c++) {
+				if (PMC_IS_SYSTEM_MODE(mode) && have_mask && !mask[c])
+					continue;
+				struct ev *ev = add_ev();
+				ev->spec = optarg;
+				ev->mode = mode;
+				ev->flags = flags;
+				ev->count = PMC_IS_SAMPLING_MODE(mode) ? rate : 0;
+				ev->cpu = PMC_IS_SYSTEM_MODE(mode) ? c : PMC_CPU_ANY;
+				ev->cumulative = cumulative;
+				snprintf(ev->name, sizeof(ev->name), "%.*s",
+					 (int)strcspn(optarg, ", \t"), optarg);
+			}
+			break;
+		}
+		case 'q': args.verbosity = 0; break;
+		case 't': find_targets(optarg); break;
+		case 'v': args.verbosity++; break;
+		case 'w':
+			args.interval = parse_secs(optarg, "wait interval");
+			args.wait_interval = true;
+			break;
+		case 'z': {
+			long d = strtol(optarg, &end, 0);
+			if (*end || d <= 0 || d > PMC_CALLCHAIN_DEPTH_MAX)
+				errx(EX_USAGE, "ERROR: Illegal callchain depth \"%s\".", optarg);
+			args.graphdepth = (int)d;
+			break;
+		}
+		default:
+			usage();
+		}
+	}
+	args.argv = argv + optind;
+	bool command = argc > optind;
+	/* A toggle after the last PMC it could apply to would apply to none:
+	 * it applies to the PMCs before it instead (pmcstat(8), LINUX). */
+	for (size_t i = 0; i < args.nev; i++) {
+		struct ev *ev = &args.ev[i];
+		if (PMC_IS_VIRTUAL_MODE(ev->mode) && trailing_d && descendants)
+			ev->flags |= PMC_F_DESCENDANTS;
+		if (ev->mode == PMC_MODE_TC && trailing_E && logexit)
+			ev->flags |= PMC_F_LOG_PROCEXIT;
+		if (ev->mode == PMC_MODE_TC && trailing_W && logcsw)
+			ev->flags |= PMC_F_LOG_PROCCSW;
+		if (PMC_IS_COUNTING_MODE(ev->mode) && trailing_C)
+			ev->cumulative = cumulative;
+		if (PMC_IS_SAMPLING_MODE(ev->mode) && trailing_N)
+			ev->flags = callchain ? ev->flags | PMC_F_CALLCHAIN : ev->flags & ~PMC_F_CALLCHAIN;
+		if (PMC_IS_SAMPLING_MODE(ev->mode) && trailing_n)
+			ev->count = rate;
+		if (ev->flags & (PMC_F_LOG_PROCEXIT | PMC_F_LOG_PROCCSW))
+			needs_log = true;
+	}
+	if (sampling)
+		needs_log = true;
+
+	/* Check the invocation as FreeBSD's pmcstat does. */
+	if (args.outputpath && args.inputpath)
+		errx(EX_USAGE, "ERROR: options -O and -R are mutually exclusive.");
+	if (args.duration > 0 && args.top)
+		errx(EX_USAGE, "ERROR: options -T and -l are mutually exclusive.");
+	if (args.mapfile && !args.gprof)
+		errx(EX_USAGE, "ERROR: option -M is only used with -g.");
+	if (samplesdir_given && !args.gprof)
+		errx(EX_USAGE, "ERROR: option -D is only used with -g.");
+	if (args.inputpath) {
+		const char *what = command ? "a command line specification"
+				   : args.ntargets ? "option -t"
+				   : args.nev	    ? "a PMC event specification"
+						    : NULL;
+		if (what)
+			errx(EX_USAGE, "ERROR: option -R may not be used with %s.", what);
+		if (args.top)
+			errx(EX_USAGE, "ERROR: option -T shows live samples; use -G or -g with -R.");
+		return analyze();
+	}
+	if (args.nev == 0)
+		usage();
+	if (args.ntargets && !process)
+		errx(EX_USAGE, "ERROR: option -t requires a process mode PMC to be specified.");
+	if (process && !command && !args.ntargets)
+		errx(EX_USAGE, "ERROR: options -P and -p require a target process or a command line.");
+	if (opt_dEW && !process)
+		errx(EX_USAGE, "ERROR: options -d, -E, and -W require a process mode PMC to be "
+			       "specified.");
+	if (command && args.ntargets)
+		errx(EX_USAGE, "ERROR: option -t cannot be specified with a command name.");
+	if (opt_c && !system_pmcs)
+		errx(EX_USAGE, "ERROR: option -c requires at least one system mode PMC to be "
+			       "specified.");
+	if ((opt_n || opt_N) && !sampling)
+		errx(EX_USAGE, "ERROR: options -N, -n and -O require at least one sampling mode "
+			       "PMC to be specified.");
+	if (args.outputpath && !needs_log)
+		errx(EX_USAGE, "ERROR: option -O is used only with options -E, -P, -S and -W.");
+	if ((args.gprof || args.graphfile) && !args.inputpath)
+		errx(EX_USAGE, "ERROR: options -g and -G read a log: give it with -R (record one "
+			       "with -O first).");
+	if (args.top && !sampling)
+		errx(EX_USAGE, "ERROR: option -T requires sampling PMCs to be specified.");
+	if (counting && sampling && !args.outputpath)
+		errx(EX_USAGE, "ERROR: option -O is required if counting and sampling PMCs are "
+			       "specified together.");
+	if ((opt_C || logcsw) && !counting)
+		errx(EX_USAGE, "ERROR: options -C, -W and -o require at least one counting mode PMC "
+			       "to be specified.");
+
+	/* The log: the -O file, or a file of our own to print or show from. */
+	int logfd = -1;
+	char tmplog[] = "/tmp/pmcstat-XXXXXX";
+	const char *logpath = args.outputpath;
+	if (needs_log) {
+		if (args.outputpath) {
+			logfd = open(args.outputpath, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+			if (logfd < 0)
+				err(EX_OSERR, "ERROR: Cannot open \"%s\" for writing", args.outputpath);
+		} else {
+			if ((logfd = mkstemp(tmplog)) < 0)
+				err(EX_OSERR, "ERROR: Cannot create a log in /tmp");
+			logpath = tmplog;
+		}
+		if (pmc_configure_logfile(logfd) < 0)
+			die_pmc(EX_OSERR, "Cannot configure log file");
+	}
+	for (size_t i = 0; i < args.nev; i++) {
+		struct ev *ev = &args.ev[i];
+		if (pmc_allocate(ev->spec, ev->mode, ev->flags, ev->cpu, &ev->id, ev->count) < 0)
+			die_pmc(EX_OSERR, "Cannot allocate %s-mode pmc with specification \"%s\"",
+				PMC_IS_SYSTEM_MODE(ev->mode) ? "system" : "process", ev->spec);
+		uint32_t width = 64;
+		pmc_width(ev->id, &width);
+		int header = (int)strlen(ev->name) + 2 + (PMC_IS_SYSTEM_MODE(ev->mode) ? 3 : 0);
+		int display = (int)floor(width / 3.32193) + 1;
+		ev->fieldskip = header > display ? 0 : display - header;
+		ev->fieldwidth = header > display ? header : display;
+	}
+	struct child child = {-1, -1, -1};
+	if (command) {
+		child = create_process();
+		add_target(child.pid);
+	}
+	struct pmc_driverstats ds_start = {0}, ds_end = {0};
+	bool check_stats = needs_log;
+	if (check_stats && pmc_get_driver_stats(&ds_start) < 0)
+		die_pmc(EX_OSERR, "Cannot retrieve driver statistics");
+	for (size_t t = 0; t < args.ntargets; t++)
+		for (size_t i = 0; i < args.nev; i++)
+			if (PMC_IS_VIRTUAL_MODE(args.ev[i].mode) &&
+			    pmc_attach(args.ev[i].id, args.targets[t]) < 0)
+				die_pmc(EX_OSERR, "cannot attach pmc \"%s\" to process %d",
+					args.ev[i].name, (int)args.targets[t]);
+	for (size_t i = 0; i < args.nev; i++)
+		if (pmc_start(args.ev[i].id) < 0)
+			die_pmc(EX_OSERR, "Cannot start pmc 0x%x \"%s\"", args.ev[i].id,
+				args.ev[i].name);
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGCHLD, &sa, NULL);
+	if (command)
+		start_process(&child);
+	if (args.top) {
+		raw_stdin(true);
+		atexit(restore_stdin);
+	}
+
+	/* Until the command or every target ends, SIGINT, or -l's time. */
+	bool print_counts = counting && !needs_log;
+	bool periodic = print_counts || args.top;
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	double next = args.interval, last_top = 0;
+	uint64_t top_since = 0;
+	int child_status = 0;
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		double elapsed = (double)(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9;
+		if (interrupted) {
+			if (child.pid > 0)
+				kill(child.pid, SIGINT);
+			break;
+		}
+		if (child.pid > 0) {
+			if (waitpid(child.pid, &child_status, WNOHANG) == child.pid) {
+				child.pid = -1;
+				break;
+			}
+		} else if (args.ntargets) {
+			size_t n = 0;
+			for (size_t t = 0; t < args.ntargets; t++)
+				n += alive(args.targets[t]);
+			if (n == 0)
+				break;
+		}
+		if (args.duration > 0 && elapsed >= args.duration)
+			break;
+		if (periodic && elapsed >= next) {
+			if (print_counts)
+				print_pmcs();
+			if (args.top && pmc_flush_logfile() == 0) {
+				pmcstat_top(logpath, args.printfile, &top_since, isatty(fileno(args.printfile)),
+					    120);
+				last_top = elapsed;
+			}
+			while (next <= elapsed)
+				next += args.interval;
+		}
+		double wait = 0.2;
+		if (periodic && next - elapsed < wait)
+			wait = next - elapsed;
+		if (args.duration > 0 && args.duration - elapsed < wait)
+			wait = args.duration - elapsed;
+		struct pollfd pfd = {0, POLLIN, 0};
+		int r = poll(&pfd, args.top && isatty(0) ? 1 : 0, (int)(wait * 1000) + 1);
+		if (r > 0 && (pfd.revents & POLLIN)) {
+			char key;
+			if (read(0, &key, 1) == 1 && key == 'q')
+				break;
+		}
+	}
+	(void)last_top;
+	if (print_counts) {
+		print_pmcs();
+		fputc('\n', args.printfile);
+	}
+	for (size_t i = 0; i < args.nev; i++)
+		pmc_stop(args.ev[i].id);
+	if (needs_log && pmc_close_logfile() < 0)
+		die_pmc(EX_IOERR, "writing the log \"%s\" failed", logpath);
+	if (args.top)
+		pmcstat_top(logpath, args.printfile, &top_since, isatty(fileno(args.printfile)), 120);
+	else if (needs_log && !args.outputpath)
+		pmcstat_print_log(logpath, args.printfile);
+	if (check_stats) {
+		pmc_get_driver_stats(&ds_end);
+		unsigned lost = ds_end.pm_intr_bufferfull - ds_start.pm_intr_bufferfull;
+		unsigned failed = ds_end.pm_buffer_requests_failed - ds_start.pm_buffer_requests_failed;
+		if (lost && args.verbosity > 0)
+			warnx("WARNING: sampling was paused at least %u time%s.\nPlease consider "
+			      "tuning the \"kern.hwpmc.nsamples\" tunable (HWPMC_NSAMPLES).",
+			      lost, lost != 1 ? "s" : "");
+		if (failed && args.verbosity > 0)
+			warnx("WARNING: at least %u event%s were discarded while running.\nPlease "
+			      "consider tuning the \"kern.hwpmc.nbuffers\" tunable (HWPMC_NBUFFERS).",
+			      failed, failed != 1 ? "s" : "");
+	}
+	for (size_t i = 0; i < args.nev; i++)
+		pmc_release(args.ev[i].id);
+	if (logfd >= 0)
+		close(logfd);
+	if (needs_log && !args.outputpath)
+		unlink(tmplog);
+	if (fflush(args.printfile) || ferror(args.printfile))
+		err(EX_IOERR, "ERROR: cannot write the output");
+	return EX_OK;
+}

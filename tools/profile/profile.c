@@ -1,0 +1,324 @@
+/* The profile a recording holds: read a perf.data file (hwc's or perf's),
+ * symbolize, and aggregate (agg.c) the samples of one event, or those a
+ * caller selects, with the threads' switches, exits and counts and the user
+ * records.  hwc report prints and exports it; pmcstat -G, -g and -T show
+ * it FreeBSD's way. */
+#include "profile.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *prog = "hwc report"; /* for messages: the tool's name */
+
+const char *rp_dso_base(const char *dso)
+{
+	const char *slash = strrchr(dso, '/');
+	return slash && dso[0] != '[' ? slash + 1 : dso;
+}
+
+void rp_func_name(const struct rp_func *f, char *buf, size_t size)
+{
+	int n;
+	if (f->sym->known)
+		n = snprintf(buf, size, "%s", f->sym->name);
+	else
+		n = snprintf(buf, size, "[unknown] %s+%#" PRIx64, rp_dso_base(f->sym->dso), f->sym->start);
+	if (f->file && n >= 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, " %s:%u", f->file, f->line);
+}
+
+/* ------------------------------------------------------------ samples */
+
+static bool is_switch_leader(const struct perf_event_attr *a)
+{
+	return a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_CONTEXT_SWITCHES &&
+	       (a->sample_type & PERF_SAMPLE_READ);
+}
+
+static bool is_user_record_event(const struct perf_event_attr *a)
+{
+	return a->type == PERF_TYPE_SOFTWARE &&
+	       (a->config == PERF_COUNT_SW_BPF_OUTPUT || a->config == PERF_COUNT_SW_DUMMY) &&
+	       (a->sample_type & PERF_SAMPLE_RAW);
+}
+
+/* The event name of value I of a group read. */
+static const char *value_name(struct rp_report *r, const struct perf_event_attr *a,
+			      const uint64_t *values, uint32_t i, uint32_t stride)
+{
+	const struct hwc_perfdata_attr *m = (a->read_format & PERF_FORMAT_ID)
+						    ? hwc_perfdata_attr_by_id(r->file, values[i * stride + 1])
+						    : NULL;
+	return m ? m->name : "?";
+}
+
+/* Add VALUE to the thread's count of NAME. */
+static void add_count(struct rp_thread *t, const char *name, uint64_t value)
+{
+	size_t i = 0;
+	while (i < t->ncounts && strcmp(t->count_names[i], name) != 0)
+		i++;
+	if (i == 8)
+		return;
+	if (i == t->ncounts) {
+		t->count_names[t->ncounts] = name;
+		t->counts[t->ncounts++] = 0;
+	}
+	t->counts[i] += value;
+}
+
+/* A context-switch sample's group values: the latest for its CPU. */
+static void switch_values(struct rp_report *r, struct rp_thread *t, const struct perf_event_attr *a,
+			  const struct hwc_sample *s)
+{
+	size_t k = 0;
+	while (k < t->nlast && t->last[k].cpu != s->cpu)
+		k++;
+	if (k == t->nlast) {
+		t->last = realloc(t->last, (t->nlast + 1) * sizeof(*t->last));
+		if (!t->last) {
+			fprintf(stderr, "%s: out of memory\n", prog);
+			exit(1);
+		}
+		t->nlast++;
+	}
+	struct rp_cpu_values *c = &t->last[k];
+	c->cpu = s->cpu;
+	c->n = s->nr_values < 8 ? s->nr_values : 8;
+	for (uint32_t i = 0; i < c->n; i++) {
+		c->names[i] = value_name(r, a, s->values, i, s->value_stride);
+		c->v[i] = s->values[i * s->value_stride];
+	}
+}
+
+/* Once all records are read: switches out, and counts at the last switch
+ * (the sum over CPUs of each CPU's latest values) unless the thread's exit
+ * gave them. */
+static void finish_thread(struct rp_thread *t)
+{
+	t->switches = t->switch_records ? t->switch_records : t->switch_samples;
+	if (t->exit_counts)
+		return;
+	for (size_t k = 0; k < t->nlast; k++)
+		for (uint32_t i = 0; i < t->last[k].n; i++)
+			add_count(t, t->last[k].names[i], t->last[k].v[i]);
+}
+
+/* PERF_RECORD_READ: pid, tid, then the read_format of the event. */
+static void read_record(struct rp_report *r, const struct hwc_perfdata_record *rec)
+{
+	const struct perf_event_header *h = rec->hdr;
+	if (!rec->attr || h->size < 16 + 8)
+		return;
+	const struct perf_event_attr *a = &rec->attr->attr;
+	const uint64_t *w = (const uint64_t *)(const void *)((const uint8_t *)h + 16);
+	size_t words = (h->size - 16 - hwc_sample_id_size(a)) / 8;
+	uint32_t pid, tid;
+	memcpy(&pid, (const uint8_t *)h + 8, 4);
+	memcpy(&tid, (const uint8_t *)h + 12, 4);
+	struct rp_thread *t = rp_thread_get(r, pid, tid);
+	uint64_t fmt = a->read_format;
+	size_t extra = !!(fmt & PERF_FORMAT_TOTAL_TIME_ENABLED) + !!(fmt & PERF_FORMAT_TOTAL_TIME_RUNNING);
+	uint32_t stride = 1 + !!(fmt & PERF_FORMAT_ID) + !!(fmt & PERF_FORMAT_LOST);
+	/* A task's count is the sum of its READs: one per CPU buffer it had the
+	 * event on (hwc-data(5)). */
+	if (!t->exit_counts)
+		t->ncounts = 0;
+	t->exit_counts = true;
+	if (fmt & PERF_FORMAT_GROUP) {
+		if (words < 1 + extra || w[0] > (words - 1 - extra) / stride)
+			return;
+		const uint64_t *values = w + 1 + extra;
+		for (uint32_t i = 0; i < w[0]; i++)
+			add_count(t, value_name(r, a, values, i, stride), values[i * stride]);
+	} else if (words >= 1) {
+		/* value, [enabled], [running], [id], [lost]: under the record's event. */
+		add_count(t, rec->attr->name, w[0]);
+	}
+}
+
+static void add_urec(struct rp_report *r, const struct hwc_sample *s, uint64_t offset)
+{
+	if (r->nurecs == r->capurecs) {
+		r->capurecs = r->capurecs ? r->capurecs * 2 : 64;
+		r->urecs = realloc(r->urecs, r->capurecs * sizeof(*r->urecs));
+		if (!r->urecs) {
+			fprintf(stderr, "%s: out of memory\n", prog);
+			exit(1);
+		}
+	}
+	r->urecs[r->nurecs++] = (struct rp_urec){s->time, offset, s->pid, s->tid, s->raw_size, s->raw};
+}
+
+/* Is this sample one of those reported: the caller's choice, else of the
+ * event named (every event of that name), else of the event picked. */
+static bool wanted(struct rp_report *r, const struct hwc_perfdata_record *rec)
+{
+	if (r->o.want)
+		return r->o.want(r->o.want_arg, rec);
+	if (r->o.event)
+		return strcmp(rec->attr->name, r->o.event) == 0;
+	return rec->attr == r->attr;
+}
+
+/* Which event to report: --event, else the first with samples that is
+ * neither a context-switch group leader nor the user-record event. */
+static int pick_event(struct rp_report *r)
+{
+	size_t n = hwc_perfdata_nattrs(r->file);
+	if (r->o.event && !r->o.want) {
+		for (size_t i = 0; i < n; i++)
+			if (strcmp(hwc_perfdata_attr(r->file, i)->name, r->o.event) == 0) {
+				r->attr = hwc_perfdata_attr(r->file, i);
+				return 0;
+			}
+		fprintf(stderr, "%s: %s has no event '%s'; it has:", prog, r->o.input, r->o.event);
+		for (size_t i = 0; i < n; i++)
+			fprintf(stderr, " %s", hwc_perfdata_attr(r->file, i)->name);
+		fprintf(stderr, "\n");
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct hwc_perfdata_attr *a = hwc_perfdata_attr(r->file, i);
+		if (!is_switch_leader(&a->attr) && !is_user_record_event(&a->attr) &&
+		    (a->attr.sample_period || a->attr.freq)) {
+			r->attr = a;
+			return 0;
+		}
+	}
+	r->attr = hwc_perfdata_attr(r->file, 0);
+	return 0;
+}
+
+static int read_samples(struct rp_report *r)
+{
+	struct hwc_perfdata_record rec;
+	int rc;
+	while ((rc = hwc_perfdata_next(r->file, &rec)) > 0) {
+		const struct perf_event_header *h = rec.hdr;
+		switch (h->type) {
+		case PERF_RECORD_SAMPLE: {
+			if (!rec.attr) {
+				r->skipped++;
+				continue;
+			}
+			struct hwc_sample s;
+			if (hwc_sample_parse(h, &rec.attr->attr, &s)) {
+				fprintf(stderr, "%s: %s: perf.data offset %" PRIu64 ": %s\n", prog,
+					r->o.input, rec.offset, hwc_errdetail());
+				return -1;
+			}
+			const struct perf_event_attr *a = &rec.attr->attr;
+			if (is_switch_leader(a)) {
+				struct rp_thread *t = rp_thread_get(r, s.pid, s.tid);
+				t->switch_samples++;
+				switch_values(r, t, a, &s);
+			} else if (is_user_record_event(a) && s.raw) {
+				add_urec(r, &s, rec.offset);
+			} else if (wanted(r, &rec)) {
+				rp_add_sample(r, &s, a);
+			}
+			break;
+		}
+		case PERF_RECORD_SWITCH:
+		case PERF_RECORD_SWITCH_CPU_WIDE: {
+			struct hwc_sample_id id;
+			if (rec.attr && !hwc_sample_id_parse(h, &rec.attr->attr, &id) &&
+			    (h->misc & PERF_RECORD_MISC_SWITCH_OUT))
+				rp_thread_get(r, id.pid, id.tid)->switch_records++;
+			break;
+		}
+		case PERF_RECORD_EXIT:
+			if (h->size >= 32) {
+				uint32_t pid, tid;
+				uint64_t time;
+				memcpy(&pid, (const uint8_t *)h + 8, 4);
+				memcpy(&tid, (const uint8_t *)h + 16, 4);
+				memcpy(&time, (const uint8_t *)h + 24, 8);
+				struct rp_thread *t = rp_thread_get(r, pid, tid);
+				t->exited = true;
+				t->exit_time = time;
+			}
+			break;
+		case PERF_RECORD_READ:
+			read_record(r, &rec);
+			break;
+		case PERF_RECORD_LOST:
+			if (h->size >= 24) {
+				uint64_t lost;
+				memcpy(&lost, (const uint8_t *)h + 16, 8);
+				r->lost += lost;
+			}
+			break;
+		case PERF_RECORD_LOST_SAMPLES:
+			if (h->size >= 16) {
+				uint64_t lost;
+				memcpy(&lost, (const uint8_t *)h + 8, 8);
+				r->lost += lost;
+			}
+			break;
+		default:
+			break;
+		}
+	}
+	if (rc < 0) {
+		fprintf(stderr, "%s: %s\n", prog, hwc_errdetail());
+		return -1;
+	}
+	/* Name the threads (at their last sample or exit). */
+	for (size_t i = 0; i < r->tcap; i++)
+		for (struct rp_thread *t = r->tbuckets[i]; t; t = t->next) {
+			t->comm = hwc_symbols_comm(r->syms, t->tid, t->exit_time ? t->exit_time : UINT64_MAX);
+			finish_thread(t);
+		}
+	return 0;
+}
+
+/* ------------------------------------------------------------ options */
+
+static void warn_problem(const char *dso, const char *why, void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "%s: warning: no symbols for %s: %s; its addresses show as "
+			"[unknown] with their offsets\n",
+		prog, dso, why);
+}
+
+void rp_free(struct rp_report *r)
+{
+	rp_clear(r);
+	hwc_symbols_free(r->syms);
+	hwc_perfdata_close(r->file);
+}
+
+int rp_load(struct rp_report *r)
+{
+	if (r->o.prog)
+		prog = r->o.prog;
+	int err = hwc_perfdata_open(&r->file, r->o.input);
+	if (err) {
+		fprintf(stderr, "%s: %s\n", prog, hwc_errdetail());
+		return -1;
+	}
+	unsigned flags = (r->o.srcline ? HWC_SYM_SRCLINE : 0) | (r->o.inl ? HWC_SYM_INLINE : 0);
+	if ((err = hwc_symbols_new(&r->syms, flags)) || (err = hwc_symbols_load(r->syms, r->file))) {
+		fprintf(stderr, "%s: %s: %s\n", prog, r->o.input, hwc_errdetail());
+		return -1;
+	}
+	if (pick_event(r) || read_samples(r))
+		return -1;
+	r->have_callchains = r->attr && (r->attr->attr.sample_type & PERF_SAMPLE_CALLCHAIN ||
+					 r->attr->attr.sample_type & PERF_SAMPLE_STACK_USER);
+	if (!r->have_callchains)
+		r->o.no_children = true;
+	if (!r->o.quiet) {
+		hwc_symbols_problems(r->syms, warn_problem, NULL);
+		if (r->unwind_failures)
+			fprintf(stderr, "%s: warning: %" PRIu64 " samples could not be unwound; "
+					"they keep their sampled address only\n",
+				prog, r->unwind_failures);
+	}
+	return 0;
+}

@@ -1,0 +1,160 @@
+/* The profile a recording (or a live sampler) holds, aggregated once:
+ * what hwc report, hwc top and pmcstat show of it. */
+#ifndef HWC_PROFILE_H
+#define HWC_PROFILE_H
+
+#include <hwc/symbol.h>
+#include <stdio.h>
+
+/* A frame as the views see it: a function, or with --srcline a function at
+ * one source line (interned: one pointer per distinct frame). */
+struct rp_func {
+	const struct hwc_symbol *sym;
+	const char *file; /* --srcline only */
+	unsigned line;
+	uint64_t self, total;           /* period */
+	uint64_t self_samples, total_samples;
+	unsigned id;                    /* 1-based, for pprof */
+	unsigned seen;                  /* sample stamp: count once per sample */
+	struct rp_func *next;
+};
+
+/* A node of the call tree, root to leaf (callers above callees). */
+struct rp_node {
+	struct rp_func *func;
+	uint64_t total, self;
+	uint64_t total_samples, self_samples;
+	struct rp_node *parent, *child, *sibling;
+	struct rp_node *next; /* (parent, func) hash chain */
+};
+
+/* A row of the flat view: the --sort keys of a sample's leaf. */
+struct rp_row {
+	struct rp_func *func;       /* a function of the row, for display */
+	struct rp_func *key_func;   /* with the symbol key: the function */
+	const char *key_dso;        /* with the dso key: the DSO */
+	const char *comm;
+	uint32_t pid, tid;
+	uint64_t self, children;
+	uint64_t samples;
+	unsigned seen;
+	struct rp_row *next;
+};
+
+/* A call edge for the gprof view. */
+struct rp_edge {
+	struct rp_func *caller, *callee;
+	uint64_t period, samples;
+	unsigned seen;
+	struct rp_edge *next;
+};
+
+/* Per-thread totals: samples plus the exit and context-switch records. */
+/* The values of a thread's latest context-switch sample on one CPU: they
+ * count the thread on that CPU, cumulatively (see hwc-data(5)). */
+struct rp_cpu_values {
+	uint32_t cpu;
+	uint32_t n;
+	const char *names[8];
+	uint64_t v[8];
+};
+
+struct rp_thread {
+	uint32_t pid, tid;
+	const char *comm;
+	uint64_t samples, period;
+	uint64_t switches;         /* switches out: SWITCH records, else samples of a
+				    * context-switches leader */
+	uint64_t switch_records, switch_samples;
+	bool exited;
+	uint64_t exit_time;
+	size_t ncounts;            /* counts of the recorded events at exit / last switch */
+	const char *count_names[8];
+	uint64_t counts[8];
+	bool exit_counts;          /* the counts are the sums of its PERF_RECORD_READs */
+	struct rp_cpu_values *last; /* each CPU's latest context-switch sample values */
+	size_t nlast;
+	struct rp_thread *next;
+};
+
+/* A user record: a sample of the user-record event with raw data. */
+struct rp_urec {
+	uint64_t time, offset;
+	uint32_t pid, tid;
+	uint32_t size;
+	const uint8_t *data;
+};
+
+enum rp_key { K_COMM = 1, K_PID = 2, K_TID = 4, K_DSO = 8, K_SYM = 16 };
+enum rp_order { O_SELF, O_CHILDREN, O_SAMPLES, O_PERIOD };
+enum rp_view { V_FLAT, V_CALLER, V_CALLEE, V_GPROF, V_THREADS, V_RECORDS };
+
+struct rp_opts {
+	const char *prog;  /* the tool, for messages */
+	const char *input;
+	enum rp_view view;
+	unsigned keys;
+	enum rp_order order;
+	const char *comms, *pids, *dsos, *symbols, *event;
+	double percent_limit;
+	bool srcline, inl, json, no_children;
+	const char *pprof, *folded, *flamegraph;
+	bool quiet;        /* no warnings about symbols */
+	/* Select the samples to aggregate (when not NULL). */
+	bool (*want)(void *arg, const struct hwc_perfdata_record *rec);
+	void *want_arg;
+};
+
+struct rp_report {
+	struct rp_opts o;
+	hwc_perfdata *file;
+	hwc_symbols *syms;
+	const struct hwc_perfdata_attr *attr; /* the event reported */
+	uint64_t samples, period, lost, skipped;
+	uint64_t unwind_failures;
+	bool have_callchains;
+	unsigned stamp;
+	size_t nfuncs, nrows, nedges;
+	struct rp_func **fbuckets;
+	size_t fcap;
+	struct rp_row **rbuckets;
+	size_t rcap;
+	struct rp_edge **ebuckets;
+	size_t ecap;
+	struct rp_node root;  /* callers first: main -> g -> f2 */
+	struct rp_node croot; /* callees first: f2 -> g -> main */
+	struct rp_node **nbuckets;
+	size_t ncap, nnodes;
+	struct rp_thread **tbuckets;
+	size_t tcap, nthreads;
+	struct rp_urec *urecs;
+	size_t nurecs, capurecs;
+};
+
+/* profile.c */
+/* Open O.input, symbolize and aggregate the samples of the event O.event
+ * names (every event of that name), or those O.want selects, else of the
+ * first sampled event; messages go to stderr prefixed by O.prog.  0, or -1
+ * after saying why.  rp_free() in either case. */
+int rp_load(struct rp_report *r);
+/* rp_clear(), and close the file and its symbols. */
+void rp_free(struct rp_report *r);
+
+/* The base name of a DSO path ("[kernel.kallsyms]" stays). */
+const char *rp_dso_base(const char *dso);
+/* A frame's name: the symbol, "[unknown] dso+offset", with --srcline its line. */
+void rp_func_name(const struct rp_func *f, char *buf, size_t size);
+
+/* agg.c */
+/* Add sample S of an event opened with A: its frames resolved through
+ * r->syms (call chain, or DWARF unwinding when it has the registers and
+ * stack), summed under the --sort keys unless the selection leaves it out. */
+void rp_add_sample(struct rp_report *r, const struct hwc_sample *s, const struct perf_event_attr *a);
+/* The totals of thread TID, created on first use. */
+struct rp_thread *rp_thread_get(struct rp_report *r, uint32_t pid, uint32_t tid);
+/* Forget everything aggregated (options, file, symbols and event stay). */
+void rp_clear(struct rp_report *r);
+/* Is PID or TID in the comma-separated LIST (NULL: all)? */
+bool rp_pid_selected(const char *list, uint32_t pid, uint32_t tid);
+
+#endif
