@@ -120,8 +120,12 @@ $(BUILD)/lib/pkgconfig/libhwc.pc: libhwc.pc.in Makefile
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
 
 # ncurses draws hwc top's live view: the tool links it, libhwc does not.
+# It and libm (sqrt, round) are linked statically: as shared libraries the
+# loader maps and relocates them in every run, which cost hwc stat ~0.5 MB of
+# its peak RSS for code it never calls.
 $(BUILD)/bin/hwc: $(HWC_OBJS) $(BUILD)/lib/libhwc.so
-	$(CC) $(LDFLAGS) -o $@ $(HWC_OBJS) -L$(BUILD)/lib -lhwc -lz -lm -lncurses $(RPATH)
+	$(CC) $(LDFLAGS) -o $@ $(HWC_OBJS) -L$(BUILD)/lib -lhwc -lz \
+		-Wl,-Bstatic -lncurses -ltinfo -lm -Wl,-Bdynamic $(RPATH)
 
 $(BUILD)/lib/libpctx.so.1: $(PCTX_OBJS) compat/pctx/libpctx.map
 	$(CC) $(LDFLAGS) -shared -Wl,-soname,libpctx.so.1 -Wl,--version-script=compat/pctx/libpctx.map \
