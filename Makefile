@@ -101,7 +101,7 @@ $(BUILD)/obj/tools/hwc/%.o $(BUILD)/obj/tools/profile/%.o: CPPFLAGS += -Itools/p
 $(BUILD)/obj/%.o: %.c $(wildcard include/hwc/*.h) $(wildcard src/*.h) $(wildcard tools/*/*.h) \
 		$(COMPAT_HDRS) | $(BUILD)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -fno-semantic-interposition -c $< -o $@
 
 $(BUILD):
 	@mkdir -p $(BUILD)/lib $(BUILD)/bin $(BUILD)/tests $(BUILD)/workloads

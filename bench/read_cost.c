@@ -83,8 +83,7 @@ static void lib_call(void *arg)
 	for (int i = 0; i < CALLS; i++) {
 		if (hwc_counters_read(b->c))
 			abort();
-		for (size_t e = 0; e < b->n; e++)
-			hwc_counters_value(b->c, 0, e, &b->v[e]);
+		hwc_counters_values(b->c, 0, b->v);
 	}
 }
 

@@ -66,14 +66,20 @@ struct hwc_counters {
 
 #define SLOT(c, i, e) ((i) * (c)->nev + (e))
 
-HWC_EXPORT uint64_t hwc_scale(uint64_t raw, uint64_t enabled, uint64_t running)
+/* The multiplexed case, out of line: reads of unshared counters never pay
+ * for a 128-bit division. */
+__attribute__((noinline)) static uint64_t scale_multiplexed(uint64_t raw, uint64_t enabled,
+							     uint64_t running)
 {
-	if (running == 0)
-		return 0;
-	if (running >= enabled)
-		return raw;
 	unsigned __int128 v = (unsigned __int128)raw * enabled / running;
 	return v > UINT64_MAX ? UINT64_MAX : (uint64_t)v;
+}
+
+HWC_EXPORT uint64_t hwc_scale(uint64_t raw, uint64_t enabled, uint64_t running)
+{
+	if (__builtin_expect(running >= enabled && running != 0, 1))
+		return raw;
+	return running ? scale_multiplexed(raw, enabled, running) : 0;
 }
 
 static int grow_instances(hwc_counters *c, size_t want)
@@ -464,7 +470,7 @@ HWC_EXPORT int hwc_counters_read(hwc_counters *c)
 	return 0;
 }
 
-static void diff(const struct snap *now, const struct snap *was, struct hwc_value *v)
+static inline void diff(const struct snap *now, const struct snap *was, struct hwc_value *v)
 {
 	/* Counters only grow; a smaller value means the task's counters were
 	 * reset under us, so report from zero rather than wrap. */
@@ -552,6 +558,26 @@ HWC_EXPORT int hwc_counters_value(const hwc_counters *c, size_t inst, size_t ev,
 		out->enabled += v.enabled;
 		out->running += v.running;
 		out->scaled = out->scaled + v.scaled < out->scaled ? UINT64_MAX : out->scaled + v.scaled;
+	}
+	return 0;
+}
+
+HWC_EXPORT int hwc_counters_values(const hwc_counters *c, size_t inst, struct hwc_value *out)
+{
+	if (inst != HWC_ALL && inst >= c->ninst)
+		return hwc__fail(-EINVAL, "no instance %zu", inst);
+	if (inst == HWC_ALL && c->ninst != 1) {
+		for (size_t e = 0; e < c->nev; e++)
+			hwc_counters_value(c, HWC_ALL, e, &out[e]);
+		return 0;
+	}
+	size_t i = inst == HWC_ALL ? 0 : inst;
+	const struct snap *now = &c->cur[SLOT(c, i, 0)], *was = &c->base[SLOT(c, i, 0)];
+	for (size_t e = 0; e < c->nev; e++) {
+		if (__builtin_expect(c->status[e] != 0, 0))
+			out[e] = (struct hwc_value){0};
+		else
+			diff(&now[e], &was[e], &out[e]);
 	}
 	return 0;
 }

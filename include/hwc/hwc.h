@@ -174,6 +174,12 @@ int hwc_counters_read(hwc_counters *c);
 #define HWC_ALL ((size_t)-1)
 int hwc_counters_value(const hwc_counters *c, size_t inst, size_t ev, struct hwc_value *out);
 
+/* All events' values in the last snapshot, as hwc_counters_value() gives
+ * each: OUT[ev] for every event of the list, in one call (what a read of a
+ * whole group wants).  A skipped event's value is all zeros (see
+ * hwc_counters_event_status()).  Returns 0, or -EINVAL for a bad INST. */
+int hwc_counters_values(const hwc_counters *c, size_t inst, struct hwc_value *out);
+
 /* Make the last snapshot the new zero without reading again (interval mode). */
 void hwc_counters_rebase(hwc_counters *c);
 
