@@ -93,11 +93,14 @@ class FlameGraph(unittest.TestCase):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def frame(self, name):
-        m = re.search(r'<title>%s \((\d+) samples, ([\d.]+)%%\)</title><rect x="([\d.]+)" y="([\d.]+)" '
-                      r'width="([\d.]+)" height="(\d+)" fill="rgb\((\d+),(\d+),(\d+)\)"' % re.escape(name),
-                      self.text)
-        self.assertTrue(m, name)
-        g = m.groups()
+        """The widest frame of that name: the one under g. A sample taken in a
+        function's prologue, before it pushed its frame pointer, skips g in
+        the frame-pointer chain and adds a thin f1 or f2 one row lower."""
+        found = re.findall(r'<title>%s \((\d+) samples, ([\d.]+)%%\)</title><rect x="([\d.]+)" y="([\d.]+)" '
+                           r'width="([\d.]+)" height="(\d+)" fill="rgb\((\d+),(\d+),(\d+)\)"' % re.escape(name),
+                           self.text)
+        self.assertTrue(found, name)
+        g = max(found, key=lambda f: float(f[4]))
         return {"x": float(g[2]), "y": float(g[3]), "w": float(g[4]), "h": int(g[5]),
                 "rgb": (int(g[6]), int(g[7]), int(g[8])), "pct": float(g[1])}
 
@@ -128,10 +131,11 @@ class FlameGraph(unittest.TestCase):
         probe = """<script>
         window.addEventListener('load', function () { setTimeout(function () {
           var frames = document.querySelectorAll('g.f'), f1 = null, f2 = null;
-          frames.forEach(function (g) {
+          function width(g) { return g ? +g.getElementsByTagName('rect')[0].getAttribute('width') : -1; }
+          frames.forEach(function (g) {  // the widest of each name (see frame())
             var t = g.getElementsByTagName('title')[0].textContent;
-            if (/^f1 \\(/.test(t)) f1 = g;
-            if (/^f2 \\(/.test(t)) f2 = g;
+            if (/^f1 \\(/.test(t) && width(g) > width(f1)) f1 = g;
+            if (/^f2 \\(/.test(t) && width(g) > width(f2)) f2 = g;
           });
           var res = {};
           f1.dispatchEvent(new MouseEvent('mouseover', {bubbles: true}));

@@ -166,6 +166,11 @@ class Recordings(unittest.TestCase):
         f2_report = sum(e["samples"] for e in doc["entries"] if e["symbol"] == "f2")
         self.assertEqual(f2, f2_report)
         self.assertTrue(any(s.endswith("main;g;f2") for s in counts), counts)
+        # To a file: the same lines, and the export replaces the flat view.
+        path = os.path.join(self.tmp, "stacks.folded")
+        self.assertEqual(run([HWC, "report", "--folded=" + path, self.fp]).stdout, "")
+        with open(path) as f:
+            self.assertEqual(f.read(), out)
 
     def test_pprof_read_by_go_tool_pprof(self):
         if not shutil.which("go"):

@@ -185,7 +185,8 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	if (r.o.flamegraph && rp_write_flamegraph(&r, r.o.flamegraph))
 		goto out;
-	bool exported = r.o.pprof || r.o.flamegraph || (r.o.folded && strcmp(r.o.folded, "-") == 0);
+	/* An export replaces the flat view, as pprof and the flame graph always did. */
+	bool exported = r.o.pprof || r.o.flamegraph || r.o.folded;
 	if (r.o.json) {
 		rp_print_json(&r, stdout);
 	} else if (!exported || r.o.view != V_FLAT) {
