@@ -32,9 +32,17 @@ static int cmp_rows(const void *a, const void *b)
 	if (x->children != y->children)
 		return x->children > y->children ? -1 : 1;
 	int c = strcmp(x->func->sym->name, y->func->sym->name);
+	if (!c)
+		c = strcmp(x->comm ? x->comm : "", y->comm ? y->comm : "");
 	if (c)
 		return c;
-	return x->tid < y->tid ? -1 : x->tid > y->tid;
+	/* Last, what is stable from run to run (not the hash tables' order):
+	 * the thread, then the function's first appearance in the recording. */
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->func->id < y->func->id ? -1 : x->func->id > y->func->id;
 }
 
 struct rp_row **rp_sorted_rows(struct rp_report *r, size_t *n)
@@ -239,43 +247,92 @@ void rp_print_tree(struct rp_report *r, FILE *out, bool callers_first)
 	print_node(r, out, callers_first ? &r->root : &r->croot, 0, callers_first);
 }
 
+/* The gprof view's order of edges: grouped by one end's rank, biggest
+ * first within a group, then by the other end's rank. */
+static const unsigned *g_rank;
+static bool g_by_callee;
+
+static int cmp_edges(const void *a, const void *b)
+{
+	const struct rp_edge *x = *(struct rp_edge *const *)a, *y = *(struct rp_edge *const *)b;
+	unsigned gx = g_rank[(g_by_callee ? x->callee : x->caller)->id];
+	unsigned gy = g_rank[(g_by_callee ? y->callee : y->caller)->id];
+	if (gx != gy)
+		return gx < gy ? -1 : 1;
+	if (x->period != y->period)
+		return x->period > y->period ? -1 : 1;
+	unsigned ox = g_rank[(g_by_callee ? x->caller : x->callee)->id];
+	unsigned oy = g_rank[(g_by_callee ? y->caller : y->callee)->id];
+	return ox < oy ? -1 : ox > oy;
+}
+
+/* The edges other than self-calls, sorted by one end (caller frees). */
+static struct rp_edge **sorted_edges(struct rp_report *r, const unsigned *rank, bool by_callee,
+				     size_t *n)
+{
+	struct rp_edge **v = calloc(r->nedges + 1, sizeof(*v));
+	size_t k = 0;
+	for (size_t b = 0; v && b < r->ecap; b++)
+		for (struct rp_edge *e = r->ebuckets[b]; e; e = e->next)
+			if (e->caller != e->callee && rank[e->caller->id] && rank[e->callee->id])
+				v[k++] = e;
+	g_rank = rank;
+	g_by_callee = by_callee;
+	if (v)
+		qsort(v, k, sizeof(*v), cmp_edges);
+	*n = k;
+	return v;
+}
+
+static void print_edge(const struct rp_report *r, FILE *out, const struct rp_func *other,
+		       const struct rp_edge *e, const unsigned *rank)
+{
+	char name[1024];
+	rp_func_name(other, name, sizeof(name));
+	fprintf(out, "              %7.2f%%  %8" PRIu64 "      %s [%u]\n", pct(e->period, r->period),
+		e->samples, name, rank[other->id]);
+}
+
 void rp_print_gprof(struct rp_report *r, FILE *out)
 {
 	print_header(r, out);
-	size_t n;
+	size_t n, nin = 0, nout = 0;
 	struct rp_func **fs = rp_sorted_funcs(r, &n);
-	unsigned *index = calloc(r->nfuncs + 2, sizeof(*index));
-	for (size_t i = 0; i < n && index; i++)
-		index[fs[i]->id] = (unsigned)i + 1;
+	unsigned *rank = calloc(r->nfuncs + 2, sizeof(*rank));
+	for (size_t i = 0; i < n && rank; i++)
+		rank[fs[i]->id] = (unsigned)i + 1;
+	/* Both lists follow the functions' order: one pass over each. */
+	struct rp_edge **in = rank ? sorted_edges(r, rank, true, &nin) : NULL;
+	struct rp_edge **outs = rank ? sorted_edges(r, rank, false, &nout) : NULL;
 	fprintf(out, "#\n# call graph: each function's callers above it, its callees below it\n"
 		     "#\n# index  %%total   %%self  samples  name\n");
-	for (size_t i = 0; i < n && index; i++) {
+	size_t ii = 0, oi = 0;
+	for (size_t i = 0; i < n && in && outs; i++) {
 		const struct rp_func *f = fs[i];
-		if (pct(f->total, r->period) < r->o.percent_limit)
-			continue;
-		char name[1024];
-		for (size_t b = 0; b < r->ecap; b++)
-			for (struct rp_edge *e = r->ebuckets[b]; e; e = e->next)
-				if (e->callee == f && e->caller != f) {
-					rp_func_name(e->caller, name, sizeof(name));
-					fprintf(out, "              %7.2f%%  %8" PRIu64 "      %s [%u]\n",
-						pct(e->period, r->period), e->samples, name, index[e->caller->id]);
-				}
-		rp_func_name(f, name, sizeof(name));
-		fprintf(out, "[%u]%*s %7.2f%% %7.2f%% %8" PRIu64 "  %s (%s)\n", index[f->id],
-			(int)(5 - (index[f->id] > 9) - (index[f->id] > 99) - (index[f->id] > 999)), "",
-			pct(f->total, r->period), pct(f->self, r->period), f->total_samples, name,
-			rp_dso_base(f->sym->dso));
-		for (size_t b = 0; b < r->ecap; b++)
-			for (struct rp_edge *e = r->ebuckets[b]; e; e = e->next)
-				if (e->caller == f && e->callee != f) {
-					rp_func_name(e->callee, name, sizeof(name));
-					fprintf(out, "              %7.2f%%  %8" PRIu64 "      %s [%u]\n",
-						pct(e->period, r->period), e->samples, name, index[e->callee->id]);
-				}
-		fprintf(out, "-----------------------------------------------\n");
+		size_t in_end = ii, out_end = oi;
+		while (in_end < nin && in[in_end]->callee == f)
+			in_end++;
+		while (out_end < nout && outs[out_end]->caller == f)
+			out_end++;
+		if (pct(f->total, r->period) >= r->o.percent_limit) {
+			for (size_t k = ii; k < in_end; k++)
+				print_edge(r, out, in[k]->caller, in[k], rank);
+			char name[1024];
+			rp_func_name(f, name, sizeof(name));
+			unsigned ix = rank[f->id];
+			fprintf(out, "[%u]%*s %7.2f%% %7.2f%% %8" PRIu64 "  %s (%s)\n", ix,
+				(int)(5 - (ix > 9) - (ix > 99) - (ix > 999)), "", pct(f->total, r->period),
+				pct(f->self, r->period), f->total_samples, name, rp_dso_base(f->sym->dso));
+			for (size_t k = oi; k < out_end; k++)
+				print_edge(r, out, outs[k]->callee, outs[k], rank);
+			fprintf(out, "-----------------------------------------------\n");
+		}
+		ii = in_end;
+		oi = out_end;
 	}
-	free(index);
+	free(in);
+	free(outs);
+	free(rank);
 	free(fs);
 }
 
