@@ -381,7 +381,9 @@ class Screen(unittest.TestCase):
     def setUp(self):
         if not shutil.which("tmux"):
             self.skipTest("tmux is not installed (scripts/deps)")
-        self.sock = "hwc-top-test-%d" % os.getpid()
+        # A server per test: kill-server returns before the old server has
+        # gone, and a new session on its socket can meet it dying.
+        self.sock = "hwc-top-test-%d-%s" % (os.getpid(), self._testMethodName)
         self.tmp = tempfile.mkdtemp(prefix="hwc-top-")
         self.w = start_workload()
 
