@@ -1,4 +1,4 @@
-/* Internals of symbol.c and unwind.c; never installed. */
+/* Internals of the symbolizer (symbol*.c, symtab.c, unwind.c); never installed. */
 #ifndef HWC_SYMBOL_INTERNAL_H
 #define HWC_SYMBOL_INTERNAL_H
 
@@ -77,7 +77,7 @@ struct hwc__proc {
 	struct hwc__proc *next;
 };
 
-struct ksym;
+struct hwc__ksym;
 
 struct hwc_symbols {
 	unsigned flags;
@@ -86,7 +86,7 @@ struct hwc_symbols {
 	struct hwc__dso *dso_list;
 	struct hwc__proc *proc_list;
 	const char *unknown, *kernel_dso;
-	struct ksym *ksyms;
+	struct hwc__ksym *ksyms;
 	size_t nksyms;
 	bool kallsyms_tried, kernel_used;
 	const char *kallsyms_why;
@@ -95,12 +95,33 @@ struct hwc_symbols {
 	struct hwc_location oom_location;
 };
 
+/* symbol.c: interned strings (equal text, equal pointer), symbols and locations. */
+const char *hwc__intern(hwc_symbols *s, const char *str);
+/* The interned symbol of TABLE starting at START (an unknown: at the
+ * address), made on first use. */
+const struct hwc_symbol *hwc__symbol_at(hwc_symbols *s, struct hwc__map *table, const char *name,
+					const char *dso, uint64_t start, uint64_t size, bool known,
+					bool kernel);
+/* A new location of SYM at OFF, or NULL when out of memory. */
+struct hwc_location *hwc__new_location(hwc_symbols *s, const struct hwc_symbol *sym, uint64_t off);
+
+/* symbol_kernel.c: the location of kernel address ADDR, from kallsyms. */
+const struct hwc_location *hwc__resolve_kernel(hwc_symbols *s, uint64_t addr);
+
+/* symbol_dso.c */
 struct hwc__dso *hwc__dso_get(hwc_symbols *s, const char *name);
+/* No file backs a mapping of this name ("[vdso]", "//anon", ...). */
+bool hwc__pseudo_file(const char *name);
 /* Find and open the DSO's file once; d->state says how it went. */
 void hwc__dso_load(hwc_symbols *s, struct hwc__dso *d);
 uint64_t hwc__dso_vaddr(const struct hwc__dso *d, uint64_t file_offset);
+
+/* symbol_proc.c */
 struct hwc__proc *hwc__proc_get(hwc_symbols *s, uint32_t pid, bool create);
 const struct hwc__mapping *hwc__find_map(const struct hwc__proc *p, uint64_t addr, uint64_t time);
+/* Free every process and thread. */
+void hwc__procs_free(hwc_symbols *s);
+
 /* unwind.c: drop the process's unwinding session. */
 void hwc__unwind_forget(struct hwc__proc *p);
 

@@ -1,0 +1,160 @@
+/* DSOs: the file behind a mapping, found by its recorded build-id (at its
+ * path, else in the debug directories), and a libdwfl session of its own
+ * with the module reported at bias 0, so module addresses are ELF virtual
+ * addresses. */
+#include "internal.h"
+#include "symbol_internal.h"
+
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const Dwfl_Callbacks dso_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+struct hwc__dso *hwc__dso_get(hwc_symbols *s, const char *name)
+{
+	const char *iname = hwc__intern(s, name);
+	struct hwc__dso *d = hwc__map_get(&s->dsos, (uint64_t)(uintptr_t)iname);
+	if (d)
+		return d;
+	d = hwc__arena_alloc(&s->arena, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->name = iname;
+	d->next = s->dso_list;
+	s->dso_list = d;
+	hwc__map_put(&s->dsos, (uint64_t)(uintptr_t)iname, d);
+	return d;
+}
+
+bool hwc__pseudo_file(const char *name)
+{
+	return name[0] == '[' || strncmp(name, "//anon", 6) == 0 ||
+	       strncmp(name, "/memfd:", 7) == 0 || strncmp(name, "anon_inode:", 11) == 0 ||
+	       name[0] != '/';
+}
+
+static void hex(char *out, const uint8_t *id, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		sprintf(out + 2 * i, "%02x", id[i]);
+	out[2 * len] = '\0';
+}
+
+/* Open PATH as ELF and check its build-id against the recorded one. */
+static int try_candidate(hwc_symbols *s, struct hwc__dso *d, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	int err = 0;
+	GElf_Ehdr eh;
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
+		err = -ENOEXEC;
+		goto out;
+	}
+	const void *bid;
+	ssize_t n = dwelf_elf_gnu_build_id(elf, &bid);
+	if (d->bidlen && (n != (ssize_t)d->bidlen || memcmp(bid, d->bid, d->bidlen))) {
+		err = -ESTALE;
+		goto out;
+	}
+	size_t nph;
+	if (elf_getphdrnum(elf, &nph) == 0)
+		for (size_t i = 0; i < nph && d->nloads < HWC_ARRAY_SIZE(d->loads); i++) {
+			GElf_Phdr ph;
+			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
+				d->loads[d->nloads++] = (struct hwc__load){ph.p_offset, ph.p_vaddr,
+									   ph.p_filesz};
+		}
+	d->et_exec = eh.e_type == ET_EXEC;
+	d->path = hwc__intern(s, path);
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return err;
+}
+
+/* Find the DSO's file (by build-id when one was recorded) and report it to
+ * a libdwfl session of its own. */
+void hwc__dso_load(hwc_symbols *s, struct hwc__dso *d)
+{
+	d->state = -1;
+	if (hwc__pseudo_file(d->name)) {
+		d->why = "no file backs this mapping";
+		return;
+	}
+	char path[4096];
+	snprintf(path, sizeof(path), "%s", d->name);
+	size_t len = strlen(path);
+	static const char deleted[] = " (deleted)";
+	if (len > sizeof(deleted) - 1 && strcmp(path + len - (sizeof(deleted) - 1), deleted) == 0)
+		path[len - (sizeof(deleted) - 1)] = '\0';
+	struct hwc__bid *b = hwc__map_get(&s->buildids, (uint64_t)(uintptr_t)hwc__intern(s, path));
+	if (!b)
+		b = hwc__map_get(&s->buildids, (uint64_t)(uintptr_t)d->name);
+	if (b) {
+		memcpy(d->bid, b->id, b->len);
+		d->bidlen = b->len;
+	}
+	int err = try_candidate(s, d, path);
+	if (err && d->bidlen) {
+		char h[41], cand[4200];
+		hex(h, d->bid, d->bidlen);
+		const char *home = getenv("HOME");
+		const char *fmts[] = {"/usr/lib/debug/.build-id/%.2s/%s.debug", "%s/.debug/.build-id/%.2s/%s/elf",
+				      "%s/.debug/.build-id/%.2s/%s"};
+		for (size_t i = 0; i < 3 && err; i++) {
+			if (i == 0)
+				snprintf(cand, sizeof(cand), fmts[0], h, h + 2);
+			else if (home)
+				snprintf(cand, sizeof(cand), fmts[i], home, h, h + 2);
+			else
+				continue;
+			int e = try_candidate(s, d, cand);
+			if (!e)
+				err = 0;
+		}
+	}
+	if (err) {
+		d->why = err == -ESTALE ? "its build-id differs from the recorded one"
+				       : err == -ENOENT ? "the file no longer exists"
+				       : err == -EACCES ? "permission denied"
+				       : "not a readable ELF file";
+		return;
+	}
+	d->dwfl = dwfl_begin(&dso_callbacks);
+	if (!d->dwfl) {
+		d->why = "libdwfl failed";
+		return;
+	}
+	dwfl_report_begin(d->dwfl);
+	d->mod = dwfl_report_elf(d->dwfl, d->name, d->path, -1, 0, false);
+	dwfl_report_end(d->dwfl, NULL, NULL);
+	if (!d->mod) {
+		d->why = dwfl_errmsg(-1);
+		dwfl_end(d->dwfl);
+		d->dwfl = NULL;
+		return;
+	}
+	d->state = 1;
+}
+
+/* File offset within the DSO to its ELF virtual address. */
+uint64_t hwc__dso_vaddr(const struct hwc__dso *d, uint64_t off)
+{
+	for (size_t i = 0; i < d->nloads; i++)
+		if (off >= d->loads[i].offset && off - d->loads[i].offset < d->loads[i].filesz)
+			return off - d->loads[i].offset + d->loads[i].vaddr;
+	return off;
+}

@@ -1,0 +1,148 @@
+/* Addresses to locations: a user address through its process's map to
+ * its DSO's symbol (symtab.c), with file and line and the inlined scopes
+ * from DWARF when asked; a kernel address through kallsyms. */
+#include "internal.h"
+#include "symbol_internal.h"
+
+#include <dwarf.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+	if (!n)
+		n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
+	return n;
+}
+
+/* With HWC_SYM_INLINE: the chain of inlined scopes around ADDR, innermost
+ * first, each at its line, ending in OUTER (the ELF symbol's location) at
+ * the call site of the outermost inlined scope. */
+static const struct hwc_location *inline_chain(hwc_symbols *s, struct hwc__dso *d, uint64_t addr,
+					       struct hwc_location *outer)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(d->mod, addr, &bias);
+	Dwarf_Die *scopes = NULL;
+	int n = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
+	if (n <= 0)
+		return outer;
+	Dwarf_Files *files = NULL;
+	size_t nfiles = 0;
+	if (dwarf_getsrcfiles(cu, &files, &nfiles))
+		files = NULL;
+	const struct hwc_location *first = outer;
+	struct hwc_location *prev = NULL;
+	const char *file = outer->file;
+	unsigned line = outer->line;
+	for (int i = 0; i < n; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		if (tag == DW_TAG_subprogram)
+			break;
+		if (tag != DW_TAG_inlined_subroutine)
+			continue;
+		const char *name = die_name(&scopes[i]);
+		name = hwc__intern(s, name ? name : "[inlined]");
+		const struct hwc_symbol *sym =
+			hwc__symbol_at(s, &d->inline_syms, name, d->name, hwc__hash_str(name), 0, true, false);
+		struct hwc_location *l = hwc__new_location(s, sym, outer->dso_offset);
+		if (!l)
+			break;
+		l->file = file;
+		l->line = line;
+		if (prev)
+			prev->inlined_into = l;
+		else
+			first = l;
+		prev = l;
+		/* The caller of this scope is at its call site. */
+		Dwarf_Attribute a;
+		Dwarf_Word fileno = 0, cline = 0;
+		dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &fileno);
+		dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &cline);
+		const char *cfile = files && fileno < nfiles ? dwarf_filesrc(files, fileno, NULL, NULL)
+							     : NULL;
+		file = cfile ? hwc__intern(s, cfile) : NULL;
+		line = (unsigned)cline;
+	}
+	free(scopes);
+	if (prev) {
+		prev->inlined_into = outer;
+		outer->file = file;
+		outer->line = line;
+	}
+	return first;
+}
+
+static const struct hwc_location *resolve_in_dso(hwc_symbols *s, struct hwc__dso *d, uint64_t off)
+{
+	if (d->state == 0)
+		hwc__dso_load(s, d);
+	uint64_t rel = d->state > 0 ? hwc__dso_vaddr(d, off) : off;
+	const struct hwc_location *cached = hwc__map_get(&d->locs, rel);
+	if (cached)
+		return cached;
+	const struct hwc_symbol *sym = NULL;
+	const char *file = NULL;
+	int line = 0;
+	if (d->state > 0) {
+		GElf_Off symoff;
+		GElf_Sym esym;
+		const char *name = dwfl_module_addrinfo(d->mod, rel, &symoff, &esym, NULL, NULL, NULL);
+		if (name) {
+			/* Drop the symbol version ("memcpy@@GLIBC_2.14"), as perf shows names. */
+			char plain[1024];
+			const char *at = strchr(name, '@');
+			if (at && at != name && (size_t)(at - name) < sizeof(plain)) {
+				memcpy(plain, name, (size_t)(at - name));
+				plain[at - name] = '\0';
+				name = plain;
+			}
+			sym = hwc__symbol_at(s, &d->syms, hwc__intern(s, name), d->name, rel - symoff, esym.st_size,
+					true, false);
+		}
+		if (s->flags & (HWC_SYM_SRCLINE | HWC_SYM_INLINE)) {
+			Dwfl_Line *l = dwfl_module_getsrc(d->mod, rel);
+			if (l)
+				file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
+		}
+	}
+	if (!sym)
+		sym = hwc__symbol_at(s, &d->syms, s->unknown, d->name, rel, 0, false, false);
+	struct hwc_location *loc = hwc__new_location(s, sym, rel);
+	if (!loc)
+		return &s->oom_location;
+	if (file) {
+		loc->file = hwc__intern(s, file);
+		loc->line = line > 0 ? (unsigned)line : 0;
+	}
+	const struct hwc_location *res = loc;
+	if (s->flags & HWC_SYM_INLINE && d->state > 0)
+		res = inline_chain(s, d, rel, loc);
+	hwc__map_put(&d->locs, rel, (void *)res);
+	return res;
+}
+
+HWC_EXPORT const struct hwc_location *hwc_symbols_resolve(hwc_symbols *s, uint32_t pid,
+							  uint64_t time, uint64_t addr, bool kernel)
+{
+	if (kernel)
+		return hwc__resolve_kernel(s, addr);
+	struct hwc__proc *p = hwc__proc_get(s, pid, false);
+	const struct hwc__mapping *m = p ? hwc__find_map(p, addr, time) : NULL;
+	if (!m) {
+		const struct hwc_location *loc = hwc__map_get(&s->unknown_locs, addr);
+		if (loc)
+			return loc;
+		const struct hwc_symbol *sym =
+			hwc__symbol_at(s, &s->unknown_syms, s->unknown, s->unknown, addr, 0, false, false);
+		struct hwc_location *l = hwc__new_location(s, sym, addr);
+		if (!l)
+			return &s->oom_location;
+		hwc__map_put(&s->unknown_locs, addr, l);
+		return l;
+	}
+	return resolve_in_dso(s, m->dso, addr - m->start + m->pgoff);
+}
