@@ -209,6 +209,11 @@ $(BUILD)/tests/pctr_driver $(BUILD)/tests/perfmon_driver: $(BUILD)/tests/%: test
 	$(CC) $(CPPFLAGS) $(COMPAT_CPPFLAGS) $(CFLAGS) -o $@ $< $(filter %.o,$^) -L$(BUILD)/lib -lhwc \
 		-lpthread -lm $(RPATH)
 
+# The sorted symbol tables checked against libdw: an internal of libhwc,
+# reached through src/ and the static library.
+$(BUILD)/tests/symtab: tests/symtab.c tests/check.h src/symbol_internal.h $(BUILD)/lib/libhwc.a
+	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/lib/libhwc.a $(LDLIBS_HWC)
+
 # hwc stat's formatter, fed values this machine cannot produce (no PMU).
 STAT_PRINT := tools/hwc/stat_print.c tools/hwc/json.c
 $(BUILD)/tests/stat_print: tests/stat_print.c $(STAT_PRINT) tools/hwc/stat.h tools/hwc/json.h \

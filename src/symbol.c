@@ -206,6 +206,7 @@ HWC_EXPORT void hwc_symbols_free(hwc_symbols *s)
 	if (!s)
 		return;
 	for (struct hwc__dso *d = s->dso_list; d; d = d->next) {
+		hwc__symtab_free(d->symtab); /* its names are libelf's: first */
 		if (d->dwfl)
 			dwfl_end(d->dwfl);
 		hwc__map_free(&d->locs);

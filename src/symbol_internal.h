@@ -55,6 +55,8 @@ struct hwc__dso {
 	size_t nloads;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
+	struct hwc__symtab *symtab; /* its symbols sorted, once looked up (NULL: ask libdw) */
+	bool symtab_tried;
 	struct hwc__map locs, syms, inline_syms;
 	struct hwc__dso *next;
 };
@@ -121,6 +123,19 @@ struct hwc__proc *hwc__proc_get(hwc_symbols *s, uint32_t pid, bool create);
 const struct hwc__mapping *hwc__find_map(const struct hwc__proc *p, uint64_t addr, uint64_t time);
 /* Free every process and thread. */
 void hwc__procs_free(hwc_symbols *s);
+
+/* symtab.c: a module's symbols sorted by address, giving what
+ * dwfl_module_addrinfo() gives in O(log n).  NULL when out of memory or
+ * when the module is one whose answers it cannot reproduce (relocatable,
+ * ppc64 function descriptors): ask libdw then. */
+struct hwc__symtab;
+struct hwc__symtab *hwc__symtab_build(Dwfl_Module *mod);
+/* The symbol dwfl_module_addrinfo() names for module address ADDR: 1 with
+ * *NAME (libelf's string), *START and *SIZE; 0 when it names none; -1 when
+ * the table cannot tell (ask libdw). */
+int hwc__symtab_lookup(const struct hwc__symtab *t, uint64_t addr, const char **name,
+		       uint64_t *start, uint64_t *size);
+void hwc__symtab_free(struct hwc__symtab *t);
 
 /* unwind.c: drop the process's unwinding session. */
 void hwc__unwind_forget(struct hwc__proc *p);

@@ -76,6 +76,29 @@ static const struct hwc_location *inline_chain(hwc_symbols *s, struct hwc__dso *
 	return first;
 }
 
+/* The ELF symbol of module address ADDR, as dwfl_module_addrinfo() names
+ * it: from the DSO's sorted table, built on the first lookup, or from libdw
+ * itself when the table cannot tell. */
+static const char *elf_symbol(struct hwc__dso *d, uint64_t addr, uint64_t *start, uint64_t *size)
+{
+	if (!d->symtab_tried) {
+		d->symtab_tried = true;
+		d->symtab = hwc__symtab_build(d->mod);
+	}
+	const char *name = NULL;
+	int found = d->symtab ? hwc__symtab_lookup(d->symtab, addr, &name, start, size) : -1;
+	if (found >= 0)
+		return found ? name : NULL;
+	GElf_Off off;
+	GElf_Sym esym;
+	name = dwfl_module_addrinfo(d->mod, addr, &off, &esym, NULL, NULL, NULL);
+	if (name) {
+		*start = addr - off;
+		*size = esym.st_size;
+	}
+	return name;
+}
+
 static const struct hwc_location *resolve_in_dso(hwc_symbols *s, struct hwc__dso *d, uint64_t off)
 {
 	if (d->state == 0)
@@ -88,9 +111,8 @@ static const struct hwc_location *resolve_in_dso(hwc_symbols *s, struct hwc__dso
 	const char *file = NULL;
 	int line = 0;
 	if (d->state > 0) {
-		GElf_Off symoff;
-		GElf_Sym esym;
-		const char *name = dwfl_module_addrinfo(d->mod, rel, &symoff, &esym, NULL, NULL, NULL);
+		uint64_t start, size;
+		const char *name = elf_symbol(d, rel, &start, &size);
 		if (name) {
 			/* Drop the symbol version ("memcpy@@GLIBC_2.14"), as perf shows names. */
 			char plain[1024];
@@ -100,8 +122,8 @@ static const struct hwc_location *resolve_in_dso(hwc_symbols *s, struct hwc__dso
 				plain[at - name] = '\0';
 				name = plain;
 			}
-			sym = hwc__symbol_at(s, &d->syms, hwc__intern(s, name), d->name, rel - symoff, esym.st_size,
-					true, false);
+			sym = hwc__symbol_at(s, &d->syms, hwc__intern(s, name), d->name, start, size, true,
+					     false);
 		}
 		if (s->flags & (HWC_SYM_SRCLINE | HWC_SYM_INLINE)) {
 			Dwfl_Line *l = dwfl_module_getsrc(d->mod, rel);

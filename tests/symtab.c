@@ -1,0 +1,184 @@
+/* The sorted symbol tables of src/symtab.c against libdw itself: for real
+ * binaries (this program's libraries, libc with its debuginfo among them,
+ * the hwc tool, stripped copies of it and of libhwc, a workload), the table
+ * must name exactly what dwfl_module_addrinfo() names (same name, start
+ * and size, or nothing for both) at every symbol's start, just after it,
+ * in its middle, at its end and just before it, and at addresses spread
+ * over every allocated section, gaps included.
+ *
+ * The one test that reaches into libhwc: it includes src/symbol_internal.h
+ * and links libhwc.a, because the table is an internal with no public
+ * call of its own (hwc_symbols_resolve() is what uses it). */
+#include "check.h"
+#include "symbol_internal.h"
+
+#include <link.h>
+
+struct addrs {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+static void add(struct addrs *a, uint64_t addr)
+{
+	if (a->n == a->cap) {
+		a->cap = a->cap ? a->cap * 2 : 4096;
+		a->v = realloc(a->v, a->cap * sizeof(*a->v));
+		if (!a->v)
+			abort();
+	}
+	a->v[a->n++] = addr;
+}
+
+static const Dwfl_Callbacks callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+/* Compare the table with libdw over PATH; returns how many function
+ * symbols it was checked at (their starts). */
+static size_t compare(const char *path)
+{
+	Dwfl *dwfl = dwfl_begin(&callbacks);
+	CHECK(dwfl != NULL);
+	if (!dwfl)
+		return 0;
+	dwfl_report_begin(dwfl);
+	Dwfl_Module *mod = dwfl_report_elf(dwfl, path, path, -1, 0, false);
+	dwfl_report_end(dwfl, NULL, NULL);
+	if (!mod) {
+		fprintf(stderr, "%s: %s\n", path, dwfl_errmsg(-1));
+		check_failures++;
+		dwfl_end(dwfl);
+		return 0;
+	}
+	struct hwc__symtab *t = hwc__symtab_build(mod);
+	CHECK(t != NULL);
+	if (!t) {
+		dwfl_end(dwfl);
+		return 0;
+	}
+	struct addrs a = {0};
+	size_t funcs = 0;
+	int n = dwfl_module_getsymtab(mod);
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr value;
+		if (!dwfl_module_getsym_info(mod, i, &sym, &value, NULL, NULL, NULL) ||
+		    sym.st_shndx == SHN_UNDEF)
+			continue;
+		funcs += GELF_ST_TYPE(sym.st_info) == STT_FUNC;
+		add(&a, value);
+		add(&a, value + 1);
+		add(&a, value + sym.st_size / 2);
+		add(&a, value + sym.st_size);
+		add(&a, value - 1);
+	}
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	for (Elf_Scn *scn = NULL; elf && (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC))
+			continue;
+		for (uint64_t k = 0; k <= 64; k++)
+			add(&a, sh.sh_addr + bias + sh.sh_size * k / 64);
+	}
+	size_t mismatches = 0;
+	for (size_t i = 0; i < a.n; i++) {
+		uint64_t addr = a.v[i], start = 0, size = 0;
+		const char *name = NULL;
+		int found = hwc__symtab_lookup(t, addr, &name, &start, &size);
+		GElf_Off off = 0;
+		GElf_Sym esym = {0};
+		const char *want = dwfl_module_addrinfo(mod, addr, &off, &esym, NULL, NULL, NULL);
+		bool same = found >= 0 && (found == 1) == (want != NULL) &&
+			    (!want || (strcmp(name, want) == 0 && start == addr - off &&
+				       size == esym.st_size));
+		if (!same && mismatches++ < 10)
+			fprintf(stderr,
+				"%s at %#" PRIx64 ": table %d %s %#" PRIx64 "+%" PRIu64
+				", libdw %s %#" PRIx64 "+%" PRIu64 "\n",
+				path, addr, found, found == 1 ? name : "-", start, size,
+				want ? want : "-", want ? addr - off : 0, want ? esym.st_size : 0);
+	}
+	CHECK_INT(mismatches, ==, 0);
+	fprintf(stderr, "%s: %zu addresses, %zu function symbols\n", path, a.n, funcs);
+	free(a.v);
+	hwc__symtab_free(t);
+	dwfl_end(dwfl);
+	return funcs;
+}
+
+static int each_library(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	size_t *libc_funcs = arg;
+	const char *path = info->dlpi_name;
+	if (!path || path[0] != '/')
+		return 0; /* this program, or the vDSO */
+	size_t funcs = compare(path);
+	if (strstr(path, "/libc.so"))
+		*libc_funcs = funcs;
+	return 0;
+}
+
+/* Every library this program has loaded: libc (its symbol table comes from
+ * its debuginfo when that is installed), libdw, libelf, libz, ld.so. */
+static void loaded_libraries(void)
+{
+	size_t libc_funcs = 0;
+	dl_iterate_phdr(each_library, &libc_funcs);
+	CHECK_INT(libc_funcs, >, 1000); /* the table was checked where it matters */
+}
+
+static const char *build_dir(void)
+{
+	const char *b = getenv("HWC_BUILD");
+	return b ? b : "build";
+}
+
+static void hwc_tool_and_workload(void)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/bin/hwc", build_dir());
+	CHECK_INT(compare(path), >, 100);
+	snprintf(path, sizeof(path), "%s/workloads/hotspots", build_dir());
+	CHECK_INT(compare(path), >=, 4); /* main, g, f1, f2 at least */
+}
+
+/* Stripped copies: only .dynsym is left (libhwc's exported functions). */
+static void stripped(void)
+{
+	char dir[] = "/tmp/hwc-symtab-XXXXXX";
+	if (!mkdtemp(dir)) {
+		fprintf(stderr, "mkdtemp: %s\n", strerror(errno));
+		check_failures++;
+		return;
+	}
+	const char *what[][2] = {{"bin/hwc", "hwc"}, {"lib/libhwc.so.0", "libhwc.so.0"}};
+	for (size_t i = 0; i < 2; i++) {
+		char cmd[8192], out[4200];
+		snprintf(out, sizeof(out), "%s/%s", dir, what[i][1]);
+		snprintf(cmd, sizeof(cmd), "strip -o '%s' '%s/%s'", out, build_dir(), what[i][0]);
+		if (system(cmd) != 0) {
+			fprintf(stderr, "note: '%s' failed (binutils' strip): no stripped copy checked\n",
+				cmd);
+			continue;
+		}
+		size_t funcs = compare(out);
+		if (i == 1)
+			CHECK_INT(funcs, >, 50); /* the exported API */
+		unlink(out);
+	}
+	rmdir(dir);
+}
+
+int main(void)
+{
+	elf_version(EV_CURRENT);
+	RUN(loaded_libraries);
+	RUN(hwc_tool_and_workload);
+	RUN(stripped);
+	return check_failures ? 1 : 0;
+}
