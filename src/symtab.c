@@ -15,14 +15,17 @@
  *    or starts at the same place, is narrower and binds no weaker.
  * 3. Otherwise a sizeless symbol (an assembly label) exactly at the address
  *    among the globals ends the search without looking at the locals.
- * 4. Otherwise, after both passes, the answer is the last sizeless symbol
- *    in table order at the highest start below the address, provided no
- *    symbol reaches past that start and the label is in the address's
- *    section (a label outside allocated sections: only its own address).
+ * 4. Otherwise, after both passes, a label at the highest start below the
+ *    address may be the answer, depending on sections and on what reaches
+ *    past it.
  *
+ * The table answers rules 1 and 2 itself, and says "no symbol" when no
+ * label could be the answer either.  Where a label could be (rules 3 and
+ * 4), it leaves the answer to libdw: its label rules vary between elfutils
+ * releases (the section of an address differs for sanitizer runtimes), and
+ * labels are rare enough that the per-address cache above absorbs the cost.
  * What libdw does differently for relocatable files and for function
- * descriptors (ppc64) is not reproduced: such modules get no table and the
- * caller asks libdw. */
+ * descriptors (ppc64) is not reproduced: such modules get no table. */
 #include "internal.h"
 #include "symbol_internal.h"
 
@@ -36,19 +39,11 @@ struct entry {
 	uint32_t seq;     /* position in libdw's scan: the globals, then the locals */
 	uint8_t bind;     /* libdw's preference: global 3, weak 2, local 1, others 0 */
 	bool local;       /* in the second pass */
-	bool exact;       /* sizeless outside allocated sections: matches its own address only */
-};
-
-struct section {
-	uint64_t start, end; /* end included, as libdw has it */
-	size_t ndx;
 };
 
 struct hwc__symtab {
 	struct entry *e; /* by value, then seq */
 	size_t n;
-	struct section *sec; /* allocated sections by start, then index */
-	size_t nsec;
 };
 
 /* More sized symbols containing one address than this, and the caller
@@ -77,14 +72,6 @@ static int cmp_entry(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static int cmp_section(const void *a, const void *b)
-{
-	const struct section *x = a, *y = b;
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->ndx < y->ndx ? -1 : x->ndx > y->ndx;
-}
-
 /* Symbols LO..HI-1 of MOD's table into T, in scan order.  False when one
  * does not fit the rules above (its range wraps around). */
 static bool add_pass(struct hwc__symtab *t, Dwfl_Module *mod, int lo, int hi, bool local)
@@ -107,39 +94,10 @@ static bool add_pass(struct hwc__symtab *t, Dwfl_Module *mod, int lo, int hi, bo
 			.seq = (uint32_t)t->n,
 			.bind = bind_rank(&sym),
 			.local = local,
-			.exact = sym.st_size == 0 && shndx >= SHN_LORESERVE,
 		};
 		t->n++;
 	}
 	return true;
-}
-
-/* The allocated sections of the module's main file, as libdw finds the
- * section of an address.  A file libdw cannot list sections of leaves none:
- * every address is then in no section, all in the same one. */
-static int add_sections(struct hwc__symtab *t, Elf *elf, GElf_Addr bias)
-{
-	size_t shstrndx, nscn;
-	if (elf_getshdrstrndx(elf, &shstrndx) < 0 || elf_getshdrnum(elf, &nscn) < 0)
-		return 0;
-	t->sec = calloc(nscn ? nscn : 1, sizeof(*t->sec));
-	if (!t->sec)
-		return -ENOMEM;
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) ||
-		    ((sh.sh_flags & SHF_ALLOC) && !elf_strptr(elf, shstrndx, sh.sh_name))) {
-			t->nsec = 0;
-			return 0;
-		}
-		if ((sh.sh_flags & SHF_ALLOC) && t->nsec < nscn)
-			t->sec[t->nsec++] = (struct section){sh.sh_addr + bias,
-							     sh.sh_addr + bias + sh.sh_size,
-							     elf_ndxscn(scn)};
-	}
-	/* Sorted stably, as glibc's qsort sorts libdw's list. */
-	qsort(t->sec, t->nsec, sizeof(*t->sec), cmp_section);
-	return 0;
 }
 
 void hwc__symtab_free(struct hwc__symtab *t)
@@ -147,7 +105,6 @@ void hwc__symtab_free(struct hwc__symtab *t)
 	if (!t)
 		return;
 	free(t->e);
-	free(t->sec);
 	free(t);
 }
 
@@ -171,10 +128,6 @@ struct hwc__symtab *hwc__symtab_build(Dwfl_Module *mod)
 			return NULL;
 		}
 	}
-	if (add_sections(t, elf, bias)) {
-		hwc__symtab_free(t);
-		return NULL;
-	}
 	qsort(t->e, t->n, sizeof(*t->e), cmp_entry);
 	uint64_t reach = 0;
 	for (size_t i = 0; i < t->n; i++) {
@@ -183,27 +136,6 @@ struct hwc__symtab *hwc__symtab_build(Dwfl_Module *mod)
 		t->e[i].reach = reach;
 	}
 	return t;
-}
-
-/* The index of the section holding ADDR, 0 for none: libdw's search, ties
- * and all (a section's end is in it unless the next starts there). */
-static size_t section_of(const struct hwc__symtab *t, uint64_t addr)
-{
-	size_t lo = 0, hi = t->nsec;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (addr < t->sec[mid].start) {
-			hi = mid;
-		} else if (addr > t->sec[mid].end) {
-			lo = mid + 1;
-		} else {
-			if (addr == t->sec[mid].end && mid + 1 < t->nsec &&
-			    addr == t->sec[mid + 1].start)
-				mid++;
-			return t->sec[mid].ndx;
-		}
-	}
-	return 0;
 }
 
 /* Rule 2 over the containing symbols of one pass, C[N] in scan order. */
@@ -253,24 +185,17 @@ int hwc__symtab_lookup(const struct hwc__symtab *t, uint64_t addr, const char **
 		c[k] = e;
 	}
 	const struct entry *found = best_containing(c, nc, false); /* rule 2, globals */
-	for (size_t i = above; !found && i > 0 && t->e[i - 1].value == addr; i--) /* rule 3 */
+	for (size_t i = above; !found && i > 0 && t->e[i - 1].value == addr; i--)
 		if (t->e[i - 1].size == 0 && !t->e[i - 1].local)
-			found = &t->e[i - 1];
+			return -1; /* rule 3: libdw's */
 	if (!found)
 		found = best_containing(c, nc, true); /* rule 2, locals */
-	if (!found) { /* rule 4 */
-		const struct entry *last = &t->e[above - 1];
-		size_t addr_section = section_of(t, addr);
-		for (size_t i = above; last->reach == last->value && i > 0 &&
-				       t->e[i - 1].value == last->value;
-		     i--) {
-			const struct entry *e = &t->e[i - 1];
-			if (e->exact ? e->value == addr : section_of(t, e->value) == addr_section) {
-				found = e;
-				break;
-			}
-		}
-	}
+	const struct entry *last = &t->e[above - 1];
+	for (size_t i = above; !found && last->reach == last->value && i > 0 &&
+			       t->e[i - 1].value == last->value;
+	     i--)
+		if (t->e[i - 1].size == 0)
+			return -1; /* rule 4: libdw's */
 	if (!found)
 		return 0;
 	*name = found->name;
