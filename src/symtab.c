@@ -29,7 +29,6 @@
 #include "internal.h"
 #include "symbol_internal.h"
 
-#include <errno.h>
 #include <stdlib.h>
 
 struct entry {
@@ -79,8 +78,7 @@ static bool add_pass(struct hwc__symtab *t, Dwfl_Module *mod, int lo, int hi, bo
 	for (int i = lo; i < hi; i++) {
 		GElf_Sym sym;
 		GElf_Addr value;
-		GElf_Word shndx;
-		const char *name = dwfl_module_getsym_info(mod, i, &sym, &value, &shndx, NULL, NULL);
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &value, NULL, NULL, NULL);
 		int type = GELF_ST_TYPE(sym.st_info);
 		if (!name || !name[0] || sym.st_shndx == SHN_UNDEF || type == STT_SECTION ||
 		    type == STT_FILE || type == STT_TLS)

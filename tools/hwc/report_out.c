@@ -309,26 +309,23 @@ void rp_print_gprof(struct rp_report *r, FILE *out)
 	size_t ii = 0, oi = 0;
 	for (size_t i = 0; i < n && in && outs; i++) {
 		const struct rp_func *f = fs[i];
-		size_t in_end = ii, out_end = oi;
-		while (in_end < nin && in[in_end]->callee == f)
-			in_end++;
-		while (out_end < nout && outs[out_end]->caller == f)
-			out_end++;
-		if (pct(f->total, r->period) >= r->o.percent_limit) {
-			for (size_t k = ii; k < in_end; k++)
-				print_edge(r, out, in[k]->caller, in[k], rank);
+		bool shown = pct(f->total, r->period) >= r->o.percent_limit;
+		for (; ii < nin && in[ii]->callee == f; ii++)
+			if (shown)
+				print_edge(r, out, in[ii]->caller, in[ii], rank);
+		if (shown) {
 			char name[1024];
 			rp_func_name(f, name, sizeof(name));
 			unsigned ix = rank[f->id];
 			fprintf(out, "[%u]%*s %7.2f%% %7.2f%% %8" PRIu64 "  %s (%s)\n", ix,
 				(int)(5 - (ix > 9) - (ix > 99) - (ix > 999)), "", pct(f->total, r->period),
 				pct(f->self, r->period), f->total_samples, name, rp_dso_base(f->sym->dso));
-			for (size_t k = oi; k < out_end; k++)
-				print_edge(r, out, outs[k]->callee, outs[k], rank);
-			fprintf(out, "-----------------------------------------------\n");
 		}
-		ii = in_end;
-		oi = out_end;
+		for (; oi < nout && outs[oi]->caller == f; oi++)
+			if (shown)
+				print_edge(r, out, outs[oi]->callee, outs[oi], rank);
+		if (shown)
+			fprintf(out, "-----------------------------------------------\n");
 	}
 	free(in);
 	free(outs);
