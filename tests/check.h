@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 static int check_failures;
+static int check_skips; /* sub-tests that could not run here (SKIP_SUB) */
 
 #define CHECK(cond)                                                                      \
 	do {                                                                             \
@@ -43,6 +44,29 @@ static int check_failures;
 		}                                                                        \
 	} while (0)
 
+#define CHECK_STR_EQ(a, b)                                                               \
+	do {                                                                             \
+		const char *a_ = (a), *b_ = (b);                                         \
+		if (!a_ || !b_ || strcmp(a_, b_) != 0) {                                 \
+			fprintf(stderr, "%s:%d: %s == %s failed: \"%s\" vs \"%s\"\n",        \
+				__FILE__, __LINE__, #a, #b, a_ ? a_ : "(null)",          \
+				b_ ? b_ : "(null)");                                     \
+			check_failures++;                                                \
+		}                                                                        \
+	} while (0)
+
+/* EXPR (a libhwc call) returns 0; on failure print its value and the
+ * library's detail, which says why (a macro: only tests of libhwc use it). */
+#define CHECK_OK(expr)                                                                   \
+	do {                                                                             \
+		long long r_ = (long long)(expr);                                        \
+		if (r_ != 0) {                                                           \
+			fprintf(stderr, "%s:%d: %s returned %lld: %s\n", __FILE__, __LINE__, \
+				#expr, r_, hwc_errdetail());                             \
+			check_failures++;                                                \
+		}                                                                        \
+	} while (0)
+
 #define CHECK_STR_CONTAINS(hay, needle)                                                  \
 	do {                                                                             \
 		const char *h_ = (hay), *n_ = (needle);                                  \
@@ -53,12 +77,26 @@ static int check_failures;
 		}                                                                        \
 	} while (0)
 
-/* Call FN as a sub-test; prints its name on failure. */
+/* Call FN as a sub-test and say how it ended: "ok", "FAIL", or "skip" when it
+ * called SKIP_SUB (tests/run counts those lines). */
 #define RUN(fn)                                                                          \
 	do {                                                                             \
-		int before_ = check_failures;                                            \
+		int before_ = check_failures, skips_ = check_skips;                      \
 		fn();                                                                    \
-		fprintf(stderr, "%s %s\n", check_failures == before_ ? "ok  " : "FAIL", #fn); \
+		const char *how_ = check_failures != before_ ? "FAIL"                    \
+				   : check_skips != skips_   ? "skip"                    \
+							     : "ok  ";                   \
+		fprintf(stderr, "%s %s\n", how_, #fn);                                   \
+	} while (0)
+
+/* Inside a sub-test: it, or a part of it, cannot run on this machine: print
+ * why and count it.  The caller returns (or leaves the part out) itself. */
+#define SKIP_SUB(...)                                                                    \
+	do {                                                                             \
+		fprintf(stderr, "%s: skipped: ", __func__);                              \
+		fprintf(stderr, __VA_ARGS__);                                            \
+		fprintf(stderr, "\n");                                                   \
+		check_skips++;                                                           \
 	} while (0)
 
 #define SKIP(...)                                                                        \
@@ -74,7 +112,8 @@ static int check_failures;
 static inline void run_as_nobody(void (*fn)(void), const char *name)
 {
 	if (geteuid() != 0) {
-		fprintf(stderr, "note: not root: cannot become nobody; %s not run\n", name);
+		fprintf(stderr, "%s: skipped: not root: cannot become nobody\n", name);
+		check_skips++;
 		return;
 	}
 	fflush(NULL);
@@ -199,6 +238,8 @@ static inline void remove_tree(const char *dir)
 
 static inline int check_exit(void)
 {
+	if (check_skips)
+		fprintf(stderr, "%d sub-test(s) skipped\n", check_skips);
 	if (check_failures)
 		fprintf(stderr, "%d check(s) failed\n", check_failures);
 	return check_failures ? 1 : 0;

@@ -57,7 +57,7 @@ static void test_levels(void)
 	cpc_buf_t *buf = cpc_buf_create(cpc, set);
 	int err = cpc_bind_curlwp(cpc, set, 0);
 	if (err && errno == EACCES) {
-		fprintf(stderr, "test_levels: skipped, kernel counting not permitted: %s", last_msg);
+		SKIP_SUB("kernel counting not permitted: %s", last_msg);
 		cpc_close(cpc);
 		return;
 	}
@@ -370,7 +370,7 @@ static void test_bind_cpu(void)
 	CHECK_INT(cpc_bind_cpu(cpc, cpu, set, 1), ==, -1); /* flags must be 0 */
 	CHECK_INT(errno, ==, EINVAL);
 	if (geteuid() != 0) {
-		fprintf(stderr, "test_bind_cpu: counting part skipped, needs root\n");
+		SKIP_SUB("the counting part needs root");
 		cpc_close(cpc);
 		return;
 	}

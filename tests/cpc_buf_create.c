@@ -120,7 +120,7 @@ static void test_sample(void)
 	 * rate means 0, else it matches the time the thread ran. */
 	uint64_t tick = cpc_buf_tick(cpc, d);
 	if (tick == 0)
-		fprintf(stderr, "test_sample: the TSC rate is unknown here: tick not checked\n");
+		SKIP_SUB("the TSC rate is unknown here: tick not checked");
 	else {
 		CHECK_U64(tick, >, clock / 10);  /* a TSC above 100 MHz */
 		CHECK_U64(tick, <, clock * 10);  /* and below 10 GHz */

@@ -48,9 +48,9 @@ static void test_handler(void)
 	const char *out = add_bogus(cpc, set);
 	CHECK_INT(calls, ==, 1);
 	CHECK_INT(subcode, ==, CPC_INVALID_EVENT);
-	CHECK(strcmp(fn_seen, "cpc_set_add_request") == 0);
+	CHECK_STR_EQ(fn_seen, "cpc_set_add_request");
 	CHECK(strncmp(msg, "Unknown event: ", 15) == 0);
-	CHECK(strcmp(out, "") == 0); /* nothing on stderr */
+	CHECK_STR_EQ(out, ""); /* nothing on stderr */
 
 	cpc_attr_t a = {"no-such-attribute", 1};
 	errno = 0;

@@ -14,7 +14,7 @@
 static hwc_counters *open_self(const char *spec, unsigned flags)
 {
 	hwc_evlist *list;
-	CHECK_INT(hwc_evlist_new(&list), ==, 0);
+	CHECK_OK(hwc_evlist_new(&list));
 	int err = hwc_evlist_add(list, spec);
 	CHECK_INT(err, ==, 0);
 	struct hwc_target t = {.kind = HWC_TARGET_SELF, .flags = flags};
@@ -76,11 +76,11 @@ static void fallback_counts_and_agrees_with_snapshot(void)
 	hwc_counters *c = open_self("page-faults,{task-clock,page-faults}", HWC_NO_INHERIT);
 	if (!c)
 		return;
-	CHECK_INT(hwc_counters_start(c), ==, 0);
+	CHECK_OK(hwc_counters_start(c));
 	struct hwc_value before, after;
-	CHECK_INT(hwc_counters_read_fast(c, 0, 0, &before), ==, 0);
+	CHECK_OK(hwc_counters_read_fast(c, 0, 0, &before));
 	touch_pages(64);
-	CHECK_INT(hwc_counters_read_fast(c, 0, 0, &after), ==, 0);
+	CHECK_OK(hwc_counters_read_fast(c, 0, 0, &after));
 	CHECK_U64(after.raw - before.raw, >=, 64);
 	CHECK_U64(after.enabled, >, 0);
 	CHECK_U64(after.running, ==, after.enabled);
@@ -88,29 +88,29 @@ static void fallback_counts_and_agrees_with_snapshot(void)
 
 	/* Stopped, the fast read, the group member's fast read and the snapshot
 	 * all give the same numbers. */
-	CHECK_INT(hwc_counters_stop(c), ==, 0);
+	CHECK_OK(hwc_counters_stop(c));
 	struct hwc_value fast, member, snap, clock;
-	CHECK_INT(hwc_counters_read_fast(c, 0, 0, &fast), ==, 0);
-	CHECK_INT(hwc_counters_read_fast(c, 0, 2, &member), ==, 0);
-	CHECK_INT(hwc_counters_read_fast(c, 0, 1, &clock), ==, 0);
-	CHECK_INT(hwc_counters_read(c), ==, 0);
-	CHECK_INT(hwc_counters_value(c, 0, 0, &snap), ==, 0);
+	CHECK_OK(hwc_counters_read_fast(c, 0, 0, &fast));
+	CHECK_OK(hwc_counters_read_fast(c, 0, 2, &member));
+	CHECK_OK(hwc_counters_read_fast(c, 0, 1, &clock));
+	CHECK_OK(hwc_counters_read(c));
+	CHECK_OK(hwc_counters_value(c, 0, 0, &snap));
 	CHECK_U64(fast.raw, ==, snap.raw);
 	CHECK_U64(fast.enabled, ==, snap.enabled);
-	CHECK_INT(hwc_counters_value(c, 0, 2, &snap), ==, 0);
+	CHECK_OK(hwc_counters_value(c, 0, 2, &snap));
 	CHECK_U64(member.raw, ==, snap.raw);
 	CHECK_U64(member.raw, >=, 64);
-	CHECK_INT(hwc_counters_value(c, 0, 1, &snap), ==, 0);
+	CHECK_OK(hwc_counters_value(c, 0, 1, &snap));
 	CHECK_U64(clock.raw, ==, snap.raw);
 	CHECK_U64(clock.raw, >, 0);
 
 	/* After a reset the fast read counts from zero, as the snapshot does. */
-	CHECK_INT(hwc_counters_reset(c), ==, 0);
-	CHECK_INT(hwc_counters_read_fast(c, 0, 0, &fast), ==, 0);
+	CHECK_OK(hwc_counters_reset(c));
+	CHECK_OK(hwc_counters_read_fast(c, 0, 0, &fast));
 	CHECK_U64(fast.raw, ==, 0);
-	CHECK_INT(hwc_counters_start(c), ==, 0);
+	CHECK_OK(hwc_counters_start(c));
 	touch_pages(8);
-	CHECK_INT(hwc_counters_read_fast(c, 0, 0, &fast), ==, 0);
+	CHECK_OK(hwc_counters_read_fast(c, 0, 0, &fast));
 	CHECK_U64(fast.raw, >=, 8);
 	hwc_counters_close(c);
 }
@@ -133,11 +133,11 @@ static void other_thread_reads_through_the_kernel(void)
 	hwc_counters *c = open_self("page-faults", HWC_NO_INHERIT);
 	if (!c)
 		return;
-	CHECK_INT(hwc_counters_start(c), ==, 0);
+	CHECK_OK(hwc_counters_start(c));
 	touch_pages(16);
-	CHECK_INT(hwc_counters_stop(c), ==, 0);
+	CHECK_OK(hwc_counters_stop(c));
 	struct hwc_value mine;
-	CHECK_INT(hwc_counters_read_fast(c, 0, 0, &mine), ==, 0);
+	CHECK_OK(hwc_counters_read_fast(c, 0, 0, &mine));
 	struct other_thread o = {.c = c, .err = 1};
 	pthread_t t;
 	CHECK_INT(pthread_create(&t, NULL, read_from_other_thread, &o), ==, 0);
@@ -154,10 +154,10 @@ static void inherited_counters_have_no_page(void)
 	if (!c)
 		return;
 	CHECK(hwc_counters_userpage(c, 0) == NULL);
-	CHECK_INT(hwc_counters_start(c), ==, 0);
+	CHECK_OK(hwc_counters_start(c));
 	touch_pages(8);
 	struct hwc_value v;
-	CHECK_INT(hwc_counters_read_fast(c, 0, 0, &v), ==, 0);
+	CHECK_OK(hwc_counters_read_fast(c, 0, 0, &v));
 	CHECK_U64(v.raw, >=, 8);
 	hwc_counters_close(c);
 }
@@ -187,7 +187,7 @@ static void skipped_event_reports_its_error(void)
 		CHECK(hwc_counters_userpage(c, 0) == NULL);
 		CHECK_STR_CONTAINS(hwc_errdetail(), "cycles");
 	}
-	CHECK_INT(hwc_counters_read_fast(c, 0, 1, &v), ==, 0);
+	CHECK_OK(hwc_counters_read_fast(c, 0, 1, &v));
 	hwc_counters_close(c);
 }
 

@@ -29,8 +29,8 @@ static unsigned long long msr_type, tsc_config;
 static void test_resolve(void)
 {
 	hwc_evlist *l;
-	CHECK_INT(hwc_evlist_new(&l), ==, 0);
-	CHECK_INT(hwc_evlist_add(l, "msr/tsc/"), ==, 0);
+	CHECK_OK(hwc_evlist_new(&l));
+	CHECK_OK(hwc_evlist_add(l, "msr/tsc/"));
 	const struct hwc_event *e = hwc_evlist_event(l, 0);
 	CHECK(e != NULL);
 	if (e) {
@@ -56,8 +56,8 @@ static void test_count(void)
 	hwc_evlist *l;
 	hwc_counters *c;
 	struct hwc_target t = {.kind = HWC_TARGET_SELF};
-	CHECK_INT(hwc_evlist_new(&l), ==, 0);
-	CHECK_INT(hwc_evlist_add(l, "msr/tsc/"), ==, 0);
+	CHECK_OK(hwc_evlist_new(&l));
+	CHECK_OK(hwc_evlist_add(l, "msr/tsc/"));
 	int err = hwc_counters_open(&c, l, &t);
 	int paranoid = 2;
 	hwc_paranoid(&paranoid);
@@ -65,8 +65,8 @@ static void test_count(void)
 		/* The msr PMU cannot count user space only, which is all this
 		 * user may count: the error must say so. */
 		CHECK_STR_CONTAINS(hwc_errdetail(), "may count user space only");
-		fprintf(stderr, "test_count: not counted, needs root or perf_event_paranoid < 2: "
-				"%s\n",
+		SKIP_SUB("not counted, needs root or perf_event_paranoid < 2: "
+				"%s",
 			hwc_errdetail());
 		hwc_evlist_free(l);
 		return;
@@ -78,14 +78,14 @@ static void test_count(void)
 		return;
 	}
 	struct hwc_value first, second;
-	CHECK_INT(hwc_counters_start(c), ==, 0);
+	CHECK_OK(hwc_counters_start(c));
 	spin();
-	CHECK_INT(hwc_counters_read(c), ==, 0);
-	CHECK_INT(hwc_counters_value(c, HWC_ALL, 0, &first), ==, 0);
+	CHECK_OK(hwc_counters_read(c));
+	CHECK_OK(hwc_counters_value(c, HWC_ALL, 0, &first));
 	spin();
-	CHECK_INT(hwc_counters_stop(c), ==, 0);
-	CHECK_INT(hwc_counters_read(c), ==, 0);
-	CHECK_INT(hwc_counters_value(c, HWC_ALL, 0, &second), ==, 0);
+	CHECK_OK(hwc_counters_stop(c));
+	CHECK_OK(hwc_counters_read(c));
+	CHECK_OK(hwc_counters_value(c, HWC_ALL, 0, &second));
 	/* The time-stamp counter ticks while the task runs. */
 	CHECK_U64(first.raw, >, 0);
 	CHECK_U64(first.running, >, 0);
@@ -100,8 +100,8 @@ static void test_exclude_rejected(void)
 	hwc_evlist *l;
 	hwc_counters *c = NULL;
 	struct hwc_target t = {.kind = HWC_TARGET_SELF};
-	CHECK_INT(hwc_evlist_new(&l), ==, 0);
-	CHECK_INT(hwc_evlist_add(l, "msr/tsc/u"), ==, 0);
+	CHECK_OK(hwc_evlist_new(&l));
+	CHECK_OK(hwc_evlist_add(l, "msr/tsc/u"));
 	CHECK_INT(hwc_counters_open(&c, l, &t), ==, -EINVAL);
 	CHECK_STR_CONTAINS(hwc_errdetail(), "msr/tsc/u");
 	CHECK_STR_CONTAINS(hwc_errdetail(), "drop the u/k/h modifiers");
@@ -114,8 +114,7 @@ static void test_unprivileged(void)
 {
 	int paranoid;
 	if (geteuid() != 0 || hwc_paranoid(&paranoid) || paranoid < 2) {
-		fprintf(stderr, "test_unprivileged: skipped, needs root (to drop to an unprivileged "
-				"uid) and perf_event_paranoid >= 2\n");
+		SKIP_SUB("needs root (to drop to an unprivileged uid) and perf_event_paranoid >= 2");
 		return;
 	}
 	pid_t pid = fork();

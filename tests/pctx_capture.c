@@ -89,7 +89,7 @@ static void test_create_errors(void)
 	char *argv[] = {"hwc-no-such-program", NULL};
 	errbuf[0] = '\0';
 	CHECK(pctx_create(argv[0], argv, NULL, 0, errfn) == NULL);
-	CHECK(strcmp(errfn_seen, "create") == 0);
+	CHECK_STR_EQ(errfn_seen, "create");
 	CHECK_STR_CONTAINS(errbuf, "cannot find program 'hwc-no-such-program'");
 	char *argv2[] = {"/tmp", NULL}; /* a directory */
 	CHECK(pctx_create(argv2[0], argv2, NULL, 0, errfn) == NULL);
@@ -180,7 +180,7 @@ static int capture_root_process(void)
 static void test_capture_unprivileged(void)
 {
 	if (geteuid() != 0) {
-		fprintf(stderr, "test_capture_unprivileged: skipped, needs root to become nobody\n");
+		SKIP_SUB("needs root to become nobody");
 		return;
 	}
 	char *argv[] = {workload("sleeper"), "200", NULL};

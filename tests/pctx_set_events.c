@@ -115,7 +115,7 @@ static void test_hello_world(void)
 	/* "init_lwp, fini_lwp and exit, in that order." */
 	char *argv[] = {workload("pagetouch"), "1", NULL};
 	CHECK_INT(run_program(argv, 0, false), ==, 0);
-	CHECK(strcmp(log_buf, "init_lwp P 1\nfini_lwp P 1\nexit P 1 0\n") == 0);
+	CHECK_STR_EQ(log_buf, "init_lwp P 1\nfini_lwp P 1\nexit P 1 0\n");
 	fprintf(stderr, "%s", log_buf);
 }
 
@@ -124,10 +124,10 @@ static void test_threads(void)
 	/* family: a second thread, then a fork not followed, exit 7. */
 	char *argv[] = {workload("family"), "10", NULL};
 	CHECK_INT(run_program(argv, 0, false), ==, 0);
-	CHECK(strcmp(log_buf, "init_lwp P 1\n"
+	CHECK_STR_EQ(log_buf, "init_lwp P 1\n"
 			      "init_lwp P 2\nlwp_create 2\n"
 			      "fini_lwp P 2\nlwp_exit 2\n"
-			      "fini_lwp P 1\nexit P 1 7\n") == 0);
+			      "fini_lwp P 1\nexit P 1 7\n");
 	fprintf(stderr, "%s", log_buf);
 }
 
@@ -143,7 +143,7 @@ static void test_exec(void)
 		 "init_lwp P 1\nfini_lwp P 1\nexec P 1 '%s 3'\ninit_lwp P 1\nfini_lwp P 1\n"
 		 "exit P 1 0\n",
 		 workload("pagetouch"));
-	CHECK(strcmp(log_buf, want) == 0);
+	CHECK_STR_EQ(log_buf, want);
 	fprintf(stderr, "%s", log_buf);
 	/* An exec handler that fails ends the loop with -1; the program goes on. */
 	CHECK_INT(run_program(argv, -1, false), ==, -1);

@@ -37,7 +37,7 @@ static void test_fp_recording(void)
 		return;
 	CHECK_INT(hwc_perfdata_nattrs(f), ==, 1);
 	const struct hwc_perfdata_attr *a = hwc_perfdata_attr(f, 0);
-	CHECK(strcmp(a->name, "cpu-clock") == 0);
+	CHECK_STR_EQ(a->name, "cpu-clock");
 	CHECK_INT(a->attr.type, ==, PERF_TYPE_SOFTWARE);
 	CHECK(a->attr.sample_type & PERF_SAMPLE_CALLCHAIN);
 	CHECK(a->nids >= 1);
@@ -84,8 +84,8 @@ static void test_fp_recording(void)
 	CHECK(samples > 10);
 	CHECK(mmaps >= 2);
 	CHECK(forks >= 1);
-	CHECK(strcmp(hwc_record_type_name(PERF_RECORD_MMAP2), "MMAP2") == 0);
-	CHECK(strcmp(hwc_record_type_name(68), "FINISHED_ROUND") == 0);
+	CHECK_STR_EQ(hwc_record_type_name(PERF_RECORD_MMAP2), "MMAP2");
+	CHECK_STR_EQ(hwc_record_type_name(68), "FINISHED_ROUND");
 	/* Rewind gives the same records again. */
 	hwc_perfdata_rewind(f);
 	int again = 0;
@@ -100,12 +100,12 @@ static void test_fp_recording(void)
 	CHECK_INT(hwc_symbols_load(s, f), ==, 0);
 	const struct hwc_location *l = hwc_symbols_resolve(s, 4242424, 0, 0x1234, false);
 	CHECK(!l->sym->known);
-	CHECK(strcmp(l->sym->name, "[unknown]") == 0);
+	CHECK_STR_EQ(l->sym->name, "[unknown]");
 	CHECK_U64(l->dso_offset, ==, 0x1234);
 	CHECK(hwc_symbols_resolve(s, 4242424, 0, 0x1234, false) == l); /* cached */
 	const struct hwc_location *k = hwc_symbols_resolve(s, 0, 0, 0xffffffff81000000ULL, true);
 	CHECK(k->sym->kernel);
-	CHECK(strcmp(hwc_symbols_comm(s, 4242424, 0), "[unknown]") == 0);
+	CHECK_STR_EQ(hwc_symbols_comm(s, 4242424, 0), "[unknown]");
 	hwc_symbols_free(s);
 	hwc_perfdata_close(f);
 
@@ -140,8 +140,8 @@ static void test_two_events(void)
 	if (!f)
 		return;
 	CHECK_INT(hwc_perfdata_nattrs(f), ==, 2);
-	CHECK(strcmp(hwc_perfdata_attr(f, 0)->name, "cpu-clock") == 0);
-	CHECK(strcmp(hwc_perfdata_attr(f, 1)->name, "page-faults") == 0);
+	CHECK_STR_EQ(hwc_perfdata_attr(f, 0)->name, "cpu-clock");
+	CHECK_STR_EQ(hwc_perfdata_attr(f, 1)->name, "page-faults");
 	struct hwc_perfdata_record r;
 	int per[2] = {0, 0};
 	while (hwc_perfdata_next(f, &r) > 0)
@@ -194,14 +194,14 @@ static void test_comm_out_of_order(void)
 	CHECK_INT(hwc_symbols_record(s, &pre.h, &attr), ==, 0);
 	CHECK_INT(hwc_symbols_record(s, &fork1.h, &attr), ==, 0);
 	CHECK_INT(hwc_symbols_record(s, &exec.h, &attr), ==, 0);
-	CHECK(strcmp(hwc_symbols_comm(s, 200, 60), "hotspots") == 0);
-	CHECK(strcmp(hwc_symbols_comm(s, 100, 60), "hotspots") == 0);
+	CHECK_STR_EQ(hwc_symbols_comm(s, 200, 60), "hotspots");
+	CHECK_STR_EQ(hwc_symbols_comm(s, 100, 60), "hotspots");
 	/* A grandchild follows the chain. */
 	fork1.pid = fork1.tid = 300;
 	fork1.ppid = fork1.ptid = 200;
 	fork1.time = 70;
 	CHECK_INT(hwc_symbols_record(s, &fork1.h, &attr), ==, 0);
-	CHECK(strcmp(hwc_symbols_comm(s, 300, 80), "hotspots") == 0);
+	CHECK_STR_EQ(hwc_symbols_comm(s, 300, 80), "hotspots");
 	/* A child that execs something else has its own name from then on. */
 	struct {
 		struct perf_event_header h;
@@ -209,7 +209,7 @@ static void test_comm_out_of_order(void)
 		char comm[16];
 	} own = {{PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, sizeof(own)}, 300, 300, "sh"};
 	CHECK_INT(hwc_symbols_record(s, &own.h, &attr), ==, 0);
-	CHECK(strcmp(hwc_symbols_comm(s, 300, 90), "sh") == 0);
+	CHECK_STR_EQ(hwc_symbols_comm(s, 300, 90), "sh");
 	hwc_symbols_free(s);
 }
 
@@ -227,7 +227,7 @@ static void test_kallsyms_names(void)
 {
 	FILE *f = fopen("/proc/kallsyms", "re");
 	if (!f) {
-		fprintf(stderr, "test_kallsyms_names: no /proc/kallsyms: not checked\n");
+		SKIP_SUB("no /proc/kallsyms: not checked");
 		return;
 	}
 	char line[512], name[256], module[128];
@@ -257,7 +257,7 @@ static void test_kallsyms_names(void)
 	}
 	fclose(f);
 	if (!core.addr) {
-		fprintf(stderr, "test_kallsyms_names: kallsyms hides addresses (not root): not checked\n");
+		SKIP_SUB("kallsyms hides addresses (not root): not checked");
 		return;
 	}
 	hwc_symbols *s;
@@ -266,14 +266,14 @@ static void test_kallsyms_names(void)
 	for (size_t i = 0; i < 2; i++) {
 		const struct kpick *k = picks[i];
 		if (!k->addr) {
-			fprintf(stderr, "test_kallsyms_names: no module loaded: module names not checked\n");
+			SKIP_SUB("no module loaded: module names not checked");
 			continue;
 		}
 		const struct hwc_location *l = hwc_symbols_resolve(s, 0, 0, k->addr, true);
 		CHECK(l->sym->known && l->sym->kernel);
 		CHECK_U64(l->sym->start, ==, k->addr);
-		CHECK(strcmp(l->sym->name, k->name) == 0);
-		CHECK(strcmp(l->sym->dso, k->dso) == 0);
+		CHECK_STR_EQ(l->sym->name, k->name);
+		CHECK_STR_EQ(l->sym->dso, k->dso);
 		if (strcmp(l->sym->name, k->name) || strcmp(l->sym->dso, k->dso))
 			fprintf(stderr, "at %#llx: %s in %s, expected %s in %s\n", k->addr, l->sym->name,
 				l->sym->dso, k->name, k->dso);

@@ -332,7 +332,7 @@ static void test_logs(void)
 	int err = hwc_sampler_open(&s, l, &t, &o);
 	loud(saved);
 	if (err == -EINVAL && strstr(hwc_errdetail(), "Linux 6.12")) {
-		fprintf(stderr, "test_logs: skipped: %s\n", hwc_errdetail());
+		SKIP_SUB("%s", hwc_errdetail());
 		hwc_evlist_free(l);
 		hwc_evlist_free(counted);
 		return;
@@ -463,13 +463,12 @@ static void test_recording_user_records(void)
 	CHECK_INT(hwc_perfdata_open(&f, file), ==, 0);
 	if (f) {
 		CHECK_U64(hwc_perfdata_nattrs(f), ==, 2);
-		CHECK(strcmp(hwc_perfdata_attr(f, 0)->name, "cpu-clock") == 0);
-		CHECK(strcmp(hwc_perfdata_attr(f, 1)->name, "hwc-user") == 0);
+		CHECK_STR_EQ(hwc_perfdata_attr(f, 0)->name, "cpu-clock");
+		CHECK_STR_EQ(hwc_perfdata_attr(f, 1)->name, "hwc-user");
 		hwc_perfdata_close(f);
 	}
 	if (!have_perf()) {
-		fprintf(stderr, "test_recording_user_records: perf checks skipped: perf is not "
-				"installed\n");
+		SKIP_SUB("the perf checks: perf is not installed");
 		hwc_evlist_free(l);
 		return;
 	}
@@ -483,7 +482,7 @@ static void test_recording_user_records(void)
 	CHECK_STR_CONTAINS(out, "68 77 63 20 75 73 65 72"); /* "hwc user" */
 	CHECK_STR_CONTAINS(out, "04 03 02 01");
 	snprintf(cmd, sizeof(cmd), "cat %s", errfile);
-	CHECK(strcmp(run(cmd), "") == 0); /* perf had nothing to complain about */
+	CHECK_STR_EQ(run(cmd), ""); /* perf had nothing to complain about */
 	snprintf(cmd, sizeof(cmd), "perf report --header-only -i %s 2>&1", file);
 	out = run(cmd);
 	CHECK_STR_CONTAINS(out, "cmdline : sampler-test user-records");
@@ -549,7 +548,7 @@ static void test_errors(void)
 	if (access("/sys/bus/event_source/devices/cpu", F_OK) != 0)
 		expect_open_error("cycles", &self, NULL, -ENOENT, "no hardware PMU");
 	else
-		fprintf(stderr, "test_errors: the no-PMU case skipped: this machine has a PMU\n");
+		SKIP_SUB("the no-PMU case: this machine has a PMU");
 }
 
 /* A child process as nobody: kernel sampling is denied at paranoid 2, so
@@ -558,7 +557,7 @@ static void test_unprivileged(void)
 {
 	int paranoid;
 	if (geteuid() != 0 || hwc_paranoid(&paranoid) || paranoid < 2) {
-		fprintf(stderr, "test_unprivileged: skipped: needs root and perf_event_paranoid >= 2\n");
+		SKIP_SUB("needs root and perf_event_paranoid >= 2");
 		return;
 	}
 	pid_t pid = fork();

@@ -81,7 +81,7 @@ static void counter_plus_offset(void)
 {
 	fresh_page();
 	struct hwc_value v;
-	CHECK_INT(hwc_userpage_read(&page, &fakes, &v), ==, 0);
+	CHECK_OK(hwc_userpage_read(&page, &fakes, &v));
 	CHECK_INT(pmc_calls, ==, 1);
 	CHECK_INT(pmc_asked, ==, 2); /* rdpmc takes index - 1 */
 	CHECK_U64(v.raw, ==, 6000);
@@ -99,7 +99,7 @@ static void sign_extension(void)
 	page.offset = 1 << 20;
 	pmc_value = 0xab0000ffffffff00ULL; /* low 40 bits: -256 */
 	struct hwc_value v;
-	CHECK_INT(hwc_userpage_read(&page, &fakes, &v), ==, 0);
+	CHECK_OK(hwc_userpage_read(&page, &fakes, &v));
 	CHECK_U64(v.raw, ==, (1 << 20) - 256);
 
 	/* Bit 39 clear: positive, garbage above the width still dropped. */
@@ -107,7 +107,7 @@ static void sign_extension(void)
 	page.pmc_width = 40;
 	page.offset = 10;
 	pmc_value = 0xff00000000000123ULL;
-	CHECK_INT(hwc_userpage_read(&page, &fakes, &v), ==, 0);
+	CHECK_OK(hwc_userpage_read(&page, &fakes, &v));
 	CHECK_U64(v.raw, ==, 10 + 0x123);
 
 	/* A 64-bit wide counter is taken as is. */
@@ -115,7 +115,7 @@ static void sign_extension(void)
 	page.pmc_width = 64;
 	page.offset = -5;
 	pmc_value = 0x8000000000000005ULL;
-	CHECK_INT(hwc_userpage_read(&page, &fakes, &v), ==, 0);
+	CHECK_OK(hwc_userpage_read(&page, &fakes, &v));
 	CHECK_U64(v.raw, ==, 0x8000000000000000ULL);
 }
 
@@ -131,7 +131,7 @@ static void time_extrapolation(void)
 	page.time_offset = (uint64_t)-1000000; /* wraps on purpose */
 	tsc_value = (1 << 20) + 5;
 	struct hwc_value v;
-	CHECK_INT(hwc_userpage_read(&page, &fakes, &v), ==, 0);
+	CHECK_OK(hwc_userpage_read(&page, &fakes, &v));
 	uint64_t delta = 1024 * 1000 + (5 * 1000 >> 10) - 1000000;
 	CHECK_U64(delta, ==, 24004);
 	CHECK_U64(v.enabled, ==, 700 + delta);
@@ -148,7 +148,7 @@ static void time_extrapolation(void)
 	page.time_cycles = 0x1000;
 	page.time_mask = 0xffff;
 	tsc_value = 0x12345;
-	CHECK_INT(hwc_userpage_read(&page, &fakes, &v), ==, 0);
+	CHECK_OK(hwc_userpage_read(&page, &fakes, &v));
 	CHECK_U64(v.enabled, ==, 700 + 0x1000 + ((0x12345 - 0x1000) & 0xffff));
 
 	/* A nonsensical shift is not extrapolated (and is no undefined shift). */
@@ -157,7 +157,7 @@ static void time_extrapolation(void)
 	page.time_shift = 64;
 	page.time_mult = 3;
 	tsc_value = 12345;
-	CHECK_INT(hwc_userpage_read(&page, &fakes, &v), ==, 0);
+	CHECK_OK(hwc_userpage_read(&page, &fakes, &v));
 	CHECK_U64(v.enabled, ==, 700);
 }
 
@@ -167,7 +167,7 @@ static void multiplexed_scaling(void)
 	page.time_enabled = 1000;
 	page.time_running = 250;
 	struct hwc_value v;
-	CHECK_INT(hwc_userpage_read(&page, &fakes, &v), ==, 0);
+	CHECK_OK(hwc_userpage_read(&page, &fakes, &v));
 	CHECK_U64(v.raw, ==, 6000);
 	CHECK_U64(v.scaled, ==, 24000);
 }
@@ -180,7 +180,7 @@ static void sequence_retry(void)
 	racing = 1;
 	racing_offset = 400000;
 	struct hwc_value v;
-	CHECK_INT(hwc_userpage_read(&page, &fakes, &v), ==, 0);
+	CHECK_OK(hwc_userpage_read(&page, &fakes, &v));
 	CHECK_INT(pmc_calls, ==, 2);
 	CHECK_U64(v.raw, ==, 400000 + 5000);
 	CHECK_INT(page.lock, ==, 8);
