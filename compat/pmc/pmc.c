@@ -23,7 +23,11 @@ struct pmc__pmc pmc__pmcs[PMC__MAX];
 /* ------------------------------------------------------------ init */
 
 /* A tunable from the environment; a bad value is reported as hwpmc's
- * loader does, and the default kept. */
+ * loader does, and the default kept.  This is the one place libpmc prints:
+ * FreeBSD's module prints the same warning on the console and pmc_init()
+ * still succeeds, so its contract has no error to carry a warning, and
+ * pmc_errdetail() describes failures only; stderr is where a user of the
+ * real system would see it. */
 static void tunable(const char *env, const char *name, int *v, int max, const char *rule)
 {
 	const char *s = getenv(env);
