@@ -71,7 +71,6 @@ CPC_HEADERS  := compat/cpc/libcpc.h compat/pctx/libpctx.h
 CPC_SRC_OBJS := $(PCTX_OBJS) $(CPC_OBJS) $(CPUCMDS_OBJS) $(call objs,tools/cputrack) \
                 $(call objs,tools/cpustat)
 $(CPC_SRC_OBJS): CPPFLAGS += -Icompat/cpc -Icompat/pctx -Itools/cpucmds
-$(CPC_SRC_OBJS): $(CPC_HEADERS) $(wildcard tools/cpucmds/*.h)
 # Tests of these interfaces build like any client: pkg-config only.
 CPC_PKG      := PKG_CONFIG_PATH=$(BUILD)/lib/pkgconfig pkg-config
 
@@ -84,7 +83,6 @@ PMC_HEADERS  := compat/pmc/pmc.h compat/pmc/pmclog.h
 PMC_TOOLS    := $(BUILD)/bin/pmcstat $(BUILD)/bin/pmccontrol
 PMCSTAT_OBJS := $(call objs,tools/pmcstat) $(call objs,tools/profile)
 $(PMC_OBJS): CPPFLAGS += -Icompat/pmc
-$(PMC_OBJS): $(PMC_HEADERS) compat/pmc/pmc_impl.h
 $(call objs,tools/pmcstat) $(call objs,tools/pmccontrol): CPPFLAGS += -Icompat/pmc -Itools/profile -Itools/pmcstat
 
 # Tools find libhwc next to them in the build tree and after install.
@@ -98,10 +96,13 @@ all: $(BUILD)/lib/libhwc.so $(BUILD)/lib/libhwc.a $(BUILD)/bin/hwc $(BUILD)/lib/
 
 $(BUILD)/obj/compat/%.o $(BUILD)/obj/tools/pctr/%.o: CPPFLAGS += $(COMPAT_CPPFLAGS)
 $(BUILD)/obj/tools/hwc/%.o $(BUILD)/obj/tools/profile/%.o: CPPFLAGS += -Itools/profile
-$(BUILD)/obj/%.o: %.c $(wildcard include/hwc/*.h) $(wildcard src/*.h) $(wildcard tools/*/*.h) \
-		$(COMPAT_HDRS) | $(BUILD)
+# Each object depends on the headers it includes: the compiler lists them
+# (-MMD) in a .d file beside the object, read back here.
+$(BUILD)/obj/%.o: %.c | $(BUILD)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -fno-semantic-interposition -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -fPIC -fvisibility=hidden -fno-semantic-interposition \
+		-c $< -o $@
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
 $(BUILD):
 	@mkdir -p $(BUILD)/lib $(BUILD)/bin $(BUILD)/tests $(BUILD)/workloads
