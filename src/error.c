@@ -31,6 +31,15 @@ void hwc__clear_error(void)
 	detail[0] = '\0';
 }
 
+int hwc__fail_cleanup(int err, void (*cleanup)(void *arg), void *arg)
+{
+	char keep[sizeof(detail)];
+	memcpy(keep, detail, sizeof(keep));
+	cleanup(arg);
+	memcpy(detail, keep, sizeof(detail));
+	return err;
+}
+
 HWC_EXPORT const char *hwc_errdetail(void)
 {
 	return detail;

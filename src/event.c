@@ -84,24 +84,47 @@ HWC_EXPORT const char *hwc_source_name(enum hwc_source src)
 	return (unsigned)src < HWC_ARRAY_SIZE(names) ? names[src] : "unknown";
 }
 
-void hwc__ev_fix_strings(struct hwc__ev *ev)
+void hwc__ev_init(struct hwc__ev *ev)
 {
 	ev->pub.name = ev->name;
 	ev->pub.pmu = ev->pmu;
 	ev->pub.origin = ev->origin;
 	ev->pub.unit = ev->unit;
 	ev->pub.filter = ev->filter;
+	ev->pub.scale = 1.0;
 }
 
-void hwc__ev_copy(struct hwc__ev *dst, const struct hwc_event *pub)
+struct hwc__ev *hwc__ev_new(void)
+{
+	struct hwc__ev *ev = calloc(1, sizeof(*ev));
+	if (ev)
+		hwc__ev_init(ev);
+	return ev;
+}
+
+/* Copy PUB's description into DST, whose strings stay its own arrays. */
+static void ev_assign(struct hwc__ev *dst, const struct hwc_event *pub)
 {
 	snprintf(dst->name, sizeof(dst->name), "%s", pub->name);
 	snprintf(dst->pmu, sizeof(dst->pmu), "%s", pub->pmu);
 	snprintf(dst->origin, sizeof(dst->origin), "%s", pub->origin);
 	snprintf(dst->unit, sizeof(dst->unit), "%s", pub->unit);
 	snprintf(dst->filter, sizeof(dst->filter), "%s", pub->filter ? pub->filter : "");
-	dst->pub = *pub;
-	hwc__ev_fix_strings(dst);
+	struct hwc_event own = *pub;
+	own.name = dst->name;
+	own.pmu = dst->pmu;
+	own.origin = dst->origin;
+	own.unit = dst->unit;
+	own.filter = dst->filter;
+	dst->pub = own;
+}
+
+struct hwc__ev *hwc__ev_dup(const struct hwc_event *pub)
+{
+	struct hwc__ev *ev = hwc__ev_new();
+	if (ev)
+		ev_assign(ev, pub);
+	return ev;
 }
 
 size_t hwc__group_size(const hwc_evlist *list, size_t e)
@@ -334,7 +357,8 @@ static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, 
 
 static bool is_table_name(const char *name)
 {
-	struct hwc__ev probe = {.pub.scale = 1.0};
+	struct hwc__ev probe = {0};
+	hwc__ev_init(&probe);
 	return hwc__resolve_table(name, &probe) == 0;
 }
 
@@ -355,7 +379,8 @@ static int resolve_preset(const char *base, const char *model, const char *spec,
 		bool native = !is_table_name(cand[i]);
 		if (native && !model && !hwc__pfm_host_model(NULL, NULL))
 			continue;
-		struct hwc__ev tmp = {.pub.scale = 1.0};
+		struct hwc__ev tmp = {0};
+		hwc__ev_init(&tmp);
 		if (native && model)
 			snprintf(tmp.name, sizeof(tmp.name), "%s::%s", model, cand[i]);
 		else
@@ -368,7 +393,8 @@ static int resolve_preset(const char *base, const char *model, const char *spec,
 			snprintf(tmp.name, sizeof(tmp.name), "%s", ev->name);
 			snprintf(ev->origin, sizeof(ev->origin), "%s = %s (%s)", label, cspec, tmp.origin);
 			memcpy(tmp.origin, ev->origin, sizeof(tmp.origin));
-			*ev = tmp;
+			ev_assign(ev, &tmp.pub);
+			ev->explicit_gh = tmp.explicit_gh;
 			ev->pub.source = HWC_SRC_PRESET;
 			hwc__clear_error();
 			return 0;
@@ -467,7 +493,8 @@ static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, 
 	if (colon) {
 		/* A generic-looking base with bad modifiers reads better than "unknown". */
 		*colon = '\0';
-		struct hwc__ev probe = {.pub.scale = 1.0};
+		struct hwc__ev probe = {0};
+		hwc__ev_init(&probe);
 		if (hwc__resolve_table(buf, &probe) == 0) {
 			struct hwc__mods m = {0};
 			return hwc__parse_mods(colon + 1, token, &m);
@@ -541,10 +568,9 @@ struct add_ctx {
 static int add_event(const char *s, size_t len, void *arg)
 {
 	struct add_ctx *ctx = arg;
-	struct hwc__ev *ev = calloc(1, sizeof(*ev));
+	struct hwc__ev *ev = hwc__ev_new();
 	if (!ev)
 		return hwc__fail(-ENOMEM, "out of memory");
-	ev->pub.scale = 1.0;
 	if (len >= sizeof(ev->name)) {
 		free(ev);
 		return hwc__fail(-ENAMETOOLONG, "event name too long in '%s'", ctx->spec);
@@ -565,7 +591,6 @@ static int add_event(const char *s, size_t len, void *arg)
 	}
 	ev->pub.group = ctx->group;
 	ev->pub.leader = ctx->tmp->n - 1 == ctx->group_first;
-	hwc__ev_fix_strings(ev);
 	return 0;
 }
 

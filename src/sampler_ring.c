@@ -142,7 +142,7 @@ HWC_EXPORT int hwc_sampler_next(hwc_sampler *s, struct hwc_record *rec)
 		s->pending = h->size;
 		count(s, h);
 		size_t e = event_of(s, h);
-		*rec = (struct hwc_record){h, &s->ev[e].pub.attr, s->ev[e].name, s->cpus[s->cur]};
+		*rec = (struct hwc_record){h, &s->evs.e[e].ev->pub.attr, s->evs.e[e].ev->name, s->cpus[s->cur]};
 		return 1;
 	}
 	/* Every buffer is empty: the records made here at the end, then a new pass. */
@@ -156,7 +156,7 @@ HWC_EXPORT int hwc_sampler_next(hwc_sampler *s, struct hwc_record *rec)
 		s->synth_pos += h->size;
 		count(s, h);
 		size_t e = event_of(s, h);
-		*rec = (struct hwc_record){h, &s->ev[e].pub.attr, s->ev[e].name, -1};
+		*rec = (struct hwc_record){h, &s->evs.e[e].ev->pub.attr, s->evs.e[e].ev->name, -1};
 		return 1;
 	}
 	s->cur = 0;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -233,18 +234,99 @@ pid_t hwc__tgid_of(pid_t tid)
 	return tgid;
 }
 
-bool hwc__fallback_allowed(const struct hwc_event *ev, unsigned flags, int err)
+/* ---------------------------------------------------------------- events */
+
+int hwc__events_add(struct hwc__events *s, const struct hwc_event *pub, size_t leader,
+		    size_t group_size)
+{
+	if (group_size > HWC__MAX_GROUP)
+		return hwc__fail(-E2BIG, "the group led by '%s' has %zu events: a group holds at "
+					 "most %d; split it",
+				 pub->name, group_size, HWC__MAX_GROUP);
+	int err = hwc__reserve(&s->e, &s->cap, s->n + 1, sizeof(*s->e));
+	if (err)
+		return err;
+	struct hwc__ev *ev = hwc__ev_dup(pub);
+	if (!ev)
+		return hwc__fail(-ENOMEM, "out of memory");
+	s->e[s->n++] = (struct hwc__opened){.ev = ev, .leader = leader, .group_size = group_size};
+	return 0;
+}
+
+int hwc__events_add_list(struct hwc__events *s, const hwc_evlist *list)
+{
+	size_t leader = s->n;
+	for (size_t i = 0; i < hwc_evlist_size(list); i++) {
+		size_t gs = hwc__group_size(list, i);
+		if (gs)
+			leader = s->n;
+		int err = hwc__events_add(s, hwc_evlist_event(list, i), leader, gs);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+void hwc__events_free(struct hwc__events *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->e[i].ev);
+		free(s->e[i].ids);
+	}
+	free(s->e);
+	*s = (struct hwc__events){0};
+}
+
+/* May an open that failed with ERR be retried counting user space only? */
+static bool fallback_allowed(const struct hwc_event *ev, unsigned flags, int err)
 {
 	return (err == -EACCES || err == -EPERM) && !(flags & HWC_NO_FALLBACK) &&
 	       !ev->explicit_priv && !ev->attr.exclude_kernel;
 }
 
-void hwc__make_user_only(struct hwc__ev *ev, size_t n, bool *user_only)
+int hwc__open_event(struct hwc__events *s, size_t e, struct perf_event_attr *attr, pid_t pid,
+		    int cpu, int group_fd, unsigned flags, int *fd)
 {
-	for (size_t k = 0; k < n; k++)
-		if (!ev[k].pub.explicit_priv && !ev[k].pub.attr.exclude_kernel) {
-			ev[k].pub.attr.exclude_kernel = 1;
-			ev[k].pub.attr.exclude_hv = 1;
-			user_only[k] = true;
+	*fd = hwc__perf_event_open(attr, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+	if (*fd >= 0)
+		return 0;
+	if (!fallback_allowed(&s->e[e].ev->pub, flags, *fd))
+		return *fd;
+	/* Kernel counting is denied to this user: count user space only, for
+	 * every event that did not choose its privilege levels. */
+	for (size_t k = 0; k < s->n; k++) {
+		struct hwc_event *pub = &s->e[k].ev->pub;
+		if (!pub->explicit_priv && !pub->attr.exclude_kernel) {
+			pub->attr.exclude_kernel = 1;
+			pub->attr.exclude_hv = 1;
+			s->e[k].user_only = true;
 		}
+	}
+	return HWC__RETRY_USER_ONLY;
+}
+
+int hwc__open_with_fallback(int (*open)(void *arg), void (*close)(void *arg), void *arg,
+			    const char *what)
+{
+	int err = open(arg);
+	if (err != HWC__RETRY_USER_ONLY)
+		return err;
+	close(arg);
+	err = open(arg);
+	if (err == HWC__RETRY_USER_ONLY)
+		err = hwc__fail(-EACCES, "permission denied even for user-space %s", what);
+	return err;
+}
+
+int hwc__ioctl_leaders(const struct hwc__events *s, const int *fd, size_t ninst,
+		       unsigned long req)
+{
+	for (size_t i = 0; i < ninst; i++)
+		for (size_t g = 0; g < s->n; g++) {
+			int f = fd[i * s->n + g];
+			if (s->e[g].group_size && f >= 0 && ioctl(f, req, 0) < 0)
+				return hwc__fail(-errno, "ioctl on '%s': %s", s->e[g].ev->name,
+						 strerror(errno));
+		}
+	return 0;
 }
