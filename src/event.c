@@ -370,7 +370,7 @@ static int resolve_preset(const char *base, const char *model, const char *spec,
 	size_t n;
 	const char *const *cand = hwc__preset_candidates(base, &label, &n);
 	if (!cand)
-		return -ENOENT;
+		return HWC__NOT_MINE;
 	if (n == 0)
 		return hwc__fail(-ENOENT, "'%s' is a known preset but has no mapping on this CPU; use "
 					  "a native event (see `hwc list`)",
@@ -387,8 +387,6 @@ static int resolve_preset(const char *base, const char *model, const char *spec,
 			snprintf(tmp.name, sizeof(tmp.name), "%s", cand[i]);
 		char cspec[sizeof(tmp.name)];
 		memcpy(cspec, tmp.name, sizeof(cspec));
-		/* A failed candidate's detail must not make the next one look wrong. */
-		hwc__clear_error();
 		if (resolve_one(cspec, spec, &tmp, depth + 1) == 0) {
 			snprintf(tmp.name, sizeof(tmp.name), "%s", ev->name);
 			snprintf(ev->origin, sizeof(ev->origin), "%s = %s (%s)", label, cspec, tmp.origin);
@@ -456,10 +454,10 @@ static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, 
 		err = resolve_preset(rest, buf, spec, ev, depth);
 		if (colon)
 			*colon = ':';
-		if (err != -ENOENT || hwc_errdetail()[0])
+		if (err != HWC__NOT_MINE)
 			return err == 0 && colon ? modify(ev, colon + 1, token) : err;
 		err = hwc__resolve_pfm(token, ev);
-		return err == -ENOENT ? unknown_event(token, spec) : err;
+		return err == HWC__NOT_MINE ? unknown_event(token, spec) : err;
 	}
 
 	char *colon = strchr(buf, ':');
@@ -469,9 +467,9 @@ static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, 
 		mods = colon + 1;
 	}
 	err = hwc__resolve_table(buf, ev);
-	if (err == -ENOENT && !hwc_errdetail()[0] && is_raw(buf))
+	if (err == HWC__NOT_MINE && is_raw(buf))
 		err = resolve_raw(buf, token, ev);
-	if (err == -ENOENT && !hwc_errdetail()[0])
+	if (err == HWC__NOT_MINE)
 		err = resolve_preset(buf, NULL, spec, ev, depth);
 	if (err == 0) {
 		if (!ev->origin[0])
@@ -479,16 +477,16 @@ static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, 
 				 hwc_source_name(ev->pub.source), buf);
 		return mods ? modify(ev, mods, token) : 0;
 	}
-	if (err != -ENOENT || hwc_errdetail()[0])
+	if (err != HWC__NOT_MINE)
 		return err;
 	if (colon)
 		*colon = ':';
 
 	err = hwc__resolve_tracepoint(buf, ev);
-	if (err != -ENOENT || hwc_errdetail()[0])
+	if (err != HWC__NOT_MINE)
 		return err;
 	err = hwc__resolve_pfm(buf, ev);
-	if (err != -ENOENT || hwc_errdetail()[0])
+	if (err != HWC__NOT_MINE)
 		return err;
 	if (colon) {
 		/* A generic-looking base with bad modifiers reads better than "unknown". */

@@ -120,7 +120,7 @@ static int resolve_cache(const char *base, struct hwc__ev *ev)
 			}
 		}
 	if (cache < 0)
-		return -ENOENT;
+		return HWC__NOT_MINE;
 	int op = -1, result = -1;
 	for (const char *p = base + len; *p;) {
 		p++; /* the '-' */
@@ -135,7 +135,7 @@ static int resolve_cache(const char *base, struct hwc__ev *ev)
 			/* Not a cache event after all ("L1-dcache-foo"), or a word
 			 * given twice, which perf would silently ignore. */
 			if (w < 0 && match_word(p, cache_ops, HWC_ARRAY_SIZE(cache_ops), &n) < 0)
-				return -ENOENT;
+				return HWC__NOT_MINE;
 			return hwc__fail(-EINVAL,
 					 "malformed cache event '%s': '%.*s' repeats the %s (write "
 					 "<cache>-<operation>-<result>, e.g. %s-loads or %s-load-misses)",

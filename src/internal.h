@@ -138,8 +138,8 @@ int hwc__ioctl_leaders(const struct hwc__events *s, const int *fd, size_t ninst,
 int hwc__fail_cleanup(int err, void (*cleanup)(void *arg), void *arg);
 
 /* Resolver pieces.  Each fills EV (zeroed, name set, scale 1) and returns 0,
- * -ENOENT without detail when the name is not theirs, or another -errno
- * (or -ENOENT with detail) when it is theirs but wrong. */
+ * HWC__NOT_MINE when the name is not theirs (the next source is asked), or
+ * -errno with detail when it is theirs but wrong. */
 struct hwc__mods {
 	bool u, k, h;      /* letters given */
 	bool explicit_priv;
