@@ -424,6 +424,7 @@ static int read_group(hwc_counters *c, size_t i, size_t g, size_t fd_ev)
 
 HWC_EXPORT int hwc_counters_read(hwc_counters *c)
 {
+	hwc__clear_error();
 	for (size_t i = 0; i < c->ninst; i++) {
 		for (size_t g = 0; g < c->nev; g += c->evs.e[g].group_size) {
 			if (c->fd[SLOT(c, i, g)] < 0)
@@ -523,7 +524,7 @@ HWC_EXPORT int hwc_counters_value(const hwc_counters *c, size_t inst, size_t ev,
 		return hwc__fail(-EINVAL, "no event %zu / instance %zu", ev, inst);
 	if (c->evs.e[ev].status) {
 		*out = (struct hwc_value){0};
-		return c->evs.e[ev].status;
+		return hwc__fail(c->evs.e[ev].status, "%s", c->evs.e[ev].error);
 	}
 	if (inst != HWC_ALL || c->ninst == 1) {
 		delta(c, inst == HWC_ALL ? 0 : inst, ev, out);
@@ -626,7 +627,8 @@ static int read_raw(const hwc_counters *c, size_t i, size_t ev, uint64_t *raw)
 	size_t words = n > 1 ? 3 + n : 3;
 	ssize_t r = read(c->fd[SLOT(c, i, leader)], buf, words * sizeof(uint64_t));
 	if (r != (ssize_t)(words * sizeof(uint64_t)))
-		return r < 0 ? -errno : -EIO;
+		return hwc__fail_text(r < 0 ? -errno : -EIO, "cannot read the counter to arm its "
+							    "overflow notification");
 	*raw = n > 1 ? buf[3 + (ev - leader)] : buf[0];
 	return 0;
 }
@@ -639,7 +641,7 @@ static int arm(hwc_counters *c, size_t slot, size_t i, size_t ev)
 	if (err)
 		return err;
 	if (ioctl(c->fd[slot], PERF_EVENT_IOC_REFRESH, 1) < 0)
-		return -errno;
+		return hwc__fail_text(-errno, "the kernel refused PERF_EVENT_IOC_REFRESH");
 	o->armed = true;
 	return 0;
 }
@@ -716,6 +718,7 @@ HWC_EXPORT int hwc_counters_overflow_signal(hwc_counters *c, size_t inst, size_t
 HWC_EXPORT int hwc_counters_overflow_rearm(hwc_counters *c, size_t inst, size_t ev,
 					   uint64_t period)
 {
+	hwc__clear_error();
 	size_t slot;
 	int err = overflow_slot(c, inst, ev, &slot);
 	if (err)
@@ -730,7 +733,8 @@ HWC_EXPORT int hwc_counters_overflow_rearm(hwc_counters *c, size_t inst, size_t 
 	/* Disabled first: a new period set while counting would make the
 	 * kernel report an overflow at the very next event. */
 	if (ioctl(fd, PERF_EVENT_IOC_DISABLE, 0) < 0)
-		return -errno;
+		return hwc__fail_text(-errno, "cannot stop the event to re-arm it: the kernel "
+					      "refused PERF_EVENT_IOC_DISABLE");
 	uint64_t now;
 	if ((err = read_raw(c, inst, ev, &now)))
 		return err;
@@ -739,14 +743,16 @@ HWC_EXPORT int hwc_counters_overflow_rearm(hwc_counters *c, size_t inst, size_t 
 	bool limit_left = o->armed && now - o->armed_at < o->period;
 	uint64_t p = period ? period : o->period;
 	if (ioctl(fd, PERF_EVENT_IOC_PERIOD, &p) < 0)
-		return -errno;
+		return hwc__fail_text(-errno, "the kernel refused the new overflow period "
+					      "(PERF_EVENT_IOC_PERIOD)");
 	o->period = p;
 	o->armed_at = now;
 	o->armed = limit_left;
 	if (!c->running)
 		return 0; /* hwc_counters_start() arms it if needed and enables */
 	if (ioctl(fd, limit_left ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_REFRESH, 1) < 0)
-		return -errno;
+		return hwc__fail_text(-errno, "cannot let the event count again: the kernel "
+					      "refused PERF_EVENT_IOC_ENABLE/REFRESH");
 	o->armed = true;
 	return 0;
 }

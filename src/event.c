@@ -19,6 +19,7 @@ struct hwc_evlist {
 
 HWC_EXPORT int hwc_evlist_new(hwc_evlist **out)
 {
+	hwc__clear_error();
 	*out = calloc(1, sizeof(**out));
 	return *out ? 0 : hwc__fail(-ENOMEM, "out of memory");
 }

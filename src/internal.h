@@ -11,6 +11,8 @@
 
 /* error.c: set the thread's detail text and return ERR (a -errno). */
 int hwc__fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same with fixed TEXT and no formatting: safe in a signal handler. */
+int hwc__fail_text(int err, const char *text);
 /* Append more text to the detail of the current failure. */
 void hwc__fail_append(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void hwc__clear_error(void);

@@ -109,7 +109,7 @@ static int read_string(const hwc_perfdata *f, uint64_t *off, uint64_t end, char 
 			   what, len, end);
 	*out = strndup((const char *)f->base + *off, len);
 	*off += len;
-	return *out ? 0 : -ENOMEM;
+	return *out ? 0 : hwc__fail(-ENOMEM, "out of memory");
 }
 
 static int read_attrs(hwc_perfdata *f)
@@ -130,7 +130,7 @@ static int read_attrs(hwc_perfdata *f)
 	f->attrs = calloc(f->nattrs, sizeof(*f->attrs));
 	f->names = calloc(f->nattrs, sizeof(*f->names));
 	if (!f->attrs || !f->names)
-		return -ENOMEM;
+		return hwc__fail(-ENOMEM, "out of memory");
 	size_t total_ids = 0;
 	uint64_t asz = h->attr_size - sizeof(struct pf_section);
 	for (size_t i = 0; i < f->nattrs; i++) {
@@ -158,7 +158,7 @@ static int read_attrs(hwc_perfdata *f)
 	f->ids = calloc(total_ids + 1, 8);
 	f->byid = calloc(total_ids + 1, sizeof(*f->byid));
 	if (!f->ids || !f->byid)
-		return -ENOMEM;
+		return hwc__fail(-ENOMEM, "out of memory");
 	uint64_t *next = f->ids;
 	for (size_t i = 0; i < f->nattrs; i++) {
 		uint64_t off = h->attrs.offset + i * h->attr_size;
@@ -308,7 +308,7 @@ static int read_buildids(hwc_perfdata *f)
 			cap = cap ? cap * 2 : 16;
 			void *p = realloc(f->buildids, cap * sizeof(*f->buildids));
 			if (!p)
-				return -ENOMEM;
+				return hwc__fail(-ENOMEM, "out of memory");
 			f->buildids = p;
 		}
 		struct hwc_perfdata_buildid *b = &f->buildids[f->nbuildids];
@@ -321,7 +321,7 @@ static int read_buildids(hwc_perfdata *f)
 			b->size = 20;
 		b->filename = strndup((const char *)f->base + off + 36, hdr.size - 36u);
 		if (!b->filename)
-			return -ENOMEM;
+			return hwc__fail(-ENOMEM, "out of memory");
 		f->nbuildids++;
 		off += hdr.size;
 	}
@@ -383,7 +383,7 @@ static int parse(hwc_perfdata *f)
 		return err;
 	for (size_t i = 0; i < f->nattrs; i++) {
 		if (!f->names[i] && !(f->names[i] = attr_fallback_name(&f->attrs[i].attr)))
-			return -ENOMEM;
+			return hwc__fail(-ENOMEM, "out of memory");
 		f->attrs[i].name = f->names[i];
 	}
 	f->pos = f->h.data.offset;
@@ -392,10 +392,11 @@ static int parse(hwc_perfdata *f)
 
 HWC_EXPORT int hwc_perfdata_open_mem(hwc_perfdata **out, const void *data, size_t size)
 {
+	hwc__clear_error();
 	*out = NULL;
 	hwc_perfdata *f = calloc(1, sizeof(*f));
 	if (!f)
-		return -ENOMEM;
+		return hwc__fail(-ENOMEM, "out of memory");
 	f->base = data;
 	f->size = size;
 	int err = parse(f);
@@ -498,6 +499,7 @@ HWC_EXPORT bool hwc_perfdata_has_feature(const hwc_perfdata *f, int feat)
 HWC_EXPORT int hwc_perfdata_feature(const hwc_perfdata *f, int feat, const void **data,
 				    size_t *size)
 {
+	hwc__clear_error();
 	if (!hwc_perfdata_has_feature(f, feat))
 		return hwc__fail(-ENOENT, "the recording has no header feature %d", feat);
 	*data = f->base + f->feat[feat].offset;
@@ -556,6 +558,7 @@ static const struct hwc_perfdata_attr *record_attr(const hwc_perfdata *f,
 
 HWC_EXPORT int hwc_perfdata_next(hwc_perfdata *f, struct hwc_perfdata_record *rec)
 {
+	hwc__clear_error();
 	uint64_t end = f->h.data.offset + f->h.data.size;
 	if (f->pos >= end)
 		return 0;
@@ -581,7 +584,7 @@ HWC_EXPORT int hwc_perfdata_next(hwc_perfdata *f, struct hwc_perfdata_record *re
 	const uint8_t *p = f->base + f->pos;
 	if ((uintptr_t)p % 8) {
 		if (!f->scratch && !(f->scratch = malloc(65536)))
-			return -ENOMEM;
+			return hwc__fail(-ENOMEM, "out of memory");
 		memcpy(f->scratch, p, hdr.size);
 		p = (const uint8_t *)f->scratch;
 	}

@@ -116,12 +116,20 @@ static int write_failed(hwc_recording *rec, int err)
 			 rec->path, strerror(-err), (unsigned long long)rec->disk_records);
 }
 
+/* The error that stopped the recording, said again for a later call. */
+static int stopped(const hwc_recording *rec)
+{
+	return hwc__fail(rec->error, "cannot write %s: %s; recording stopped earlier with the "
+				     "%llu complete records written so far",
+			 rec->path, strerror(-rec->error), (unsigned long long)rec->disk_records);
+}
+
 /* Write the buffer out.  On a short write keep the whole records that made
  * it and remember the error: nothing more is taken. */
 static int flush_buf(hwc_recording *rec)
 {
 	if (rec->error)
-		return rec->error;
+		return stopped(rec);
 	if (rec->len == 0)
 		return 0;
 	size_t done;
@@ -248,6 +256,7 @@ HWC_EXPORT int hwc_recording_fdopen(hwc_recording **out, int fd)
 
 HWC_EXPORT int hwc_recording_set_cmdline(hwc_recording *rec, int argc, char *const *argv)
 {
+	hwc__clear_error();
 	rec->cmdline.len = 0;
 	int err = hwc__bytes_u32(&rec->cmdline, (uint32_t)argc);
 	for (int i = 0; i < argc && !err; i++)
@@ -400,8 +409,9 @@ static int observe(hwc_recording *rec, const struct perf_event_header *h)
 
 HWC_EXPORT int hwc_recording_write(hwc_recording *rec, const struct perf_event_header *h)
 {
+	hwc__clear_error();
 	if (rec->error)
-		return rec->error;
+		return stopped(rec);
 	if (h->size < sizeof(*h) || h->size % 8)
 		return hwc__fail(-EINVAL, "record of type %u has a size of %u bytes, not a multiple "
 					  "of 8 of at least 8",
@@ -420,6 +430,7 @@ HWC_EXPORT int hwc_recording_write(hwc_recording *rec, const struct perf_event_h
 
 HWC_EXPORT int hwc_recording_write_user(hwc_recording *rec, const void *data, size_t size)
 {
+	hwc__clear_error();
 	size_t a;
 	if (!hwc__idmap_find(rec->ids, rec->nids, USER_ID, &a)) {
 		struct perf_event_attr attr = {
@@ -743,10 +754,11 @@ static int finish(hwc_recording *rec)
 
 HWC_EXPORT int hwc_recording_flush(hwc_recording *rec)
 {
+	hwc__clear_error();
 	int err = finish(rec);
 	if (err)
 		return err;
-	return rec->error;
+	return rec->error ? stopped(rec) : 0;
 }
 
 HWC_EXPORT void hwc_recording_stats(const hwc_recording *rec, struct hwc_recording_stats *out)

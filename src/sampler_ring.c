@@ -11,6 +11,7 @@
 
 HWC_EXPORT int hwc_sampler_poll(hwc_sampler *s, int timeout_ms)
 {
+	hwc__clear_error();
 	struct pollfd *pfd = s->pfd;
 	nfds_t n = 0;
 	for (size_t c = 0; c < s->ncpus; c++)
@@ -122,6 +123,7 @@ static const struct perf_event_header *peek(hwc_sampler *s, struct hwc__ring *r)
 
 HWC_EXPORT int hwc_sampler_next(hwc_sampler *s, struct hwc_record *rec)
 {
+	hwc__clear_error();
 	release(s);
 	for (; s->cur < s->ncpus; s->cur++) {
 		struct hwc__ring *r = &s->ring[s->cur];

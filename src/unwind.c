@@ -141,6 +141,7 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 HWC_EXPORT int hwc_symbols_unwind(hwc_symbols *s, const struct hwc_sample *sample,
 				  const struct perf_event_attr *attr, uint64_t *ips, size_t max)
 {
+	hwc__clear_error();
 #if !defined(__x86_64__)
 	(void)s, (void)sample, (void)attr, (void)ips, (void)max;
 	return hwc__fail(-ENOTSUP, "DWARF unwinding is implemented for x86_64 only");
@@ -156,9 +157,9 @@ HWC_EXPORT int hwc_symbols_unwind(hwc_symbols *s, const struct hwc_sample *sampl
 		return 0;
 	struct hwc__proc *p = hwc__proc_get(s, sample->pid, true);
 	if (!p)
-		return -ENOMEM;
+		return hwc__fail(-ENOMEM, "out of memory");
 	if (!p->unwind && !(p->unwind = calloc(1, sizeof(*p->unwind))))
-		return -ENOMEM;
+		return hwc__fail(-ENOMEM, "out of memory");
 	struct hwc__unwind *u = p->unwind;
 	memset(u->have, 0, sizeof(u->have));
 	uint64_t present[64] = {0};
