@@ -39,6 +39,7 @@ struct hwc_counters {
 	enum hwc_target_kind kind;
 	unsigned flags;
 	size_t nev, ninst, cap_inst; /* nev: evs.n */
+	size_t cap_fd, cap_cur, cap_base;
 	struct hwc__events evs;   /* attrs as opened */
 	struct instance *inst;
 	int *fd;                  /* [inst * nev + ev] */
@@ -79,27 +80,15 @@ HWC_EXPORT uint64_t hwc_scale(uint64_t raw, uint64_t enabled, uint64_t running)
 
 static int grow_instances(hwc_counters *c, size_t want)
 {
-	if (want <= c->cap_inst)
-		return 0;
-	size_t cap = c->cap_inst ? c->cap_inst * 2 : 4;
-	while (cap < want)
-		cap *= 2;
-	struct instance *inst = realloc(c->inst, cap * sizeof(*inst));
-	if (inst)
-		c->inst = inst;
-	int *fd = realloc(c->fd, cap * c->nev * sizeof(*fd));
-	if (fd)
-		c->fd = fd;
-	struct snap *cur = realloc(c->cur, cap * c->nev * sizeof(*cur));
-	if (cur)
-		c->cur = cur;
-	struct snap *base = realloc(c->base, cap * c->nev * sizeof(*base));
-	if (base)
-		c->base = base;
-	if (!inst || !fd || !cur || !base)
-		return hwc__fail(-ENOMEM, "out of memory");
-	c->cap_inst = cap;
-	return 0;
+	size_t slots = want * c->nev;
+	int err = hwc__reserve(&c->inst, &c->cap_inst, want, sizeof(*c->inst));
+	if (!err)
+		err = hwc__reserve(&c->fd, &c->cap_fd, slots, sizeof(*c->fd));
+	if (!err)
+		err = hwc__reserve(&c->cur, &c->cap_cur, slots, sizeof(*c->cur));
+	if (!err)
+		err = hwc__reserve(&c->base, &c->cap_base, slots, sizeof(*c->base));
+	return err;
 }
 
 static int add_instance(hwc_counters *c, int cpu, pid_t tid)

@@ -685,17 +685,7 @@ static int syntax_only(const char *s, size_t len, void *arg)
 
 static int reserve(hwc_evlist *l, size_t more)
 {
-	if (l->n + more <= l->cap)
-		return 0;
-	size_t cap = l->cap ? l->cap : 8;
-	while (cap < l->n + more)
-		cap *= 2;
-	struct hwc__ev **p = realloc(l->ev, cap * sizeof(*p));
-	if (!p)
-		return hwc__fail(-ENOMEM, "out of memory");
-	l->ev = p;
-	l->cap = cap;
-	return 0;
+	return hwc__reserve(&l->ev, &l->cap, l->n + more, sizeof(*l->ev));
 }
 
 HWC_EXPORT int hwc_evlist_add(hwc_evlist *list, const char *spec)

@@ -152,6 +152,8 @@ struct hwc__mods {
 int hwc__parse_mods(const char *mods, const char *whole, struct hwc__mods *m);
 
 int hwc__resolve_table(const char *base, struct hwc__ev *ev);
+/* The name perf gives a generic hardware or software event, or NULL. */
+const char *hwc__table_name(uint32_t type, uint64_t config);
 /* The candidates a PAPI/illumos preset maps to (N may be 0: known, unmapped),
  * or NULL when BASE is no preset.  LABEL gets the canonical name. */
 const char *const *hwc__preset_candidates(const char *base, const char **label, size_t *n);

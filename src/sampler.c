@@ -11,6 +11,7 @@
  * records the sampler makes itself in sampler_log.c, draining the buffers
  * in sampler_ring.c, writing into a recording in sampler_record.c. */
 #include "sampler.h"
+#include "perf_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,7 +27,7 @@
 #define DEFAULT_PAGES 128
 #define DEFAULT_DWARF_PAGES 512
 #define DEFAULT_STACK 8192
-#define MAX_STACK 65528 /* the kernel's limit: a u16, 8-byte aligned */
+#define MAX_STACK PF_RECORD_MAX_ALIGNED /* the kernel's limit: a sample is one record */
 
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL
@@ -167,7 +168,7 @@ static int setup(hwc_sampler *s, const hwc_evlist *list, const struct hwc_target
 		return err;
 	s->ring = calloc(s->ncpus, sizeof(*s->ring));
 	s->pfd = calloc(s->ncpus + 1, sizeof(*s->pfd));
-	s->copy = malloc(1 << 16);
+	s->copy = malloc(PF_RECORD_MAX + 1); /* a record that wraps its ring */
 	if (!s->ring || !s->pfd || !s->copy)
 		return hwc__fail(-ENOMEM, "out of memory");
 	for (size_t c = 0; c < s->ncpus; c++)
