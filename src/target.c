@@ -116,48 +116,63 @@ void hwc__child_discard(struct hwc__child *ch)
 		hwc__child_reap(ch, NULL);
 }
 
-static int check_cpus(const int *cpus, size_t n)
+/* The online CPUs, read once and sized from the machine: *N of them in
+ * *CPUS (malloc'ed). */
+static int online_cpus(int **cpus, size_t *n)
 {
-	int online[4096];
-	int nonline = hwc_online_cpus(online, HWC_ARRAY_SIZE(online));
-	if (nonline < 0)
-		return nonline;
-	for (size_t i = 0; i < n; i++) {
-		bool ok = false;
-		for (int k = 0; k < nonline && k < (int)HWC_ARRAY_SIZE(online); k++)
-			ok |= online[k] == cpus[i];
-		if (!ok)
-			return hwc__fail(-EINVAL, "CPU %d is out of range: the online CPUs are %d-%d "
-						  "(%d CPUs; see /sys/devices/system/cpu/online)",
-					 cpus[i], online[0], online[nonline - 1], nonline);
+	*cpus = NULL;
+	*n = 0;
+	for (;;) {
+		int k = hwc_online_cpus(*cpus, *n);
+		if (k < 0)
+			return k;
+		if ((size_t)k <= *n) { /* it fit: a CPU may have gone offline meanwhile */
+			*n = (size_t)k;
+			return 0;
+		}
+		free(*cpus);
+		if (!(*cpus = malloc((size_t)k * sizeof(**cpus))))
+			return hwc__fail(-ENOMEM, "out of memory");
+		*n = (size_t)k;
 	}
-	return 0;
 }
 
 int hwc__target_cpus(const struct hwc_target *t, int **out, size_t *n)
 {
-	int online[4096];
-	const int *cpus = t->cpus;
-	size_t count = t->ncpus;
+	int *online;
+	size_t nonline;
 	*out = NULL;
 	*n = 0;
-	if (!cpus) {
-		int k = hwc_online_cpus(online, HWC_ARRAY_SIZE(online));
-		if (k < 0)
-			return k;
-		cpus = online;
-		count = (size_t)k < HWC_ARRAY_SIZE(online) ? (size_t)k : HWC_ARRAY_SIZE(online);
-	}
-	if (count == 0)
-		return hwc__fail(-EINVAL, "no CPUs to count on");
-	int err = check_cpus(cpus, count);
+	int err = online_cpus(&online, &nonline);
 	if (err)
 		return err;
-	*out = malloc(count * sizeof(**out));
+	if (nonline == 0 || (t->cpus && t->ncpus == 0)) {
+		free(online);
+		return hwc__fail(-EINVAL, "no CPUs to count on");
+	}
+	if (!t->cpus) { /* all of them */
+		*out = online;
+		*n = nonline;
+		return 0;
+	}
+	for (size_t i = 0; i < t->ncpus; i++) {
+		bool ok = false;
+		for (size_t k = 0; k < nonline; k++)
+			ok |= online[k] == t->cpus[i];
+		if (!ok) {
+			err = hwc__fail(-EINVAL, "CPU %d is out of range: the online CPUs are %d-%d "
+						 "(%zu CPUs; see /sys/devices/system/cpu/online)",
+					t->cpus[i], online[0], online[nonline - 1], nonline);
+			free(online);
+			return err;
+		}
+	}
+	free(online);
+	*out = malloc(t->ncpus * sizeof(**out));
 	if (!*out)
 		return hwc__fail(-ENOMEM, "out of memory");
-	memcpy(*out, cpus, count * sizeof(**out));
-	*n = count;
+	memcpy(*out, t->cpus, t->ncpus * sizeof(**out));
+	*n = t->ncpus;
 	return 0;
 }
 
