@@ -199,6 +199,10 @@ bool hwc__event_matches(const char *pattern, const char *name, const char *spec)
 int hwc__format_apply(const char *format, uint64_t value, struct perf_event_attr *attr,
 		      const char *term);
 
+/* unwind.c: the user registers the DWARF unwinder needs in a sample
+ * (attr.sample_regs_user), 0 where it cannot unwind. */
+uint64_t hwc__unwind_regs_mask(void);
+
 /* A byte buffer, for file sections (features.c). */
 struct hwc__bytes {
 	uint8_t *p;

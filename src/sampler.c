@@ -33,15 +33,6 @@
 #define PIDFD_THREAD O_EXCL
 #endif
 
-/* The user registers a DWARF unwinder needs: all the general ones. */
-#if defined(__x86_64__)
-#define USER_REGS_MASK 0xff0fffULL /* AX..SS and R8..R15; not DS, ES, FS, GS */
-#elif defined(__aarch64__)
-#define USER_REGS_MASK ((1ULL << 33) - 1) /* X0..X30, SP, PC */
-#else
-#define USER_REGS_MASK 0ULL
-#endif
-
 /* ----------------------------------------------------------------- events */
 
 static void sampling_attr(const hwc_sampler *s, struct perf_event_attr *a)
@@ -64,7 +55,7 @@ static void sampling_attr(const hwc_sampler *s, struct perf_event_attr *a)
 		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
 	if (o->callgraph == HWC_CALLGRAPH_DWARF) {
 		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-		a->sample_regs_user = USER_REGS_MASK;
+		a->sample_regs_user = hwc__unwind_regs_mask();
 		a->sample_stack_user = o->stack_size;
 		a->exclude_callchain_user = 1; /* the copied stack gives the user part */
 	}
@@ -124,7 +115,7 @@ static int check_opts(const struct hwc_sampler_opts *o, const struct hwc_target 
 		return hwc__fail(-EINVAL, "give a sample period or a frequency, not both");
 	if (o->callgraph > HWC_CALLGRAPH_DWARF)
 		return hwc__fail(-EINVAL, "unknown call graph mode %d", (int)o->callgraph);
-	if (o->callgraph == HWC_CALLGRAPH_DWARF && USER_REGS_MASK == 0)
+	if (o->callgraph == HWC_CALLGRAPH_DWARF && hwc__unwind_regs_mask() == 0)
 		return hwc__fail(-EOPNOTSUPP, "DWARF call graphs are not supported on this "
 					      "architecture; use frame pointers");
 	if (o->stack_size % 8 || o->stack_size > MAX_STACK)
