@@ -38,13 +38,9 @@ struct ovf {
 struct hwc_counters {
 	enum hwc_target_kind kind;
 	unsigned flags;
-	size_t nev, ninst, cap_inst;
-	struct hwc__ev *ev;       /* private copies, attrs as opened */
-	size_t *group_size;       /* for a leader: events in its group; 0 otherwise */
-	size_t *leader;           /* per event: index of its group's leader */
-	int *status;              /* per event: 0 or -errno that skipped it */
-	char (*error)[256];       /* per event: detail for a skipped event */
-	bool *user_only;          /* per event: kernel counting was denied */
+	size_t nev, ninst, cap_inst; /* nev: evs.n */
+	size_t cap_fd, cap_cur, cap_base;
+	struct hwc__events evs;   /* attrs as opened */
 	struct instance *inst;
 	int *fd;                  /* [inst * nev + ev] */
 	struct snap *cur, *base;  /* [inst * nev + ev] */
@@ -84,27 +80,15 @@ HWC_EXPORT uint64_t hwc_scale(uint64_t raw, uint64_t enabled, uint64_t running)
 
 static int grow_instances(hwc_counters *c, size_t want)
 {
-	if (want <= c->cap_inst)
-		return 0;
-	size_t cap = c->cap_inst ? c->cap_inst * 2 : 4;
-	while (cap < want)
-		cap *= 2;
-	struct instance *inst = realloc(c->inst, cap * sizeof(*inst));
-	if (inst)
-		c->inst = inst;
-	int *fd = realloc(c->fd, cap * c->nev * sizeof(*fd));
-	if (fd)
-		c->fd = fd;
-	struct snap *cur = realloc(c->cur, cap * c->nev * sizeof(*cur));
-	if (cur)
-		c->cur = cur;
-	struct snap *base = realloc(c->base, cap * c->nev * sizeof(*base));
-	if (base)
-		c->base = base;
-	if (!inst || !fd || !cur || !base)
-		return hwc__fail(-ENOMEM, "out of memory");
-	c->cap_inst = cap;
-	return 0;
+	size_t slots = want * c->nev;
+	int err = hwc__reserve(&c->inst, &c->cap_inst, want, sizeof(*c->inst));
+	if (!err)
+		err = hwc__reserve(&c->fd, &c->cap_fd, slots, sizeof(*c->fd));
+	if (!err)
+		err = hwc__reserve(&c->cur, &c->cap_cur, slots, sizeof(*c->cur));
+	if (!err)
+		err = hwc__reserve(&c->base, &c->cap_base, slots, sizeof(*c->base));
+	return err;
 }
 
 static int add_instance(hwc_counters *c, int cpu, pid_t tid)
@@ -138,15 +122,16 @@ static bool skippable(const hwc_counters *c, int err)
 	       (err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV);
 }
 
-/* Open the group starting at LEADER on instance I.  Returns 0, -EAGAIN when
- * every event was switched to user-only and the caller must retry, or -errno. */
+/* Open the group starting at LEADER on instance I.  Returns 0,
+ * HWC__RETRY_USER_ONLY when every event was switched to user-only and the
+ * caller must start over, or -errno. */
 static int open_group(hwc_counters *c, size_t i, size_t leader)
 {
 	const struct instance *in = &c->inst[i];
-	size_t n = c->group_size[leader];
+	size_t n = c->evs.e[leader].group_size;
 	pid_t pid = c->kind == HWC_TARGET_CPUS ? -1 : in->tid;
 	for (size_t e = leader; e < leader + n; e++) {
-		struct perf_event_attr attr = c->ev[e].pub.attr;
+		struct perf_event_attr attr = c->evs.e[e].ev->pub.attr;
 		attr.size = sizeof(attr);
 		attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 		if (n > 1)
@@ -156,32 +141,22 @@ static int open_group(hwc_counters *c, size_t i, size_t leader)
 		attr.inherit_thread = attr.inherit && (c->flags & HWC_THREADS_ONLY);
 		attr.enable_on_exec = c->kind == HWC_TARGET_COMMAND && e == leader;
 		int group_fd = e == leader ? -1 : c->fd[SLOT(c, i, leader)];
-		int fd = hwc__perf_event_open(&attr, pid, in->cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
-		if (fd >= 0) {
-			int err = hwc__apply_filter(fd, &c->ev[e]);
-			if (err) {
-				close(fd);
-				for (size_t k = leader; k < e; k++) {
-					close(c->fd[SLOT(c, i, k)]);
-					c->fd[SLOT(c, i, k)] = -1;
-				}
-				return err;
+		int fd;
+		int err = hwc__open_event(&c->evs, e, &attr, pid, in->cpu, group_fd, c->flags, &fd);
+		if (err == HWC__RETRY_USER_ONLY)
+			return err;
+		if (err)
+			hwc__explain_open_error(err, &c->evs.e[e].ev->pub, pid, in->cpu);
+		else if ((err = hwc__apply_filter(fd, c->evs.e[e].ev)))
+			close(fd);
+		if (err) {
+			for (size_t k = leader; k < e; k++) {
+				close(c->fd[SLOT(c, i, k)]);
+				c->fd[SLOT(c, i, k)] = -1;
 			}
-			c->fd[SLOT(c, i, e)] = fd;
-			continue;
+			return err;
 		}
-		if (hwc__fallback_allowed(&c->ev[e].pub, c->flags, fd)) {
-			/* Kernel counting is denied to this user: count user space
-			 * only, for every event that did not choose its levels. */
-			hwc__make_user_only(c->ev, c->nev, c->user_only);
-			return -EAGAIN;
-		}
-		for (size_t k = leader; k < e; k++) {
-			close(c->fd[SLOT(c, i, k)]);
-			c->fd[SLOT(c, i, k)] = -1;
-		}
-		hwc__explain_open_error(fd, &c->ev[e].pub, pid, in->cpu);
-		return fd;
+		c->fd[SLOT(c, i, e)] = fd;
 	}
 	return 0;
 }
@@ -189,16 +164,16 @@ static int open_group(hwc_counters *c, size_t i, size_t leader)
 /* Open every group on instance I.  -ESRCH means the task is gone. */
 static int open_instance(hwc_counters *c, size_t i)
 {
-	for (size_t g = 0; g < c->nev; g += c->group_size[g]) {
-		if (c->status[g])
+	for (size_t g = 0; g < c->nev; g += c->evs.e[g].group_size) {
+		if (c->evs.e[g].status)
 			continue;
 		int err = open_group(c, i, g);
 		if (!err)
 			continue;
 		if (skippable(c, err) && i == 0) {
-			for (size_t k = g; k < g + c->group_size[g]; k++) {
-				c->status[k] = err;
-				snprintf(c->error[k], sizeof(c->error[k]), "%s", hwc_errdetail());
+			for (size_t k = g; k < g + c->evs.e[g].group_size; k++) {
+				c->evs.e[k].status = err;
+				snprintf(c->evs.e[k].error, sizeof(c->evs.e[k].error), "%s", hwc_errdetail());
 			}
 			continue;
 		}
@@ -221,27 +196,16 @@ static int open_thread(void *arg, pid_t tid)
 
 static int setup(hwc_counters *c, const hwc_evlist *list)
 {
-	c->nev = hwc_evlist_size(list);
-	if (c->nev == 0)
+	if (hwc_evlist_size(list) == 0)
 		return hwc__fail(-EINVAL, "no events to count");
-	c->ev = calloc(c->nev, sizeof(*c->ev));
-	c->group_size = calloc(c->nev, sizeof(*c->group_size));
-	c->status = calloc(c->nev, sizeof(*c->status));
-	c->error = calloc(c->nev, sizeof(*c->error));
-	c->user_only = calloc(c->nev, sizeof(*c->user_only));
-	c->leader = calloc(c->nev, sizeof(*c->leader));
-	if (!c->ev || !c->group_size || !c->status || !c->error || !c->user_only || !c->leader)
-		return hwc__fail(-ENOMEM, "out of memory");
+	int err = hwc__events_add_list(&c->evs, list);
+	if (err)
+		return err;
+	c->nev = c->evs.n;
 	size_t largest = 1;
-	for (size_t e = 0; e < c->nev; e++) {
-		const struct hwc_event *pub = hwc_evlist_event(list, e);
-		struct hwc__ev *ev = &c->ev[e];
-		hwc__ev_copy(ev, pub);
-		c->group_size[e] = hwc__group_size(list, e);
-		if (c->group_size[e] > largest)
-			largest = c->group_size[e];
-		c->leader[e] = c->group_size[e] ? e : c->leader[e - 1];
-	}
+	for (size_t e = 0; e < c->nev; e++)
+		if (c->evs.e[e].group_size > largest)
+			largest = c->evs.e[e].group_size;
 	c->buf_words = 3 + largest;
 	c->buf = calloc(c->buf_words, sizeof(uint64_t));
 	return c->buf ? 0 : hwc__fail(-ENOMEM, "out of memory");
@@ -282,6 +246,31 @@ static void close_all(hwc_counters *c)
 	for (size_t i = 0; i < c->ninst; i++)
 		close_instance(c, i);
 	c->ninst = 0;
+}
+
+struct open_args {
+	hwc_counters *c;
+	const struct hwc_target *t;
+};
+
+static int open_args_all(void *arg)
+{
+	struct open_args *a = arg;
+	return open_all(a->c, a->t);
+}
+
+/* Before opening again: every event closed, none skipped. */
+static void close_for_retry(void *arg)
+{
+	struct open_args *a = arg;
+	close_all(a->c);
+	for (size_t e = 0; e < a->c->nev; e++)
+		a->c->evs.e[e].status = 0;
+}
+
+static void close_counters(void *c)
+{
+	hwc_counters_close(c);
 }
 
 /* Map the first page of each event, pre-faulted, for hwc_counters_read_fast().
@@ -344,30 +333,20 @@ HWC_EXPORT int hwc_counters_open(hwc_counters **out, const hwc_evlist *list,
 		c->pid = c->child.pid;
 	}
 	if (!err) {
-		err = open_all(c, t);
-		if (err == -EAGAIN) { /* switched to user-only: open again */
-			close_all(c);
-			memset(c->status, 0, c->nev * sizeof(*c->status));
-			err = open_all(c, t);
-			if (err == -EAGAIN)
-				err = hwc__fail(-EACCES, "permission denied even for user-space counting");
-		}
+		struct open_args a = {c, t};
+		err = hwc__open_with_fallback(open_args_all, close_for_retry, &a, "counting");
 	}
 	if (!err) {
 		size_t ok = 0;
 		for (size_t e = 0; e < c->nev; e++)
-			ok += c->status[e] == 0;
+			ok += c->evs.e[e].status == 0;
 		if (ok == 0)
-			err = hwc__fail(c->status[0], "%s", c->error[0]);
+			err = hwc__fail(c->evs.e[0].status, "%s", c->evs.e[0].error);
 	}
 	if (!err && t->kind == HWC_TARGET_SELF && (t->flags & HWC_NO_INHERIT))
 		err = map_pages(c);
-	if (err) {
-		char keep[1024];
-		snprintf(keep, sizeof(keep), "%s", hwc_errdetail());
-		hwc_counters_close(c);
-		return hwc__fail(err, "%s", keep);
-	}
+	if (err)
+		return hwc__fail_cleanup(err, close_counters, c);
 	*out = c;
 	return 0;
 }
@@ -379,12 +358,7 @@ HWC_EXPORT void hwc_counters_close(hwc_counters *c)
 	unmap_pages(c);
 	close_all(c);
 	hwc__child_discard(&c->child);
-	free(c->ev);
-	free(c->group_size);
-	free(c->leader);
-	free(c->status);
-	free(c->error);
-	free(c->user_only);
+	hwc__events_free(&c->evs);
 	free(c->inst);
 	free(c->fd);
 	free(c->cur);
@@ -396,13 +370,7 @@ HWC_EXPORT void hwc_counters_close(hwc_counters *c)
 
 static int ioctl_leaders(hwc_counters *c, unsigned long req)
 {
-	for (size_t i = 0; i < c->ninst; i++)
-		for (size_t g = 0; g < c->nev; g += c->group_size[g]) {
-			int fd = c->fd[SLOT(c, i, g)];
-			if (fd >= 0 && ioctl(fd, req, 0) < 0)
-				return hwc__fail(-errno, "ioctl on '%s': %s", c->ev[g].name, strerror(errno));
-		}
-	return 0;
+	return hwc__ioctl_leaders(&c->evs, c->fd, c->ninst, req);
 }
 
 static int arm_pending(hwc_counters *c);
@@ -435,24 +403,25 @@ HWC_EXPORT int hwc_counters_stop(hwc_counters *c)
  * reads its whole group too: PERF_FORMAT_GROUP). */
 static int read_group(hwc_counters *c, size_t i, size_t g, size_t fd_ev)
 {
-	size_t n = c->group_size[g], words = n > 1 ? 3 + n : 3;
+	size_t n = c->evs.e[g].group_size, words = n > 1 ? 3 + n : 3;
 	ssize_t r = read(c->fd[SLOT(c, i, fd_ev)], c->buf, words * sizeof(uint64_t));
 	if (r != (ssize_t)(words * sizeof(uint64_t)))
-		return hwc__fail(r < 0 ? -errno : -EIO, "reading '%s' failed: %s", c->ev[g].name,
+		return hwc__fail(r < 0 ? -errno : -EIO, "reading '%s' failed: %s", c->evs.e[g].ev->name,
 				 r < 0 ? strerror(errno) : "short read");
 	return 0;
 }
 
 HWC_EXPORT int hwc_counters_read(hwc_counters *c)
 {
+	hwc__clear_error();
 	for (size_t i = 0; i < c->ninst; i++) {
-		for (size_t g = 0; g < c->nev; g += c->group_size[g]) {
+		for (size_t g = 0; g < c->nev; g += c->evs.e[g].group_size) {
 			if (c->fd[SLOT(c, i, g)] < 0)
 				continue;
 			int err = read_group(c, i, g, g);
 			if (err)
 				return err;
-			size_t n = c->group_size[g];
+			size_t n = c->evs.e[g].group_size;
 			struct snap *s = &c->cur[SLOT(c, i, g)];
 			if (n == 1) {
 				s->raw = c->buf[0];
@@ -490,8 +459,8 @@ HWC_EXPORT int hwc_counters_read_fast(hwc_counters *c, size_t inst, size_t ev,
 {
 	if (inst >= c->ninst || ev >= c->nev)
 		return hwc__fail(-EINVAL, "no event %zu / instance %zu", ev, inst);
-	if (c->status[ev])
-		return hwc__fail(c->status[ev], "%s", c->error[ev]);
+	if (c->evs.e[ev].status)
+		return hwc__fail(c->evs.e[ev].status, "%s", c->evs.e[ev].error);
 	struct snap now;
 	/* Without rdpmc, nothing but read(2): not even a look at the page,
 	 * whose TLB miss after the system call costs more than the rest. */
@@ -499,11 +468,11 @@ HWC_EXPORT int hwc_counters_read_fast(hwc_counters *c, size_t inst, size_t ev,
 	    !pthread_equal(c->owner, pthread_self()) ||
 	    !hwc__userpage_read(c->page[ev], hwc__rdpmc, hwc__rdtsc_insn, &now.raw,
 				&now.enabled, &now.running)) {
-		size_t g = c->leader[ev];
+		size_t g = c->evs.e[ev].leader;
 		int err = read_group(c, inst, g, ev);
 		if (err)
 			return err;
-		now.raw = c->buf[c->group_size[g] > 1 ? 3 + ev - g : 0];
+		now.raw = c->buf[c->evs.e[g].group_size > 1 ? 3 + ev - g : 0];
 		now.enabled = c->buf[1];
 		now.running = c->buf[2];
 	}
@@ -542,9 +511,9 @@ HWC_EXPORT int hwc_counters_value(const hwc_counters *c, size_t inst, size_t ev,
 {
 	if (ev >= c->nev || (inst != HWC_ALL && inst >= c->ninst))
 		return hwc__fail(-EINVAL, "no event %zu / instance %zu", ev, inst);
-	if (c->status[ev]) {
+	if (c->evs.e[ev].status) {
 		*out = (struct hwc_value){0};
-		return c->status[ev];
+		return hwc__fail(c->evs.e[ev].status, "%s", c->evs.e[ev].error);
 	}
 	if (inst != HWC_ALL || c->ninst == 1) {
 		delta(c, inst == HWC_ALL ? 0 : inst, ev, out);
@@ -574,7 +543,7 @@ HWC_EXPORT int hwc_counters_values(const hwc_counters *c, size_t inst, struct hw
 	size_t i = inst == HWC_ALL ? 0 : inst;
 	const struct snap *now = &c->cur[SLOT(c, i, 0)], *was = &c->base[SLOT(c, i, 0)];
 	for (size_t e = 0; e < c->nev; e++) {
-		if (__builtin_expect(c->status[e] != 0, 0))
+		if (__builtin_expect(c->evs.e[e].status != 0, 0))
 			out[e] = (struct hwc_value){0};
 		else
 			diff(&now[e], &was[e], &out[e]);
@@ -617,17 +586,17 @@ HWC_EXPORT pid_t hwc_counters_instance_tid(const hwc_counters *c, size_t inst)
 
 HWC_EXPORT int hwc_counters_event_status(const hwc_counters *c, size_t ev)
 {
-	return ev < c->nev ? c->status[ev] : -EINVAL;
+	return ev < c->nev ? c->evs.e[ev].status : -EINVAL;
 }
 
 HWC_EXPORT const char *hwc_counters_event_error(const hwc_counters *c, size_t ev)
 {
-	return ev < c->nev ? c->error[ev] : "";
+	return ev < c->nev ? c->evs.e[ev].error : "";
 }
 
 HWC_EXPORT bool hwc_counters_user_only(const hwc_counters *c, size_t ev)
 {
-	return ev < c->nev && c->user_only[ev];
+	return ev < c->nev && c->evs.e[ev].user_only;
 }
 
 HWC_EXPORT int hwc_counters_fd(const hwc_counters *c, size_t inst, size_t ev)
@@ -641,17 +610,14 @@ HWC_EXPORT int hwc_counters_fd(const hwc_counters *c, size_t inst, size_t ev)
  * may call this while the thread it interrupted is in hwc_counters_read(). */
 static int read_raw(const hwc_counters *c, size_t i, size_t ev, uint64_t *raw)
 {
-	size_t leader = ev;
-	while (c->group_size[leader] == 0)
-		leader--;
-	size_t n = c->group_size[leader];
-	uint64_t buf[3 + 64];
-	if (n > 64)
-		return -E2BIG;
+	size_t leader = c->evs.e[ev].leader;
+	size_t n = c->evs.e[leader].group_size;
+	uint64_t buf[3 + HWC__MAX_GROUP]; /* open refuses larger groups */
 	size_t words = n > 1 ? 3 + n : 3;
 	ssize_t r = read(c->fd[SLOT(c, i, leader)], buf, words * sizeof(uint64_t));
 	if (r != (ssize_t)(words * sizeof(uint64_t)))
-		return r < 0 ? -errno : -EIO;
+		return hwc__fail_text(r < 0 ? -errno : -EIO, "cannot read the counter to arm its "
+							    "overflow notification");
 	*raw = n > 1 ? buf[3 + (ev - leader)] : buf[0];
 	return 0;
 }
@@ -664,7 +630,7 @@ static int arm(hwc_counters *c, size_t slot, size_t i, size_t ev)
 	if (err)
 		return err;
 	if (ioctl(c->fd[slot], PERF_EVENT_IOC_REFRESH, 1) < 0)
-		return -errno;
+		return hwc__fail_text(-errno, "the kernel refused PERF_EVENT_IOC_REFRESH");
 	o->armed = true;
 	return 0;
 }
@@ -681,7 +647,7 @@ static int arm_pending(hwc_counters *c)
 			int err = arm(c, slot, i, e);
 			if (err)
 				return hwc__fail(err, "cannot arm overflow notification of '%s': %s",
-						 c->ev[e].name, strerror(-err));
+						 c->evs.e[e].ev->name, strerror(-err));
 		}
 	return 0;
 }
@@ -692,7 +658,7 @@ static int overflow_slot(const hwc_counters *c, size_t inst, size_t ev, size_t *
 		return hwc__fail(-EINVAL, "no event %zu / instance %zu", ev, inst);
 	*slot = SLOT(c, inst, ev);
 	if (c->fd[*slot] < 0)
-		return hwc__fail(-EINVAL, "'%s' is not open (%s)", c->ev[ev].name, c->error[ev]);
+		return hwc__fail(-EINVAL, "'%s' is not open (%s)", c->evs.e[ev].ev->name, c->evs.e[ev].error);
 	return 0;
 }
 
@@ -704,15 +670,15 @@ HWC_EXPORT int hwc_counters_overflow_signal(hwc_counters *c, size_t inst, size_t
 	int err = overflow_slot(c, inst, ev, &slot);
 	if (err)
 		return err;
-	const struct perf_event_attr *a = &c->ev[ev].pub.attr;
+	const struct perf_event_attr *a = &c->evs.e[ev].ev->pub.attr;
 	if (!a->sample_period || a->freq)
 		return hwc__fail(-EINVAL, "'%s' has no sample period: set attr.sample_period "
 					  "before opening to get overflow notification",
-				 c->ev[ev].name);
+				 c->evs.e[ev].ev->name);
 	if (c->kind != HWC_TARGET_CPUS && !(c->flags & HWC_NO_INHERIT))
 		return hwc__fail(-EINVAL, "overflow notification of '%s' needs HWC_NO_INHERIT: the "
 					  "kernel cannot stop inherited counters at an overflow",
-				 c->ev[ev].name);
+				 c->evs.e[ev].ev->name);
 	if (c->kind == HWC_TARGET_COMMAND && !c->child.started)
 		return hwc__fail(-EINVAL, "start the command before asking for overflow signals");
 	if (sig <= 0 || sig >= NSIG || sig == SIGKILL || sig == SIGSTOP)
@@ -728,26 +694,27 @@ HWC_EXPORT int hwc_counters_overflow_signal(hwc_counters *c, size_t inst, size_t
 	if (fcntl(fd, F_SETOWN_EX, &owner) < 0 || fcntl(fd, F_SETSIG, sig) < 0 || flags < 0 ||
 	    fcntl(fd, F_SETFL, flags | O_ASYNC) < 0)
 		return hwc__fail(-errno, "cannot route overflow signals of '%s' to thread %d: %s",
-				 c->ev[ev].name, (int)tid, strerror(errno));
+				 c->evs.e[ev].ev->name, (int)tid, strerror(errno));
 	struct ovf *o = &c->ovf[slot];
 	o->on = true;
 	o->period = a->sample_period;
 	if (c->running && !o->armed && (err = arm(c, slot, inst, ev)))
 		return hwc__fail(err, "cannot arm overflow notification of '%s': %s",
-				 c->ev[ev].name, strerror(-err));
+				 c->evs.e[ev].ev->name, strerror(-err));
 	return 0;
 }
 
 HWC_EXPORT int hwc_counters_overflow_rearm(hwc_counters *c, size_t inst, size_t ev,
 					   uint64_t period)
 {
+	hwc__clear_error();
 	size_t slot;
 	int err = overflow_slot(c, inst, ev, &slot);
 	if (err)
 		return err;
 	struct ovf *o = c->ovf ? &c->ovf[slot] : NULL;
 	if (!o || !o->on)
-		return hwc__fail(-EINVAL, "'%s' has no overflow notification", c->ev[ev].name);
+		return hwc__fail(-EINVAL, "'%s' has no overflow notification", c->evs.e[ev].ev->name);
 	if (period >> 63)
 		return hwc__fail(-EINVAL, "overflow period %#llx is too large (at most 2^63-1)",
 				 (unsigned long long)period);
@@ -755,7 +722,8 @@ HWC_EXPORT int hwc_counters_overflow_rearm(hwc_counters *c, size_t inst, size_t 
 	/* Disabled first: a new period set while counting would make the
 	 * kernel report an overflow at the very next event. */
 	if (ioctl(fd, PERF_EVENT_IOC_DISABLE, 0) < 0)
-		return -errno;
+		return hwc__fail_text(-errno, "cannot stop the event to re-arm it: the kernel "
+					      "refused PERF_EVENT_IOC_DISABLE");
 	uint64_t now;
 	if ((err = read_raw(c, inst, ev, &now)))
 		return err;
@@ -764,14 +732,16 @@ HWC_EXPORT int hwc_counters_overflow_rearm(hwc_counters *c, size_t inst, size_t 
 	bool limit_left = o->armed && now - o->armed_at < o->period;
 	uint64_t p = period ? period : o->period;
 	if (ioctl(fd, PERF_EVENT_IOC_PERIOD, &p) < 0)
-		return -errno;
+		return hwc__fail_text(-errno, "the kernel refused the new overflow period "
+					      "(PERF_EVENT_IOC_PERIOD)");
 	o->period = p;
 	o->armed_at = now;
 	o->armed = limit_left;
 	if (!c->running)
 		return 0; /* hwc_counters_start() arms it if needed and enables */
 	if (ioctl(fd, limit_left ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_REFRESH, 1) < 0)
-		return -errno;
+		return hwc__fail_text(-errno, "cannot let the event count again: the kernel "
+					      "refused PERF_EVENT_IOC_ENABLE/REFRESH");
 	o->armed = true;
 	return 0;
 }

@@ -17,6 +17,15 @@ int hwc__fail(int err, const char *fmt, ...)
 	return err;
 }
 
+int hwc__fail_text(int err, const char *text)
+{
+	size_t i = 0;
+	for (; text[i] && i < sizeof(detail) - 1; i++)
+		detail[i] = text[i];
+	detail[i] = '\0';
+	return err;
+}
+
 void hwc__fail_append(const char *fmt, ...)
 {
 	size_t len = strlen(detail);
@@ -29,6 +38,15 @@ void hwc__fail_append(const char *fmt, ...)
 void hwc__clear_error(void)
 {
 	detail[0] = '\0';
+}
+
+int hwc__fail_cleanup(int err, void (*cleanup)(void *arg), void *arg)
+{
+	char keep[sizeof(detail)];
+	memcpy(keep, detail, sizeof(keep));
+	cleanup(arg);
+	memcpy(detail, keep, sizeof(detail));
+	return err;
 }
 
 HWC_EXPORT const char *hwc_errdetail(void)
@@ -92,7 +110,7 @@ int hwc__buf_printf(struct hwc__buf *b, const char *fmt, ...)
 		size_t cap = (b->cap + (size_t)n + 1) * 2;
 		char *s = realloc(b->s, cap);
 		if (!s)
-			return -ENOMEM;
+			return hwc__fail(-ENOMEM, "out of memory");
 		b->s = s;
 		b->cap = cap;
 	}

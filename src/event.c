@@ -19,6 +19,7 @@ struct hwc_evlist {
 
 HWC_EXPORT int hwc_evlist_new(hwc_evlist **out)
 {
+	hwc__clear_error();
 	*out = calloc(1, sizeof(**out));
 	return *out ? 0 : hwc__fail(-ENOMEM, "out of memory");
 }
@@ -84,24 +85,47 @@ HWC_EXPORT const char *hwc_source_name(enum hwc_source src)
 	return (unsigned)src < HWC_ARRAY_SIZE(names) ? names[src] : "unknown";
 }
 
-void hwc__ev_fix_strings(struct hwc__ev *ev)
+void hwc__ev_init(struct hwc__ev *ev)
 {
 	ev->pub.name = ev->name;
 	ev->pub.pmu = ev->pmu;
 	ev->pub.origin = ev->origin;
 	ev->pub.unit = ev->unit;
 	ev->pub.filter = ev->filter;
+	ev->pub.scale = 1.0;
 }
 
-void hwc__ev_copy(struct hwc__ev *dst, const struct hwc_event *pub)
+struct hwc__ev *hwc__ev_new(void)
+{
+	struct hwc__ev *ev = calloc(1, sizeof(*ev));
+	if (ev)
+		hwc__ev_init(ev);
+	return ev;
+}
+
+/* Copy PUB's description into DST, whose strings stay its own arrays. */
+static void ev_assign(struct hwc__ev *dst, const struct hwc_event *pub)
 {
 	snprintf(dst->name, sizeof(dst->name), "%s", pub->name);
 	snprintf(dst->pmu, sizeof(dst->pmu), "%s", pub->pmu);
 	snprintf(dst->origin, sizeof(dst->origin), "%s", pub->origin);
 	snprintf(dst->unit, sizeof(dst->unit), "%s", pub->unit);
 	snprintf(dst->filter, sizeof(dst->filter), "%s", pub->filter ? pub->filter : "");
-	dst->pub = *pub;
-	hwc__ev_fix_strings(dst);
+	struct hwc_event own = *pub;
+	own.name = dst->name;
+	own.pmu = dst->pmu;
+	own.origin = dst->origin;
+	own.unit = dst->unit;
+	own.filter = dst->filter;
+	dst->pub = own;
+}
+
+struct hwc__ev *hwc__ev_dup(const struct hwc_event *pub)
+{
+	struct hwc__ev *ev = hwc__ev_new();
+	if (ev)
+		ev_assign(ev, pub);
+	return ev;
 }
 
 size_t hwc__group_size(const hwc_evlist *list, size_t e)
@@ -334,7 +358,8 @@ static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, 
 
 static bool is_table_name(const char *name)
 {
-	struct hwc__ev probe = {.pub.scale = 1.0};
+	struct hwc__ev probe = {0};
+	hwc__ev_init(&probe);
 	return hwc__resolve_table(name, &probe) == 0;
 }
 
@@ -346,7 +371,7 @@ static int resolve_preset(const char *base, const char *model, const char *spec,
 	size_t n;
 	const char *const *cand = hwc__preset_candidates(base, &label, &n);
 	if (!cand)
-		return -ENOENT;
+		return HWC__NOT_MINE;
 	if (n == 0)
 		return hwc__fail(-ENOENT, "'%s' is a known preset but has no mapping on this CPU; use "
 					  "a native event (see `hwc list`)",
@@ -355,20 +380,20 @@ static int resolve_preset(const char *base, const char *model, const char *spec,
 		bool native = !is_table_name(cand[i]);
 		if (native && !model && !hwc__pfm_host_model(NULL, NULL))
 			continue;
-		struct hwc__ev tmp = {.pub.scale = 1.0};
+		struct hwc__ev tmp = {0};
+		hwc__ev_init(&tmp);
 		if (native && model)
 			snprintf(tmp.name, sizeof(tmp.name), "%s::%s", model, cand[i]);
 		else
 			snprintf(tmp.name, sizeof(tmp.name), "%s", cand[i]);
 		char cspec[sizeof(tmp.name)];
 		memcpy(cspec, tmp.name, sizeof(cspec));
-		/* A failed candidate's detail must not make the next one look wrong. */
-		hwc__clear_error();
 		if (resolve_one(cspec, spec, &tmp, depth + 1) == 0) {
 			snprintf(tmp.name, sizeof(tmp.name), "%s", ev->name);
 			snprintf(ev->origin, sizeof(ev->origin), "%s = %s (%s)", label, cspec, tmp.origin);
 			memcpy(tmp.origin, ev->origin, sizeof(tmp.origin));
-			*ev = tmp;
+			ev_assign(ev, &tmp.pub);
+			ev->explicit_gh = tmp.explicit_gh;
 			ev->pub.source = HWC_SRC_PRESET;
 			hwc__clear_error();
 			return 0;
@@ -430,10 +455,10 @@ static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, 
 		err = resolve_preset(rest, buf, spec, ev, depth);
 		if (colon)
 			*colon = ':';
-		if (err != -ENOENT || hwc_errdetail()[0])
+		if (err != HWC__NOT_MINE)
 			return err == 0 && colon ? modify(ev, colon + 1, token) : err;
 		err = hwc__resolve_pfm(token, ev);
-		return err == -ENOENT ? unknown_event(token, spec) : err;
+		return err == HWC__NOT_MINE ? unknown_event(token, spec) : err;
 	}
 
 	char *colon = strchr(buf, ':');
@@ -443,9 +468,9 @@ static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, 
 		mods = colon + 1;
 	}
 	err = hwc__resolve_table(buf, ev);
-	if (err == -ENOENT && !hwc_errdetail()[0] && is_raw(buf))
+	if (err == HWC__NOT_MINE && is_raw(buf))
 		err = resolve_raw(buf, token, ev);
-	if (err == -ENOENT && !hwc_errdetail()[0])
+	if (err == HWC__NOT_MINE)
 		err = resolve_preset(buf, NULL, spec, ev, depth);
 	if (err == 0) {
 		if (!ev->origin[0])
@@ -453,21 +478,22 @@ static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, 
 				 hwc_source_name(ev->pub.source), buf);
 		return mods ? modify(ev, mods, token) : 0;
 	}
-	if (err != -ENOENT || hwc_errdetail()[0])
+	if (err != HWC__NOT_MINE)
 		return err;
 	if (colon)
 		*colon = ':';
 
 	err = hwc__resolve_tracepoint(buf, ev);
-	if (err != -ENOENT || hwc_errdetail()[0])
+	if (err != HWC__NOT_MINE)
 		return err;
 	err = hwc__resolve_pfm(buf, ev);
-	if (err != -ENOENT || hwc_errdetail()[0])
+	if (err != HWC__NOT_MINE)
 		return err;
 	if (colon) {
 		/* A generic-looking base with bad modifiers reads better than "unknown". */
 		*colon = '\0';
-		struct hwc__ev probe = {.pub.scale = 1.0};
+		struct hwc__ev probe = {0};
+		hwc__ev_init(&probe);
 		if (hwc__resolve_table(buf, &probe) == 0) {
 			struct hwc__mods m = {0};
 			return hwc__parse_mods(colon + 1, token, &m);
@@ -541,10 +567,9 @@ struct add_ctx {
 static int add_event(const char *s, size_t len, void *arg)
 {
 	struct add_ctx *ctx = arg;
-	struct hwc__ev *ev = calloc(1, sizeof(*ev));
+	struct hwc__ev *ev = hwc__ev_new();
 	if (!ev)
 		return hwc__fail(-ENOMEM, "out of memory");
-	ev->pub.scale = 1.0;
 	if (len >= sizeof(ev->name)) {
 		free(ev);
 		return hwc__fail(-ENAMETOOLONG, "event name too long in '%s'", ctx->spec);
@@ -565,7 +590,6 @@ static int add_event(const char *s, size_t len, void *arg)
 	}
 	ev->pub.group = ctx->group;
 	ev->pub.leader = ctx->tmp->n - 1 == ctx->group_first;
-	hwc__ev_fix_strings(ev);
 	return 0;
 }
 
@@ -661,17 +685,7 @@ static int syntax_only(const char *s, size_t len, void *arg)
 
 static int reserve(hwc_evlist *l, size_t more)
 {
-	if (l->n + more <= l->cap)
-		return 0;
-	size_t cap = l->cap ? l->cap : 8;
-	while (cap < l->n + more)
-		cap *= 2;
-	struct hwc__ev **p = realloc(l->ev, cap * sizeof(*p));
-	if (!p)
-		return hwc__fail(-ENOMEM, "out of memory");
-	l->ev = p;
-	l->cap = cap;
-	return 0;
+	return hwc__reserve(&l->ev, &l->cap, l->n + more, sizeof(*l->ev));
 }
 
 HWC_EXPORT int hwc_evlist_add(hwc_evlist *list, const char *spec)

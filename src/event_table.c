@@ -12,41 +12,42 @@ struct named {
 	const char *name;
 	uint64_t config;
 	const char *desc;
+	bool alias; /* perf names the config otherwise (hwc__table_name) */
 };
 
 static const struct named hardware[] = {
-	{"cpu-cycles", PERF_COUNT_HW_CPU_CYCLES, "CPU cycles"},
-	{"cycles", PERF_COUNT_HW_CPU_CYCLES, "CPU cycles"},
-	{"instructions", PERF_COUNT_HW_INSTRUCTIONS, "retired instructions"},
-	{"cache-references", PERF_COUNT_HW_CACHE_REFERENCES, "last-level cache accesses"},
-	{"cache-misses", PERF_COUNT_HW_CACHE_MISSES, "last-level cache misses"},
-	{"branch-instructions", PERF_COUNT_HW_BRANCH_INSTRUCTIONS, "retired branch instructions"},
-	{"branches", PERF_COUNT_HW_BRANCH_INSTRUCTIONS, "retired branch instructions"},
-	{"branch-misses", PERF_COUNT_HW_BRANCH_MISSES, "mispredicted branches"},
-	{"bus-cycles", PERF_COUNT_HW_BUS_CYCLES, "bus cycles"},
-	{"stalled-cycles-frontend", PERF_COUNT_HW_STALLED_CYCLES_FRONTEND, "cycles stalled in the front end"},
-	{"idle-cycles-frontend", PERF_COUNT_HW_STALLED_CYCLES_FRONTEND, "cycles stalled in the front end"},
-	{"stalled-cycles-backend", PERF_COUNT_HW_STALLED_CYCLES_BACKEND, "cycles stalled in the back end"},
-	{"idle-cycles-backend", PERF_COUNT_HW_STALLED_CYCLES_BACKEND, "cycles stalled in the back end"},
-	{"ref-cycles", PERF_COUNT_HW_REF_CPU_CYCLES, "reference cycles, unaffected by frequency scaling"},
+	{"cpu-cycles", PERF_COUNT_HW_CPU_CYCLES, "CPU cycles", true},
+	{"cycles", PERF_COUNT_HW_CPU_CYCLES, "CPU cycles", false},
+	{"instructions", PERF_COUNT_HW_INSTRUCTIONS, "retired instructions", false},
+	{"cache-references", PERF_COUNT_HW_CACHE_REFERENCES, "last-level cache accesses", false},
+	{"cache-misses", PERF_COUNT_HW_CACHE_MISSES, "last-level cache misses", false},
+	{"branch-instructions", PERF_COUNT_HW_BRANCH_INSTRUCTIONS, "retired branch instructions", true},
+	{"branches", PERF_COUNT_HW_BRANCH_INSTRUCTIONS, "retired branch instructions", false},
+	{"branch-misses", PERF_COUNT_HW_BRANCH_MISSES, "mispredicted branches", false},
+	{"bus-cycles", PERF_COUNT_HW_BUS_CYCLES, "bus cycles", false},
+	{"stalled-cycles-frontend", PERF_COUNT_HW_STALLED_CYCLES_FRONTEND, "cycles stalled in the front end", false},
+	{"idle-cycles-frontend", PERF_COUNT_HW_STALLED_CYCLES_FRONTEND, "cycles stalled in the front end", true},
+	{"stalled-cycles-backend", PERF_COUNT_HW_STALLED_CYCLES_BACKEND, "cycles stalled in the back end", false},
+	{"idle-cycles-backend", PERF_COUNT_HW_STALLED_CYCLES_BACKEND, "cycles stalled in the back end", true},
+	{"ref-cycles", PERF_COUNT_HW_REF_CPU_CYCLES, "reference cycles, unaffected by frequency scaling", false},
 };
 
 static const struct named software[] = {
-	{"cpu-clock", PERF_COUNT_SW_CPU_CLOCK, "CPU clock, a high-resolution per-CPU timer (ns)"},
-	{"task-clock", PERF_COUNT_SW_TASK_CLOCK, "time the task ran on a CPU (ns)"},
-	{"page-faults", PERF_COUNT_SW_PAGE_FAULTS, "page faults"},
-	{"faults", PERF_COUNT_SW_PAGE_FAULTS, "page faults"},
-	{"context-switches", PERF_COUNT_SW_CONTEXT_SWITCHES, "context switches"},
-	{"cs", PERF_COUNT_SW_CONTEXT_SWITCHES, "context switches"},
-	{"cpu-migrations", PERF_COUNT_SW_CPU_MIGRATIONS, "migrations to another CPU"},
-	{"migrations", PERF_COUNT_SW_CPU_MIGRATIONS, "migrations to another CPU"},
-	{"minor-faults", PERF_COUNT_SW_PAGE_FAULTS_MIN, "page faults served without I/O"},
-	{"major-faults", PERF_COUNT_SW_PAGE_FAULTS_MAJ, "page faults that needed I/O"},
-	{"alignment-faults", PERF_COUNT_SW_ALIGNMENT_FAULTS, "alignment faults fixed up by the kernel"},
-	{"emulation-faults", PERF_COUNT_SW_EMULATION_FAULTS, "instructions emulated by the kernel"},
-	{"dummy", PERF_COUNT_SW_DUMMY, "counts nothing; carries side-band records"},
-	{"bpf-output", PERF_COUNT_SW_BPF_OUTPUT, "output of BPF programs"},
-	{"cgroup-switches", 11 /* PERF_COUNT_SW_CGROUP_SWITCHES */, "switches between cgroups"},
+	{"cpu-clock", PERF_COUNT_SW_CPU_CLOCK, "CPU clock, a high-resolution per-CPU timer (ns)", false},
+	{"task-clock", PERF_COUNT_SW_TASK_CLOCK, "time the task ran on a CPU (ns)", false},
+	{"page-faults", PERF_COUNT_SW_PAGE_FAULTS, "page faults", false},
+	{"faults", PERF_COUNT_SW_PAGE_FAULTS, "page faults", true},
+	{"context-switches", PERF_COUNT_SW_CONTEXT_SWITCHES, "context switches", false},
+	{"cs", PERF_COUNT_SW_CONTEXT_SWITCHES, "context switches", true},
+	{"cpu-migrations", PERF_COUNT_SW_CPU_MIGRATIONS, "migrations to another CPU", false},
+	{"migrations", PERF_COUNT_SW_CPU_MIGRATIONS, "migrations to another CPU", true},
+	{"minor-faults", PERF_COUNT_SW_PAGE_FAULTS_MIN, "page faults served without I/O", false},
+	{"major-faults", PERF_COUNT_SW_PAGE_FAULTS_MAJ, "page faults that needed I/O", false},
+	{"alignment-faults", PERF_COUNT_SW_ALIGNMENT_FAULTS, "alignment faults fixed up by the kernel", false},
+	{"emulation-faults", PERF_COUNT_SW_EMULATION_FAULTS, "instructions emulated by the kernel", false},
+	{"dummy", PERF_COUNT_SW_DUMMY, "counts nothing; carries side-band records", false},
+	{"bpf-output", PERF_COUNT_SW_BPF_OUTPUT, "output of BPF programs", false},
+	{"cgroup-switches", 11 /* PERF_COUNT_SW_CGROUP_SWITCHES */, "switches between cgroups", false},
 };
 
 /* Cache events, in perf's grammar: a cache name, then up to two words, each
@@ -120,7 +121,7 @@ static int resolve_cache(const char *base, struct hwc__ev *ev)
 			}
 		}
 	if (cache < 0)
-		return -ENOENT;
+		return HWC__NOT_MINE;
 	int op = -1, result = -1;
 	for (const char *p = base + len; *p;) {
 		p++; /* the '-' */
@@ -135,7 +136,7 @@ static int resolve_cache(const char *base, struct hwc__ev *ev)
 			/* Not a cache event after all ("L1-dcache-foo"), or a word
 			 * given twice, which perf would silently ignore. */
 			if (w < 0 && match_word(p, cache_ops, HWC_ARRAY_SIZE(cache_ops), &n) < 0)
-				return -ENOENT;
+				return HWC__NOT_MINE;
 			return hwc__fail(-EINVAL,
 					 "malformed cache event '%s': '%.*s' repeats the %s (write "
 					 "<cache>-<operation>-<result>, e.g. %s-loads or %s-load-misses)",
@@ -335,6 +336,23 @@ const char *const *hwc__preset_candidates(const char *base, const char **label, 
 			(*n)++;
 		return presets[i].candidates;
 	}
+	return NULL;
+}
+
+static const char *perf_name(const struct named *t, size_t n, uint64_t config)
+{
+	for (size_t i = 0; i < n; i++)
+		if (t[i].config == config && !t[i].alias)
+			return t[i].name;
+	return NULL;
+}
+
+const char *hwc__table_name(uint32_t type, uint64_t config)
+{
+	if (type == PERF_TYPE_HARDWARE)
+		return perf_name(hardware, HWC_ARRAY_SIZE(hardware), config);
+	if (type == PERF_TYPE_SOFTWARE)
+		return perf_name(software, HWC_ARRAY_SIZE(software), config);
 	return NULL;
 }
 

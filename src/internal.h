@@ -11,6 +11,8 @@
 
 /* error.c: set the thread's detail text and return ERR (a -errno). */
 int hwc__fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same with fixed TEXT and no formatting: safe in a signal handler. */
+int hwc__fail_text(int err, const char *text);
 /* Append more text to the detail of the current failure. */
 void hwc__fail_append(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void hwc__clear_error(void);
@@ -38,7 +40,13 @@ int hwc__core_counters(const char **model, int *nfixed, bool *watchdog);
  * ATTR, or -1 when it needs a general-purpose counter. */
 int hwc__fixed_counter_of(const struct perf_event_attr *attr);
 
-/* An event of an evlist with the storage its public strings point to. */
+/* Internal results, positive so that no syscall's -errno is ever one. */
+#define HWC__NOT_MINE 1        /* a resolver: the name is not this source's */
+#define HWC__RETRY_USER_ONLY 2 /* opening: switched to user-only, open again */
+
+/* An event: one of an evlist, or the private copy counting or sampling
+ * opened.  Allocated once on the heap (hwc__ev_new, hwc__ev_dup) and never
+ * moved, so pub's strings point into its own arrays for its whole life. */
 struct hwc__ev {
 	struct hwc_event pub;
 	char name[256];
@@ -48,13 +56,15 @@ struct hwc__ev {
 	char filter[256]; /* a tracepoint's filter, "" for none */
 	bool explicit_gh; /* a G or H modifier chose guest/host counting */
 };
-/* Point pub's strings at the storage; call after filling the arrays. */
-void hwc__ev_fix_strings(struct hwc__ev *ev);
-/* A private copy of PUB with its own string storage. */
-void hwc__ev_copy(struct hwc__ev *dst, const struct hwc_event *pub);
+/* Point pub's strings at EV's own arrays, scale 1: for a zeroed event on
+ * the stack, which the resolver fills and never moves. */
+void hwc__ev_init(struct hwc__ev *ev);
+/* A zeroed event on the heap, initialised as above; NULL without memory. */
+struct hwc__ev *hwc__ev_new(void);
+/* A private copy of PUB on the heap; NULL without memory. */
+struct hwc__ev *hwc__ev_dup(const struct hwc_event *pub);
 /* Apply EV's tracepoint filter to FD, just opened: 0, or -errno with detail
- * (the caller closes FD).  EV's own arrays, not its pub pointers, which a
- * copy moved by realloc() leaves stale. */
+ * (the caller closes FD). */
 int hwc__apply_filter(int fd, const struct hwc__ev *ev);
 /* Events in the group led by event E of LIST, 0 when E leads none. */
 size_t hwc__group_size(const hwc_evlist *list, size_t e);
@@ -82,15 +92,56 @@ int hwc__target_cpus(const struct hwc_target *t, int **cpus, size_t *n);
  * new thread shows up.  OPEN_TID returns 0, -ESRCH (thread gone: skipped) or
  * an -errno that stops the scan.  -ESRCH when no thread could be opened. */
 int hwc__each_thread(pid_t pid, int (*open_tid)(void *arg, pid_t tid), void *arg);
-/* May an open that failed with ERR be retried counting user space only? */
-bool hwc__fallback_allowed(const struct hwc_event *ev, unsigned flags, int err);
-/* Switch every event of EV[N] that did not choose its privilege levels to
- * user space only, marking it in USER_ONLY[N]. */
-void hwc__make_user_only(struct hwc__ev *ev, size_t n, bool *user_only);
+
+/* One event as counting or sampling opens it on every instance (thread,
+ * CPU) of its target.  A descriptor array is laid out [instance][event]. */
+struct hwc__opened {
+	struct hwc__ev *ev;   /* a private copy: the attr as opened */
+	size_t leader;        /* index of its group's leader; a leader's own */
+	size_t group_size;    /* a leader: events in its group (1 alone); a member: 0 */
+	bool user_only;       /* kernel counting was denied: switched to user space */
+	/* counting: an event HWC_SKIP_UNSUPPORTED left out */
+	int status;           /* 0, or the -errno that left it out */
+	char error[256];      /* its detail */
+	/* sampling */
+	uint64_t *ids;        /* the kernel's ids of its descriptors */
+	size_t nids, cap_ids;
+};
+/* The events of one counting or sampling handle. */
+struct hwc__events {
+	struct hwc__opened *e;
+	size_t n, cap;
+};
+/* The largest group counting and sampling open: its values are read into
+ * buffers on the stack (a signal handler may read them). */
+#define HWC__MAX_GROUP 64
+/* Append a private copy of PUB in a group of GROUP_SIZE events (0 for a
+ * member) led by event LEADER: 0 or -errno with detail. */
+int hwc__events_add(struct hwc__events *s, const struct hwc_event *pub, size_t leader,
+		    size_t group_size);
+/* Append every event of LIST with its groups: 0 or -errno with detail. */
+int hwc__events_add_list(struct hwc__events *s, const hwc_evlist *list);
+void hwc__events_free(struct hwc__events *s);
+/* Open event E of S with ATTR (a copy of its attr the caller adjusted):
+ * 0 with *FD, -errno (no detail: the caller explains the open), or
+ * HWC__RETRY_USER_ONLY when kernel counting was denied, the event may fall
+ * back (FLAGS: the target's) and every event that did not choose its
+ * privilege levels was switched to user space only. */
+int hwc__open_event(struct hwc__events *s, size_t e, struct perf_event_attr *attr, pid_t pid,
+		    int cpu, int group_fd, unsigned flags, int *fd);
+/* Call OPEN(ARG); when it returns HWC__RETRY_USER_ONLY, CLOSE(ARG) and
+ * OPEN(ARG) once more.  WHAT names the activity for the error. */
+int hwc__open_with_fallback(int (*open)(void *arg), void (*close)(void *arg), void *arg,
+			    const char *what);
+/* REQ (an ioctl without argument) on every open group leader of FD[NINST][S->n]. */
+int hwc__ioctl_leaders(const struct hwc__events *s, const int *fd, size_t ninst,
+		       unsigned long req);
+/* Run CLEANUP(ARG) keeping the detail of failure ERR; returns ERR. */
+int hwc__fail_cleanup(int err, void (*cleanup)(void *arg), void *arg);
 
 /* Resolver pieces.  Each fills EV (zeroed, name set, scale 1) and returns 0,
- * -ENOENT without detail when the name is not theirs, or another -errno
- * (or -ENOENT with detail) when it is theirs but wrong. */
+ * HWC__NOT_MINE when the name is not theirs (the next source is asked), or
+ * -errno with detail when it is theirs but wrong. */
 struct hwc__mods {
 	bool u, k, h;      /* letters given */
 	bool explicit_priv;
@@ -101,6 +152,8 @@ struct hwc__mods {
 int hwc__parse_mods(const char *mods, const char *whole, struct hwc__mods *m);
 
 int hwc__resolve_table(const char *base, struct hwc__ev *ev);
+/* The name perf gives a generic hardware or software event, or NULL. */
+const char *hwc__table_name(uint32_t type, uint64_t config);
 /* The candidates a PAPI/illumos preset maps to (N may be 0: known, unmapped),
  * or NULL when BASE is no preset.  LABEL gets the canonical name. */
 const char *const *hwc__preset_candidates(const char *base, const char **label, size_t *n);
@@ -145,6 +198,10 @@ bool hwc__event_matches(const char *pattern, const char *name, const char *spec)
 /* Place VALUE into CONFIG words following a sysfs format ("config:0-7,32-35"). */
 int hwc__format_apply(const char *format, uint64_t value, struct perf_event_attr *attr,
 		      const char *term);
+
+/* unwind.c: the user registers the DWARF unwinder needs in a sample
+ * (attr.sample_regs_user), 0 where it cannot unwind. */
+uint64_t hwc__unwind_regs_mask(void);
 
 /* A byte buffer, for file sections (features.c). */
 struct hwc__bytes {

@@ -36,6 +36,7 @@ static int probe(const char *spec, bool *user_only, bool *resolved)
 
 HWC_EXPORT int hwc_event_probe(const char *spec, bool *user_only)
 {
+	hwc__clear_error();
 	bool uo, resolved;
 	int err = probe(spec, &uo, &resolved);
 	if (user_only)

@@ -29,6 +29,10 @@ static void cpu_identity(struct hwc_cpu_info *out)
 	memcpy(out->vendor + 4, &r[3], 4);
 	memcpy(out->vendor + 8, &r[2], 4);
 	out->vendor[12] = '\0';
+	if (strcmp(out->vendor, "GenuineIntel") == 0)
+		out->vendor_id = HWC_VENDOR_INTEL;
+	else if (strcmp(out->vendor, "AuthenticAMD") == 0 || strcmp(out->vendor, "HygonGenuine") == 0)
+		out->vendor_id = HWC_VENDOR_AMD;
 	if (cpuid(1, 0, r)) {
 		unsigned family = (r[0] >> 8) & 0xf, model = (r[0] >> 4) & 0xf;
 		/* The extended fields count when the base family says so (SDM / APM). */
@@ -63,8 +67,8 @@ static void cpu_identity(struct hwc_cpu_info *out)
 static void cpu_counters(struct hwc_cpu_info *out)
 {
 	unsigned r[4];
-	bool amd = strcmp(out->vendor, "AuthenticAMD") == 0 || strcmp(out->vendor, "HygonGenuine") == 0;
-	if (strcmp(out->vendor, "GenuineIntel") == 0 && cpuid(0xa, 0, r) && (r[0] & 0xff)) {
+	bool amd = out->vendor_id == HWC_VENDOR_AMD;
+	if (out->vendor_id == HWC_VENDOR_INTEL && cpuid(0xa, 0, r) && (r[0] & 0xff)) {
 		unsigned version = r[0] & 0xff;
 		out->counters = (int)((r[0] >> 8) & 0xff);
 		out->counter_width = (int)((r[0] >> 16) & 0xff);

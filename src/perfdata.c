@@ -72,25 +72,13 @@ static int check_section(const hwc_perfdata *f, const struct pf_section *s, uint
 	return 0;
 }
 
-static const char *const sw_names[] = {
-	"cpu-clock", "task-clock", "page-faults", "context-switches", "cpu-migrations",
-	"minor-faults", "major-faults", "alignment-faults", "emulation-faults", "dummy",
-	"bpf-output", "cgroup-switches",
-};
-static const char *const hw_names[] = {
-	"cycles", "instructions", "cache-references", "cache-misses", "branches",
-	"branch-misses", "bus-cycles", "stalled-cycles-frontend", "stalled-cycles-backend",
-	"ref-cycles",
-};
-
 /* A name for an attr the file does not name. */
 static char *attr_fallback_name(const struct perf_event_attr *a)
 {
 	char buf[64];
-	if (a->type == PERF_TYPE_SOFTWARE && a->config < HWC_ARRAY_SIZE(sw_names))
-		return strdup(sw_names[a->config]);
-	if (a->type == PERF_TYPE_HARDWARE && a->config < HWC_ARRAY_SIZE(hw_names))
-		return strdup(hw_names[a->config]);
+	const char *perf = hwc__table_name(a->type, a->config);
+	if (perf)
+		return strdup(perf);
 	snprintf(buf, sizeof(buf), "type%u/config=%#llx/", a->type, (unsigned long long)a->config);
 	return strdup(buf);
 }
@@ -109,7 +97,7 @@ static int read_string(const hwc_perfdata *f, uint64_t *off, uint64_t end, char 
 			   what, len, end);
 	*out = strndup((const char *)f->base + *off, len);
 	*off += len;
-	return *out ? 0 : -ENOMEM;
+	return *out ? 0 : hwc__fail(-ENOMEM, "out of memory");
 }
 
 static int read_attrs(hwc_perfdata *f)
@@ -130,7 +118,7 @@ static int read_attrs(hwc_perfdata *f)
 	f->attrs = calloc(f->nattrs, sizeof(*f->attrs));
 	f->names = calloc(f->nattrs, sizeof(*f->names));
 	if (!f->attrs || !f->names)
-		return -ENOMEM;
+		return hwc__fail(-ENOMEM, "out of memory");
 	size_t total_ids = 0;
 	uint64_t asz = h->attr_size - sizeof(struct pf_section);
 	for (size_t i = 0; i < f->nattrs; i++) {
@@ -158,7 +146,7 @@ static int read_attrs(hwc_perfdata *f)
 	f->ids = calloc(total_ids + 1, 8);
 	f->byid = calloc(total_ids + 1, sizeof(*f->byid));
 	if (!f->ids || !f->byid)
-		return -ENOMEM;
+		return hwc__fail(-ENOMEM, "out of memory");
 	uint64_t *next = f->ids;
 	for (size_t i = 0; i < f->nattrs; i++) {
 		uint64_t off = h->attrs.offset + i * h->attr_size;
@@ -295,35 +283,32 @@ static int read_buildids(hwc_perfdata *f)
 	uint64_t off = s->offset, end = s->offset + s->size;
 	size_t cap = 0;
 	while (off < end) {
-		struct perf_event_header hdr;
-		if (end - off < sizeof(hdr) + 4 + 24)
-			return bad(off, "expected a build_id record (at least 36 bytes) in the BUILD_ID "
-					"feature");
-		memcpy(&hdr, f->base + off, sizeof(hdr));
-		if (hdr.size < sizeof(hdr) + 4 + 24 || hdr.size > end - off)
+		struct pf_build_id e;
+		if (end - off < sizeof(e))
+			return bad(off, "expected a build_id record (at least %zu bytes) in the "
+					"BUILD_ID feature",
+				   sizeof(e));
+		memcpy(&e, f->base + off, sizeof(e));
+		if (e.h.size < sizeof(e) || e.h.size > end - off)
 			return bad(off, "build_id record of %u bytes does not fit its feature "
-					"(expected 36..%" PRIu64 ")",
-				   hdr.size, end - off);
-		if (f->nbuildids == cap) {
-			cap = cap ? cap * 2 : 16;
-			void *p = realloc(f->buildids, cap * sizeof(*f->buildids));
-			if (!p)
-				return -ENOMEM;
-			f->buildids = p;
-		}
+					"(expected %zu..%" PRIu64 ")",
+				   e.h.size, sizeof(e), end - off);
+		int err = hwc__reserve(&f->buildids, &cap, f->nbuildids + 1, sizeof(*f->buildids));
+		if (err)
+			return err;
 		struct hwc_perfdata_buildid *b = &f->buildids[f->nbuildids];
 		memset(b, 0, sizeof(*b));
-		memcpy(&b->pid, f->base + off + 8, 4);
-		memcpy(b->id, f->base + off + 12, 20);
-		b->misc = hdr.misc;
-		b->size = hdr.misc & PF_MISC_BUILD_ID_SIZE ? f->base[off + 32] : 20;
-		if (b->size > 20)
-			b->size = 20;
-		b->filename = strndup((const char *)f->base + off + 36, hdr.size - 36u);
+		b->pid = e.pid;
+		memcpy(b->id, e.id, PF_BUILD_ID_MAX);
+		b->misc = e.h.misc;
+		b->size = e.h.misc & PF_MISC_BUILD_ID_SIZE ? e.id[PF_BUILD_ID_MAX] : PF_BUILD_ID_MAX;
+		if (b->size > PF_BUILD_ID_MAX)
+			b->size = PF_BUILD_ID_MAX;
+		b->filename = strndup((const char *)f->base + off + sizeof(e), e.h.size - sizeof(e));
 		if (!b->filename)
-			return -ENOMEM;
+			return hwc__fail(-ENOMEM, "out of memory");
 		f->nbuildids++;
-		off += hdr.size;
+		off += e.h.size;
 	}
 	return 0;
 }
@@ -383,7 +368,7 @@ static int parse(hwc_perfdata *f)
 		return err;
 	for (size_t i = 0; i < f->nattrs; i++) {
 		if (!f->names[i] && !(f->names[i] = attr_fallback_name(&f->attrs[i].attr)))
-			return -ENOMEM;
+			return hwc__fail(-ENOMEM, "out of memory");
 		f->attrs[i].name = f->names[i];
 	}
 	f->pos = f->h.data.offset;
@@ -392,10 +377,11 @@ static int parse(hwc_perfdata *f)
 
 HWC_EXPORT int hwc_perfdata_open_mem(hwc_perfdata **out, const void *data, size_t size)
 {
+	hwc__clear_error();
 	*out = NULL;
 	hwc_perfdata *f = calloc(1, sizeof(*f));
 	if (!f)
-		return -ENOMEM;
+		return hwc__fail(-ENOMEM, "out of memory");
 	f->base = data;
 	f->size = size;
 	int err = parse(f);
@@ -498,6 +484,7 @@ HWC_EXPORT bool hwc_perfdata_has_feature(const hwc_perfdata *f, int feat)
 HWC_EXPORT int hwc_perfdata_feature(const hwc_perfdata *f, int feat, const void **data,
 				    size_t *size)
 {
+	hwc__clear_error();
 	if (!hwc_perfdata_has_feature(f, feat))
 		return hwc__fail(-ENOENT, "the recording has no header feature %d", feat);
 	*data = f->base + f->feat[feat].offset;
@@ -556,6 +543,7 @@ static const struct hwc_perfdata_attr *record_attr(const hwc_perfdata *f,
 
 HWC_EXPORT int hwc_perfdata_next(hwc_perfdata *f, struct hwc_perfdata_record *rec)
 {
+	hwc__clear_error();
 	uint64_t end = f->h.data.offset + f->h.data.size;
 	if (f->pos >= end)
 		return 0;
@@ -580,8 +568,8 @@ HWC_EXPORT int hwc_perfdata_next(hwc_perfdata *f, struct hwc_perfdata_record *re
 				 f->pos);
 	const uint8_t *p = f->base + f->pos;
 	if ((uintptr_t)p % 8) {
-		if (!f->scratch && !(f->scratch = malloc(65536)))
-			return -ENOMEM;
+		if (!f->scratch && !(f->scratch = malloc(PF_RECORD_MAX + 1)))
+			return hwc__fail(-ENOMEM, "out of memory");
 		memcpy(f->scratch, p, hdr.size);
 		p = (const uint8_t *)f->scratch;
 	}

@@ -231,7 +231,7 @@ static int encoding_error(const char *spec, int ret)
 int hwc__resolve_pfm(const char *spec, struct hwc__ev *ev)
 {
 	if (!pfm_ready())
-		return -ENOENT;
+		return HWC__NOT_MINE;
 	struct perf_event_attr attr;
 	memset(&attr, 0, sizeof(attr));
 	char *fstr = NULL;
@@ -243,7 +243,7 @@ int hwc__resolve_pfm(const char *spec, struct hwc__ev *ev)
 	int ret = pfm_get_os_event_encoding(spec, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
 	/* PFM_ERR_INVAL: not even a libpfm4 name (blanks, odd characters). */
 	if (ret == PFM_ERR_NOTFOUND || ret == PFM_ERR_INVAL)
-		return -ENOENT;
+		return HWC__NOT_MINE;
 	if (ret != PFM_SUCCESS)
 		return encoding_error(spec, ret);
 	if (arg.cpu >= 0) {
@@ -258,7 +258,7 @@ int hwc__resolve_pfm(const char *spec, struct hwc__ev *ev)
 	    pmu_info(info.pmu, &pinfo)) {
 		if (is_generic_table(pinfo.name) && !strstr(spec, "::")) {
 			free(fstr);
-			return -ENOENT;
+			return HWC__NOT_MINE;
 		}
 		snprintf(ev->pmu, sizeof(ev->pmu), "%s", pinfo.name);
 	}

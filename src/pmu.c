@@ -415,7 +415,7 @@ int hwc__resolve_tracepoint(const char *spec, struct hwc__ev *ev)
 {
 	const char *colon = strchr(spec, ':');
 	if (!colon || strchr(colon + 1, ':') || colon == spec || !colon[1])
-		return -ENOENT;
+		return HWC__NOT_MINE;
 	char path[1024];
 	long long id;
 	for (size_t i = 0; i < HWC_ARRAY_SIZE(tracefs_roots); i++) {
@@ -438,7 +438,7 @@ int hwc__resolve_tracepoint(const char *spec, struct hwc__ev *ev)
 		snprintf(ev->origin, sizeof(ev->origin), "tracefs %s", path);
 		return 0;
 	}
-	return -ENOENT;
+	return HWC__NOT_MINE;
 }
 
 /* The x86 PERFEVTSEL word as the resolver's cpu/ terms, so that the classic

@@ -24,7 +24,6 @@
 
 #define DATA_OFF ((uint64_t)sizeof(struct pf_header))
 #define BUF_SIZE (1u << 20) /* larger than any record (64 KiB) */
-#define BUILD_ID_MAX 20
 
 /* The event user records are samples of, and its sample id ("hwc-user"). */
 #define USER_EVENT "hwc-user"
@@ -42,7 +41,7 @@ struct dso {
 	char *path;
 	bool kernel;
 	int idlen; /* build-id bytes; 0: not looked up yet; -1: none */
-	uint8_t id[BUILD_ID_MAX];
+	uint8_t id[PF_BUILD_ID_MAX];
 };
 
 /* The on-disk state at a flush: record boundaries to fall back to. */
@@ -116,12 +115,20 @@ static int write_failed(hwc_recording *rec, int err)
 			 rec->path, strerror(-err), (unsigned long long)rec->disk_records);
 }
 
+/* The error that stopped the recording, said again for a later call. */
+static int stopped(const hwc_recording *rec)
+{
+	return hwc__fail(rec->error, "cannot write %s: %s; recording stopped earlier with the "
+				     "%llu complete records written so far",
+			 rec->path, strerror(-rec->error), (unsigned long long)rec->disk_records);
+}
+
 /* Write the buffer out.  On a short write keep the whole records that made
  * it and remember the error: nothing more is taken. */
 static int flush_buf(hwc_recording *rec)
 {
 	if (rec->error)
-		return rec->error;
+		return stopped(rec);
 	if (rec->len == 0)
 		return 0;
 	size_t done;
@@ -248,6 +255,7 @@ HWC_EXPORT int hwc_recording_fdopen(hwc_recording **out, int fd)
 
 HWC_EXPORT int hwc_recording_set_cmdline(hwc_recording *rec, int argc, char *const *argv)
 {
+	hwc__clear_error();
 	rec->cmdline.len = 0;
 	int err = hwc__bytes_u32(&rec->cmdline, (uint32_t)argc);
 	for (int i = 0; i < argc && !err; i++)
@@ -400,8 +408,9 @@ static int observe(hwc_recording *rec, const struct perf_event_header *h)
 
 HWC_EXPORT int hwc_recording_write(hwc_recording *rec, const struct perf_event_header *h)
 {
+	hwc__clear_error();
 	if (rec->error)
-		return rec->error;
+		return stopped(rec);
 	if (h->size < sizeof(*h) || h->size % 8)
 		return hwc__fail(-EINVAL, "record of type %u has a size of %u bytes, not a multiple "
 					  "of 8 of at least 8",
@@ -420,6 +429,7 @@ HWC_EXPORT int hwc_recording_write(hwc_recording *rec, const struct perf_event_h
 
 HWC_EXPORT int hwc_recording_write_user(hwc_recording *rec, const void *data, size_t size)
 {
+	hwc__clear_error();
 	size_t a;
 	if (!hwc__idmap_find(rec->ids, rec->nids, USER_ID, &a)) {
 		struct perf_event_attr attr = {
@@ -445,11 +455,11 @@ HWC_EXPORT int hwc_recording_write_user(hwc_recording *rec, const void *data, si
 	/* header, id, ip, pid/tid, time, cpu, period, raw size, raw */
 	size_t fixed = 8 + 6 * 8 + 4;
 	size_t raw = (4 + size + 7) / 8 * 8 - 4;
-	if (fixed + raw > 0xfff8)
+	if (fixed + raw > PF_RECORD_MAX_ALIGNED)
 		return hwc__fail(-E2BIG, "a user record of %zu bytes does not fit a perf record "
 					 "(at most %zu bytes)",
-				 size, (size_t)0xfff8 - fixed - 4);
-	uint64_t rec_buf[0x10000 / 8];
+				 size, (size_t)PF_RECORD_MAX_ALIGNED - fixed - 4);
+	uint64_t rec_buf[(PF_RECORD_MAX + 1) / 8];
 	uint8_t *p = (uint8_t *)rec_buf;
 	memset(p, 0, fixed + raw);
 	struct perf_event_header h = {PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER,
@@ -486,23 +496,18 @@ static int feat_build_ids(hwc_recording *rec, struct hwc__bytes *b)
 		}
 		if (d->idlen < 0)
 			continue;
-		/* header, pid, 20 id bytes + size byte + 3 spare, then the name */
 		size_t name = strlen(d->path) + 1;
 		size_t padded = (name + PF_NAME_ALIGN - 1) / PF_NAME_ALIGN * PF_NAME_ALIGN;
-		struct perf_event_header h = {
-			HWC_RECORD_HEADER_BUILD_ID,
-			(uint16_t)((d->kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER) |
-				   PF_MISC_BUILD_ID_SIZE),
-			(uint16_t)(sizeof(h) + 4 + 24 + padded)};
-		uint8_t id[24] = {0};
-		memcpy(id, d->id, (size_t)d->idlen);
-		id[20] = (uint8_t)d->idlen;
-		int32_t pid = PF_HOST_PID;
-		err = hwc__bytes_put(b, &h, sizeof(h));
-		if (!err)
-			err = hwc__bytes_put(b, &pid, 4);
-		if (!err)
-			err = hwc__bytes_put(b, id, sizeof(id));
+		struct pf_build_id e = {
+			.h = {HWC_RECORD_HEADER_BUILD_ID,
+			      (uint16_t)((d->kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER) |
+					 PF_MISC_BUILD_ID_SIZE),
+			      (uint16_t)(sizeof(e) + padded)},
+			.pid = PF_HOST_PID,
+		};
+		memcpy(e.id, d->id, (size_t)d->idlen);
+		e.id[PF_BUILD_ID_MAX] = (uint8_t)d->idlen;
+		err = hwc__bytes_put(b, &e, sizeof(e));
 		if (!err)
 			err = hwc__bytes_put(b, d->path, name);
 		if (!err)
@@ -743,10 +748,11 @@ static int finish(hwc_recording *rec)
 
 HWC_EXPORT int hwc_recording_flush(hwc_recording *rec)
 {
+	hwc__clear_error();
 	int err = finish(rec);
 	if (err)
 		return err;
-	return rec->error;
+	return rec->error ? stopped(rec) : 0;
 }
 
 HWC_EXPORT void hwc_recording_stats(const hwc_recording *rec, struct hwc_recording_stats *out)

@@ -11,6 +11,7 @@
  * records the sampler makes itself in sampler_log.c, draining the buffers
  * in sampler_ring.c, writing into a recording in sampler_record.c. */
 #include "sampler.h"
+#include "perf_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,43 +27,13 @@
 #define DEFAULT_PAGES 128
 #define DEFAULT_DWARF_PAGES 512
 #define DEFAULT_STACK 8192
-#define MAX_STACK 65528 /* the kernel's limit: a u16, 8-byte aligned */
+#define MAX_STACK PF_RECORD_MAX_ALIGNED /* the kernel's limit: a sample is one record */
 
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL
 #endif
 
-/* The user registers a DWARF unwinder needs: all the general ones. */
-#if defined(__x86_64__)
-#define USER_REGS_MASK 0xff0fffULL /* AX..SS and R8..R15; not DS, ES, FS, GS */
-#elif defined(__aarch64__)
-#define USER_REGS_MASK ((1ULL << 33) - 1) /* X0..X30, SP, PC */
-#else
-#define USER_REGS_MASK 0ULL
-#endif
-
 /* ----------------------------------------------------------------- events */
-
-int hwc__sampler_add_event(hwc_sampler *s, const struct hwc_event *pub, int leader, bool log)
-{
-	size_t n = s->nev + 1;
-	struct hwc__ev *ev = realloc(s->ev, n * sizeof(*ev));
-	if (ev)
-		s->ev = ev;
-	bool *uo = realloc(s->user_only, n * sizeof(*uo));
-	if (uo)
-		s->user_only = uo;
-	struct hwc__evmeta *m = realloc(s->meta, n * sizeof(*m));
-	if (m)
-		s->meta = m;
-	if (!ev || !uo || !m)
-		return hwc__fail(-ENOMEM, "out of memory");
-	hwc__ev_copy(&s->ev[s->nev], pub);
-	s->user_only[s->nev] = false;
-	s->meta[s->nev] = (struct hwc__evmeta){leader, 0, log, NULL, 0, 0};
-	s->nev++;
-	return 0;
-}
 
 static void sampling_attr(const hwc_sampler *s, struct perf_event_attr *a)
 {
@@ -84,7 +55,7 @@ static void sampling_attr(const hwc_sampler *s, struct perf_event_attr *a)
 		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
 	if (o->callgraph == HWC_CALLGRAPH_DWARF) {
 		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-		a->sample_regs_user = USER_REGS_MASK;
+		a->sample_regs_user = hwc__unwind_regs_mask();
 		a->sample_stack_user = o->stack_size;
 		a->exclude_callchain_user = 1; /* the copied stack gives the user part */
 	}
@@ -92,23 +63,20 @@ static void sampling_attr(const hwc_sampler *s, struct perf_event_attr *a)
 
 static int add_sampled(hwc_sampler *s, const hwc_evlist *list)
 {
-	size_t n = list ? hwc_evlist_size(list) : 0;
+	if (!list)
+		return 0;
+	size_t first = s->evs.n;
+	int err = hwc__events_add_list(&s->evs, list);
+	if (err)
+		return err;
 	bool values = s->opts.flags & HWC_GROUP_VALUES;
-	int leader = -1;
-	for (size_t e = 0; e < n; e++) {
-		size_t gs = hwc__group_size(list, e);
-		if (gs)
-			leader = gs > 1 ? (int)s->nev : -1;
-		int err = hwc__sampler_add_event(s, hwc_evlist_event(list, e), leader, false);
-		if (err)
-			return err;
-		struct hwc__evmeta *m = &s->meta[s->nev - 1];
-		struct perf_event_attr *a = &s->ev[s->nev - 1].pub.attr;
-		m->group_size = gs;
+	for (size_t e = first; e < s->evs.n; e++) {
+		struct hwc__opened *m = &s->evs.e[e];
+		struct perf_event_attr *a = &m->ev->pub.attr;
 		sampling_attr(s, a);
-		if (values && leader >= 0) {
+		if (values && s->evs.e[m->leader].group_size > 1) {
 			a->read_format = GROUP_READ_FORMAT;
-			if (gs) {
+			if (m->group_size) {
 				a->sample_type |= PERF_SAMPLE_READ;
 			} else { /* a member: counted, read with its leader's samples */
 				a->sample_period = 0;
@@ -122,7 +90,7 @@ static int add_sampled(hwc_sampler *s, const hwc_evlist *list)
 /* The first event carries the side-band records: maps, comms, tasks. */
 static void tracking(hwc_sampler *s)
 {
-	struct perf_event_attr *a = &s->ev[0].pub.attr;
+	struct perf_event_attr *a = &s->evs.e[0].ev->pub.attr;
 	a->mmap = 1;
 	a->mmap2 = 1;
 	a->comm = 1;
@@ -147,7 +115,7 @@ static int check_opts(const struct hwc_sampler_opts *o, const struct hwc_target 
 		return hwc__fail(-EINVAL, "give a sample period or a frequency, not both");
 	if (o->callgraph > HWC_CALLGRAPH_DWARF)
 		return hwc__fail(-EINVAL, "unknown call graph mode %d", (int)o->callgraph);
-	if (o->callgraph == HWC_CALLGRAPH_DWARF && USER_REGS_MASK == 0)
+	if (o->callgraph == HWC_CALLGRAPH_DWARF && hwc__unwind_regs_mask() == 0)
 		return hwc__fail(-EOPNOTSUPP, "DWARF call graphs are not supported on this "
 					      "architecture; use frame pointers");
 	if (o->stack_size % 8 || o->stack_size > MAX_STACK)
@@ -178,11 +146,8 @@ static int setup(hwc_sampler *s, const hwc_evlist *list, const struct hwc_target
 		err = hwc__sampler_add_log_events(s);
 	if (err)
 		return err;
-	if (s->nev == 0)
+	if (s->evs.n == 0)
 		return hwc__fail(-EINVAL, "no events to sample");
-	/* hwc__sampler_add_event() moved the copies: point their strings at their own arrays. */
-	for (size_t e = 0; e < s->nev; e++)
-		hwc__ev_fix_strings(&s->ev[e]);
 	tracking(s);
 	if (t->kind == HWC_TARGET_CPUS)
 		err = hwc__target_cpus(t, &s->cpus, &s->ncpus);
@@ -194,7 +159,7 @@ static int setup(hwc_sampler *s, const hwc_evlist *list, const struct hwc_target
 		return err;
 	s->ring = calloc(s->ncpus, sizeof(*s->ring));
 	s->pfd = calloc(s->ncpus + 1, sizeof(*s->pfd));
-	s->copy = malloc(1 << 16);
+	s->copy = malloc(PF_RECORD_MAX + 1); /* a record that wraps its ring */
 	if (!s->ring || !s->pfd || !s->copy)
 		return hwc__fail(-ENOMEM, "out of memory");
 	for (size_t c = 0; c < s->ncpus; c++)
@@ -237,6 +202,27 @@ static int start_target(hwc_sampler *s, const struct hwc_target *t)
 	return hwc__fail(-EINVAL, "unknown target kind %d", (int)t->kind);
 }
 
+struct open_args {
+	hwc_sampler *s;
+	const struct hwc_target *t;
+};
+
+static int open_args_tasks(void *arg)
+{
+	struct open_args *a = arg;
+	return hwc__sampler_open_tasks(a->s, a->t);
+}
+
+static void close_for_retry(void *arg)
+{
+	hwc__sampler_close_all(((struct open_args *)arg)->s);
+}
+
+static void close_sampler(void *s)
+{
+	hwc_sampler_close(s);
+}
+
 HWC_EXPORT int hwc_sampler_open(hwc_sampler **out, const hwc_evlist *list,
 				const struct hwc_target *t, const struct hwc_sampler_opts *opts)
 {
@@ -271,22 +257,13 @@ HWC_EXPORT int hwc_sampler_open(hwc_sampler **out, const hwc_evlist *list,
 	if (!err)
 		err = start_target(s, t);
 	if (!err) {
-		err = hwc__sampler_open_tasks(s, t);
-		if (err == -EAGAIN) { /* switched to user-only: open again */
-			hwc__sampler_close_all(s);
-			err = hwc__sampler_open_tasks(s, t);
-			if (err == -EAGAIN)
-				err = hwc__fail(-EACCES, "permission denied even for user-space sampling");
-		}
+		struct open_args a = {s, t};
+		err = hwc__open_with_fallback(open_args_tasks, close_for_retry, &a, "sampling");
 	}
 	if (!err && (o.flags & HWC_LOG_PROCEXIT))
 		err = hwc__sampler_open_own(s);
-	if (err) {
-		char keep[1024];
-		snprintf(keep, sizeof(keep), "%s", hwc_errdetail());
-		hwc_sampler_close(s);
-		return hwc__fail(err, "%s", keep);
-	}
+	if (err)
+		return hwc__fail_cleanup(err, close_sampler, s);
 	qsort(s->ids, s->nids, sizeof(*s->ids), cmp_id);
 	*out = s;
 	return 0;
@@ -300,11 +277,7 @@ HWC_EXPORT void hwc_sampler_close(hwc_sampler *s)
 	hwc__child_discard(&s->child);
 	if (s->pidfd >= 0)
 		close(s->pidfd);
-	for (size_t e = 0; e < s->nev; e++)
-		free(s->meta[e].ids);
-	free(s->ev);
-	free(s->user_only);
-	free(s->meta);
+	hwc__events_free(&s->evs);
 	free(s->cpus);
 	free(s->tids);
 	free(s->fd);
@@ -320,19 +293,13 @@ HWC_EXPORT void hwc_sampler_close(hwc_sampler *s)
 
 static int ioctl_leaders(hwc_sampler *s, unsigned long req)
 {
-	for (size_t t = 0; t < s->ntids; t++)
-		for (size_t c = 0; c < s->ncpus; c++)
-			for (size_t e = 0; e < s->nev; e++) {
-				int fd = s->fd[HWC__SLOT(s, t, c, e)];
-				if (s->meta[e].group_size && fd >= 0 && ioctl(fd, req, 0) < 0)
-					return hwc__fail(-errno, "ioctl on '%s': %s", s->ev[e].name,
-							 strerror(errno));
-			}
-	for (size_t i = 0; s->own_fd && i < s->ntids * s->nev; i++)
+	int err = hwc__ioctl_leaders(&s->evs, s->fd, s->ntids * s->ncpus, req);
+	/* HWC_LOG_PROCEXIT's own descriptors: each event alone on a thread */
+	for (size_t i = 0; !err && s->own_fd && i < s->ntids * s->evs.n; i++)
 		if (s->own_fd[i] >= 0 && ioctl(s->own_fd[i], req, 0) < 0)
-			return hwc__fail(-errno, "ioctl on '%s': %s", s->ev[i % s->nev].name,
-					 strerror(errno));
-	return 0;
+			err = hwc__fail(-errno, "ioctl on '%s': %s", s->evs.e[i % s->evs.n].ev->name,
+					strerror(errno));
+	return err;
 }
 
 HWC_EXPORT int hwc_sampler_start(hwc_sampler *s)
@@ -373,23 +340,23 @@ HWC_EXPORT pid_t hwc_sampler_pid(const hwc_sampler *s)
 
 HWC_EXPORT bool hwc_sampler_user_only(const hwc_sampler *s)
 {
-	for (size_t e = 0; e < s->nev; e++)
-		if (s->user_only[e])
+	for (size_t e = 0; e < s->evs.n; e++)
+		if (s->evs.e[e].user_only)
 			return true;
 	return false;
 }
 
 HWC_EXPORT size_t hwc_sampler_nevents(const hwc_sampler *s)
 {
-	return s->nev;
+	return s->evs.n;
 }
 
 HWC_EXPORT const struct perf_event_attr *hwc_sampler_event(const hwc_sampler *s, size_t idx,
 							   const char **name)
 {
-	if (idx >= s->nev)
+	if (idx >= s->evs.n)
 		return NULL;
 	if (name)
-		*name = s->ev[idx].name;
-	return &s->ev[idx].pub.attr;
+		*name = s->evs.e[idx].ev->name;
+	return &s->evs.e[idx].ev->pub.attr;
 }

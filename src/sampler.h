@@ -18,14 +18,6 @@
 	 PERF_FORMAT_LOST)
 #define GROUP_READ_FORMAT (PERF_FORMAT_GROUP | SINGLE_READ_FORMAT)
 
-struct hwc__evmeta {
-	int leader;         /* index of its group's leader, -1 when alone */
-	size_t group_size;  /* leaders and lone events: events in the group; members 0 */
-	bool log;           /* in the HWC_LOG_* group */
-	uint64_t *ids;
-	size_t nids, cap;
-};
-
 struct hwc__ring {
 	int fd; /* our own reference to the event whose buffer this is */
 	struct perf_event_mmap_page *page;
@@ -39,10 +31,7 @@ struct hwc_sampler {
 	enum hwc_target_kind kind;
 	unsigned tflags;
 	struct hwc_sampler_opts opts;
-	size_t nev;
-	struct hwc__ev *ev;   /* attrs as opened */
-	bool *user_only;
-	struct hwc__evmeta *meta;
+	struct hwc__events evs; /* attrs as opened */
 	int *cpus;
 	size_t ncpus;
 	pid_t *tids;          /* task targets: the threads; CPUS: one entry, -1 */
@@ -74,24 +63,22 @@ struct hwc_sampler {
 	struct hwc_sampler_stats stats;
 };
 
-#define HWC__SLOT(s, t, c, e) (((t) * (s)->ncpus + (c)) * (s)->nev + (e))
+#define HWC__SLOT(s, t, c, e) (((t) * (s)->ncpus + (c)) * (s)->evs.n + (e))
 
 static inline bool hwc__sampler_task_target(const hwc_sampler *s)
 {
 	return s->kind != HWC_TARGET_CPUS;
 }
 
-/* sampler.c: append an event (a private copy of PUB) with its group's
- * LEADER index (-1 alone) and whether it is in the HWC_LOG_* group. */
-int hwc__sampler_add_event(hwc_sampler *s, const struct hwc_event *pub, int leader, bool log);
 
 /* sampler_open.c: opening the events on the target's threads and CPUs. */
 /* Record the id of event E just opened as FD. */
 int hwc__sampler_add_id(hwc_sampler *s, size_t e, int fd);
 /* Explain why event E failed to open on PID and CPU with ERR (detail set). */
 int hwc__sampler_explain(hwc_sampler *s, int err, size_t e, pid_t pid, int cpu);
-/* Open every event on every thread (or the CPUs) of target T: 0, -EAGAIN
- * after switching to user-only (close_all and call again), or -errno. */
+/* Open every event on every thread (or the CPUs) of target T: 0,
+ * HWC__RETRY_USER_ONLY after switching to user-only (close_all and call
+ * again), or -errno. */
 int hwc__sampler_open_tasks(hwc_sampler *s, const struct hwc_target *t);
 /* Close every event and ring buffer, forgetting their ids. */
 void hwc__sampler_close_all(hwc_sampler *s);

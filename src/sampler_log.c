@@ -43,35 +43,41 @@ int hwc__sampler_add_log_events(hwc_sampler *s)
 		counted = defaults;
 	}
 	int leader = -1;
+	size_t ncounted = hwc_evlist_size(counted);
+	if (!err && (f & HWC_LOG_PROCCSW) && 1 + ncounted > HWC__MAX_GROUP)
+		err = hwc__fail(-E2BIG, "the context-switch log counts %zu events with "
+					"context-switches: a group holds at most %d",
+				ncounted, HWC__MAX_GROUP);
 	if (!err && (f & HWC_LOG_PROCCSW)) {
-		leader = s->csw_leader = (int)s->nev;
+		leader = s->csw_leader = (int)s->evs.n;
 		err = hwc_evlist_new(&csw);
 		if (!err)
 			err = hwc_evlist_add(csw, "context-switches");
 		if (!err)
-			err = hwc__sampler_add_event(s, hwc_evlist_event(csw, 0), leader, true);
+			err = hwc__events_add(&s->evs, hwc_evlist_event(csw, 0), (size_t)leader,
+					      1 + ncounted);
 		if (!err) {
 			/* Switches happen in the kernel: user-only would count none, so
 			 * never fall back for this one. */
-			struct perf_event_attr *a = &s->ev[leader].pub.attr;
+			struct perf_event_attr *a = &s->evs.e[leader].ev->pub.attr;
 			counting_attr(a, GROUP_READ_FORMAT);
 			a->sample_period = 1;
 			a->sample_type |= PERF_SAMPLE_READ;
 			a->exclude_kernel = 0;
-			s->ev[leader].pub.explicit_priv = true;
+			s->evs.e[leader].ev->pub.explicit_priv = true;
 		}
 	}
-	for (size_t e = 0; !err && e < hwc_evlist_size(counted); e++) {
-		err = hwc__sampler_add_event(s, hwc_evlist_event(counted, e), leader, true);
+	for (size_t e = 0; !err && e < ncounted; e++) {
+		/* alone, or a member of the context-switch group */
+		size_t n = s->evs.n;
+		err = hwc__events_add(&s->evs, hwc_evlist_event(counted, e),
+				      leader < 0 ? n : (size_t)leader, leader < 0);
 		if (err)
 			break;
-		struct perf_event_attr *a = &s->ev[s->nev - 1].pub.attr;
+		struct perf_event_attr *a = &s->evs.e[n].ev->pub.attr;
 		counting_attr(a, SINGLE_READ_FORMAT);
 		a->inherit_stat = !!(f & HWC_LOG_PROCEXIT);
-		s->meta[s->nev - 1].group_size = leader < 0; /* alone, or a member */
 	}
-	if (!err && leader >= 0)
-		s->meta[leader].group_size = s->nev - (size_t)leader;
 	hwc_evlist_free(defaults);
 	hwc_evlist_free(csw);
 	return err;
@@ -83,16 +89,16 @@ int hwc__sampler_add_log_events(hwc_sampler *s)
  * kernel reports the exit of inherited tasks only. */
 int hwc__sampler_open_own(hwc_sampler *s)
 {
-	s->own_fd = malloc(s->ntids * s->nev * sizeof(int));
+	s->own_fd = malloc(s->ntids * s->evs.n * sizeof(int));
 	if (!s->own_fd)
 		return hwc__fail(-ENOMEM, "out of memory");
-	for (size_t i = 0; i < s->ntids * s->nev; i++)
+	for (size_t i = 0; i < s->ntids * s->evs.n; i++)
 		s->own_fd[i] = -1;
 	for (size_t t = 0; t < s->ntids; t++) {
-		for (size_t e = 0; e < s->nev; e++) {
-			if (!s->ev[e].pub.attr.inherit_stat)
+		for (size_t e = 0; e < s->evs.n; e++) {
+			if (!s->evs.e[e].ev->pub.attr.inherit_stat)
 				continue;
-			struct perf_event_attr attr = s->ev[e].pub.attr;
+			struct perf_event_attr attr = s->evs.e[e].ev->pub.attr;
 			attr.disabled = 1;
 			attr.enable_on_exec = s->kind == HWC_TARGET_COMMAND;
 			attr.inherit = attr.inherit_stat = 0;
@@ -101,8 +107,8 @@ int hwc__sampler_open_own(hwc_sampler *s)
 				break; /* exited already: nothing of it to report */
 			if (fd < 0)
 				return hwc__sampler_explain(s, fd, e, s->tids[t], -1);
-			s->own_fd[t * s->nev + e] = fd;
-			int err = hwc__apply_filter(fd, &s->ev[e]);
+			s->own_fd[t * s->evs.n + e] = fd;
+			int err = hwc__apply_filter(fd, s->evs.e[e].ev);
 			if (!err)
 				err = hwc__sampler_add_id(s, e, fd);
 			if (err)
@@ -146,11 +152,11 @@ static int put_sample_id(struct hwc__bytes *b, const struct perf_event_attr *a,
  * writes for inherited tasks: pid, tid, value, times, id, lost, sample_id. */
 static int queue_exit(hwc_sampler *s, size_t t, size_t e)
 {
-	int fd = s->own_fd[t * s->nev + e];
+	int fd = s->own_fd[t * s->evs.n + e];
 	uint64_t vals[5]; /* value, enabled, running, id, lost */
 	if (fd < 0 || read(fd, vals, sizeof(vals)) != (ssize_t)sizeof(vals))
 		return 0; /* never opened, or failed: nothing counted to report */
-	const struct perf_event_attr *a = &s->ev[e].pub.attr;
+	const struct perf_event_attr *a = &s->evs.e[e].ev->pub.attr;
 	uint32_t pidtid[2] = {(uint32_t)s->tgid, (uint32_t)s->tids[t]};
 	size_t size = sizeof(struct perf_event_header) + 8 + sizeof(vals) + hwc_sample_id_size(a);
 	struct perf_event_header h = {PERF_RECORD_READ, 0, (uint16_t)size};
@@ -164,8 +170,8 @@ static int queue_exit(hwc_sampler *s, size_t t, size_t e)
  * buffer was still full when the events stopped. */
 int hwc__sampler_queue_lost(hwc_sampler *s, uint64_t lost)
 {
-	const struct perf_event_attr *a = &s->ev[0].pub.attr;
-	uint64_t id = s->meta[0].nids ? s->meta[0].ids[0] : 0;
+	const struct perf_event_attr *a = &s->evs.e[0].ev->pub.attr;
+	uint64_t id = s->evs.e[0].nids ? s->evs.e[0].ids[0] : 0;
 	size_t size = sizeof(struct perf_event_header) + 8 + hwc_sample_id_size(a);
 	struct perf_event_header h = {PERF_RECORD_LOST_SAMPLES, 0, (uint16_t)size};
 	uint32_t none[2] = {0, 0};
@@ -178,11 +184,11 @@ int hwc__sampler_queue_lost(hwc_sampler *s, uint64_t lost)
  * thread and CPU.  A member whose leader reads the group is counted there. */
 static uint64_t lost_of(hwc_sampler *s, size_t e)
 {
-	const struct hwc__evmeta *m = &s->meta[e];
-	const struct perf_event_attr *a = &s->ev[e].pub.attr;
-	if (!m->group_size && s->ev[m->leader].pub.attr.read_format & PERF_FORMAT_GROUP)
+	const struct hwc__opened *m = &s->evs.e[e];
+	const struct perf_event_attr *a = &s->evs.e[e].ev->pub.attr;
+	if (!m->group_size && s->evs.e[m->leader].ev->pub.attr.read_format & PERF_FORMAT_GROUP)
 		return 0;
-	uint64_t total = 0, buf[3 + 3 * 64];
+	uint64_t total = 0, buf[3 + 3 * HWC__MAX_GROUP];
 	for (size_t t = 0; t < s->ntids; t++)
 		for (size_t c = 0; c < s->ncpus; c++) {
 			int fd = s->fd[HWC__SLOT(s, t, c, e)];
@@ -206,7 +212,7 @@ static uint64_t lost_of(hwc_sampler *s, size_t e)
 uint64_t hwc__sampler_lost(hwc_sampler *s)
 {
 	uint64_t total = 0;
-	for (size_t e = 0; e < s->nev; e++)
+	for (size_t e = 0; e < s->evs.n; e++)
 		total += lost_of(s, e);
 	return total;
 }
@@ -217,7 +223,7 @@ int hwc__sampler_queue_exits(hwc_sampler *s)
 	if (!s->own_fd)
 		return 0;
 	for (size_t t = 0; t < s->ntids && !err; t++)
-		for (size_t e = 0; e < s->nev && !err; e++)
+		for (size_t e = 0; e < s->evs.n && !err; e++)
 			err = queue_exit(s, t, e);
 	return err;
 }

@@ -16,10 +16,10 @@ int hwc__sampler_add_id(hwc_sampler *s, size_t e, int fd)
 {
 	uint64_t id;
 	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
-		return hwc__fail(-errno, "cannot get the id of '%s': %s", s->ev[e].name,
+		return hwc__fail(-errno, "cannot get the id of '%s': %s", s->evs.e[e].ev->name,
 				 strerror(errno));
-	struct hwc__evmeta *m = &s->meta[e];
-	int err = hwc__reserve(&m->ids, &m->cap, m->nids + 1, sizeof(*m->ids));
+	struct hwc__opened *m = &s->evs.e[e];
+	int err = hwc__reserve(&m->ids, &m->cap_ids, m->nids + 1, sizeof(*m->ids));
 	if (!err)
 		err = hwc__reserve(&s->ids, &s->cap_ids, s->nids + 1, sizeof(*s->ids));
 	if (err)
@@ -67,7 +67,7 @@ static int map_ring(hwc_sampler *s, size_t c, int fd)
 
 int hwc__sampler_explain(hwc_sampler *s, int err, size_t e, pid_t pid, int cpu)
 {
-	const struct perf_event_attr *a = &s->ev[e].pub.attr;
+	const struct perf_event_attr *a = &s->evs.e[e].ev->pub.attr;
 	if ((err == -EACCES || err == -EPERM) && (int)e == s->csw_leader)
 		return hwc__fail(err, "cannot log context switches: counting them needs kernel "
 				      "events, which this user may not open (perf_event_paranoid "
@@ -77,7 +77,7 @@ int hwc__sampler_explain(hwc_sampler *s, int err, size_t e, pid_t pid, int cpu)
 		return hwc__fail(err, "cannot open '%s': this kernel cannot read a group's values "
 				      "in samples of inherited events (Linux 6.12 can); use "
 				      "--no-inherit (HWC_NO_INHERIT)",
-				 s->ev[e].name);
+				 s->evs.e[e].ev->name);
 	if (err == -EINVAL && (a->freq || a->sample_period)) {
 		/* An event that counts but cannot sample: its PMU has no overflow
 		 * interrupt (msr, most uncore PMUs). */
@@ -93,7 +93,7 @@ int hwc__sampler_explain(hwc_sampler *s, int err, size_t e, pid_t pid, int cpu)
 					      "raises no interrupt to take samples; count it (hwc "
 					      "stat), or sample another event and read it in a group "
 					      "with --group-values",
-					 s->ev[e].name, s->ev[e].pub.pmu);
+					 s->evs.e[e].ev->name, s->evs.e[e].ev->pub.pmu);
 		}
 	}
 	if (err == -EINVAL && a->freq) {
@@ -102,15 +102,15 @@ int hwc__sampler_explain(hwc_sampler *s, int err, size_t e, pid_t pid, int cpu)
 		if (max > 0 && a->sample_freq > (uint64_t)max)
 			return hwc__fail(err, "cannot sample '%s' at %llu Hz: the kernel allows at "
 					      "most %lld (kernel.perf_event_max_sample_rate)",
-					 s->ev[e].name, (unsigned long long)a->sample_freq, max);
+					 s->evs.e[e].ev->name, (unsigned long long)a->sample_freq, max);
 	}
-	return hwc__explain_open_error(err, &s->ev[e].pub, pid, cpu);
+	return hwc__explain_open_error(err, &s->evs.e[e].ev->pub, pid, cpu);
 }
 
 static void close_task(hwc_sampler *s, size_t t)
 {
 	for (size_t c = 0; c < s->ncpus; c++)
-		for (size_t e = 0; e < s->nev; e++) {
+		for (size_t e = 0; e < s->evs.n; e++) {
 			int *fd = &s->fd[HWC__SLOT(s, t, c, e)];
 			if (*fd >= 0)
 				close(*fd);
@@ -119,45 +119,41 @@ static void close_task(hwc_sampler *s, size_t t)
 }
 
 /* Open every event of thread T (or of the CPUs) on every CPU.  Returns 0,
- * -EAGAIN after switching to user-only (the caller starts over), or -errno. */
+ * HWC__RETRY_USER_ONLY after switching to user-only (the caller starts
+ * over), or -errno. */
 static int open_task(hwc_sampler *s, size_t t)
 {
 	pid_t pid = s->tids[t];
 	for (size_t c = 0; c < s->ncpus; c++) {
-		for (size_t e = 0; e < s->nev; e++) {
-			const struct hwc__evmeta *m = &s->meta[e];
+		for (size_t e = 0; e < s->evs.n; e++) {
+			const struct hwc__opened *m = &s->evs.e[e];
 			bool leads = m->group_size > 0;
-			struct perf_event_attr attr = s->ev[e].pub.attr;
+			struct perf_event_attr attr = s->evs.e[e].ev->pub.attr;
 			attr.disabled = leads;
 			attr.enable_on_exec = leads && s->kind == HWC_TARGET_COMMAND;
 			attr.inherit = hwc__sampler_task_target(s) && !(s->tflags & HWC_NO_INHERIT);
 			attr.inherit_thread = attr.inherit && (s->tflags & HWC_THREADS_ONLY);
 			if (!attr.inherit)
 				attr.inherit_stat = 0;
-			int group_fd = leads ? -1 : s->fd[HWC__SLOT(s, t, c, (size_t)m->leader)];
-			int fd = hwc__perf_event_open(&attr, pid, s->cpus[c], group_fd,
-						      PERF_FLAG_FD_CLOEXEC);
-			if (fd < 0) {
+			int group_fd = leads ? -1 : s->fd[HWC__SLOT(s, t, c, m->leader)];
+			int fd;
+			int err = hwc__open_event(&s->evs, e, &attr, pid, s->cpus[c], group_fd,
+						  s->tflags, &fd);
+			if (err) {
 				close_task(s, t);
-				if (hwc__fallback_allowed(&s->ev[e].pub, s->tflags, fd)) {
-					/* Kernel sampling is denied to this user: sample user
-					 * space only, for every event that did not choose. */
-					hwc__make_user_only(s->ev, s->nev, s->user_only);
-					return -EAGAIN;
-				}
-				if (fd == -ESRCH && t > 0)
-					return fd; /* a thread that exited meanwhile */
-				return hwc__sampler_explain(s, fd, e, pid, s->cpus[c]);
+				if (err == HWC__RETRY_USER_ONLY || (err == -ESRCH && t > 0))
+					return err; /* start over, or a thread that exited meanwhile */
+				return hwc__sampler_explain(s, err, e, pid, s->cpus[c]);
 			}
 			s->fd[HWC__SLOT(s, t, c, e)] = fd;
-			int err = hwc__apply_filter(fd, &s->ev[e]);
+			err = hwc__apply_filter(fd, s->evs.e[e].ev);
 			if (!err)
 				err = hwc__sampler_add_id(s, e, fd);
 			if (!err && s->ring[c].fd < 0)
 				err = map_ring(s, c, fd);
 			else if (!err && ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->ring[c].fd) < 0)
 				err = hwc__fail(-errno, "cannot send '%s' to the CPU %d buffer: %s",
-						s->ev[e].name, s->cpus[c], strerror(errno));
+						s->evs.e[e].ev->name, s->cpus[c], strerror(errno));
 			if (err) {
 				close_task(s, t);
 				return err;
@@ -169,7 +165,7 @@ static int open_task(hwc_sampler *s, size_t t)
 
 static int add_tid(hwc_sampler *s, pid_t tid)
 {
-	size_t per = s->ncpus * s->nev; /* descriptors per thread */
+	size_t per = s->ncpus * s->evs.n; /* descriptors per thread */
 	int err = hwc__reserve(&s->tids, &s->cap_tids, s->ntids + 1, sizeof(*s->tids));
 	if (!err)
 		err = hwc__reserve(&s->fd, &s->cap_fd, (s->ntids + 1) * per, sizeof(*s->fd));
@@ -209,14 +205,14 @@ void hwc__sampler_close_all(hwc_sampler *s)
 {
 	for (size_t t = 0; t < s->ntids; t++)
 		close_task(s, t);
-	for (size_t i = 0; s->own_fd && i < s->ntids * s->nev; i++)
+	for (size_t i = 0; s->own_fd && i < s->ntids * s->evs.n; i++)
 		if (s->own_fd[i] >= 0)
 			close(s->own_fd[i]);
 	free(s->own_fd);
 	s->own_fd = NULL;
 	close_rings(s);
-	for (size_t e = 0; e < s->nev; e++)
-		s->meta[e].nids = 0;
+	for (size_t e = 0; e < s->evs.n; e++)
+		s->evs.e[e].nids = 0;
 	s->nids = 0;
 }
 

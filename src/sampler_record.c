@@ -35,8 +35,8 @@ HWC_EXPORT long hwc_sampler_write(hwc_sampler *s, hwc_recording *rec)
 static int synth_target(const hwc_sampler *s, const struct hwc__sink *k, hwc_recording *rec)
 {
 	bool kernel = false;
-	for (size_t e = 0; rec && e < s->nev; e++)
-		kernel |= !s->ev[e].pub.attr.exclude_kernel;
+	for (size_t e = 0; rec && e < s->evs.n; e++)
+		kernel |= !s->evs.e[e].ev->pub.attr.exclude_kernel;
 	int err = kernel && hwc__recording_once(rec, HWC__SYNTH_KERNEL) ? hwc__synth_kernel_map(k)
 									 : 0;
 	if (err)
@@ -63,10 +63,10 @@ HWC_EXPORT int hwc_recording_add_sampler(hwc_recording *rec, const hwc_sampler *
 {
 	hwc__clear_error();
 	int base = (int)hwc_recording_nevents(rec);
-	for (size_t e = 0; e < s->nev; e++) {
-		const struct hwc__evmeta *m = &s->meta[e];
-		int leader = m->leader < 0 ? -1 : base + m->leader;
-		int idx = hwc__recording_add_event(rec, &s->ev[e].pub.attr, s->ev[e].name, leader);
+	for (size_t e = 0; e < s->evs.n; e++) {
+		const struct hwc__opened *m = &s->evs.e[e];
+		int leader = m->group_size == 1 ? -1 : base + (int)m->leader; /* -1: alone */
+		int idx = hwc__recording_add_event(rec, &s->evs.e[e].ev->pub.attr, s->evs.e[e].ev->name, leader);
 		if (idx < 0)
 			return idx;
 		int err = hwc__recording_add_ids(rec, idx, m->ids, m->nids);

@@ -11,6 +11,7 @@
 
 HWC_EXPORT int hwc_sampler_poll(hwc_sampler *s, int timeout_ms)
 {
+	hwc__clear_error();
 	struct pollfd *pfd = s->pfd;
 	nfds_t n = 0;
 	for (size_t c = 0; c < s->ncpus; c++)
@@ -122,6 +123,7 @@ static const struct perf_event_header *peek(hwc_sampler *s, struct hwc__ring *r)
 
 HWC_EXPORT int hwc_sampler_next(hwc_sampler *s, struct hwc_record *rec)
 {
+	hwc__clear_error();
 	release(s);
 	for (; s->cur < s->ncpus; s->cur++) {
 		struct hwc__ring *r = &s->ring[s->cur];
@@ -142,7 +144,7 @@ HWC_EXPORT int hwc_sampler_next(hwc_sampler *s, struct hwc_record *rec)
 		s->pending = h->size;
 		count(s, h);
 		size_t e = event_of(s, h);
-		*rec = (struct hwc_record){h, &s->ev[e].pub.attr, s->ev[e].name, s->cpus[s->cur]};
+		*rec = (struct hwc_record){h, &s->evs.e[e].ev->pub.attr, s->evs.e[e].ev->name, s->cpus[s->cur]};
 		return 1;
 	}
 	/* Every buffer is empty: the records made here at the end, then a new pass. */
@@ -156,7 +158,7 @@ HWC_EXPORT int hwc_sampler_next(hwc_sampler *s, struct hwc_record *rec)
 		s->synth_pos += h->size;
 		count(s, h);
 		size_t e = event_of(s, h);
-		*rec = (struct hwc_record){h, &s->ev[e].pub.attr, s->ev[e].name, -1};
+		*rec = (struct hwc_record){h, &s->evs.e[e].ev->pub.attr, s->evs.e[e].ev->name, -1};
 		return 1;
 	}
 	s->cur = 0;

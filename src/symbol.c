@@ -77,7 +77,7 @@ int hwc__map_put(struct hwc__map *m, uint64_t key, void *val)
 		size_t cap = m->cap ? m->cap * 2 : 64;
 		struct hwc__map_slot *slots = calloc(cap, sizeof(*slots));
 		if (!slots)
-			return -ENOMEM;
+			return hwc__fail(-ENOMEM, "out of memory");
 		for (size_t i = 0; i < m->cap; i++) {
 			if (!m->slots[i].val)
 				continue;
@@ -187,10 +187,11 @@ HWC_EXPORT size_t hwc_symbols_problems(const hwc_symbols *s,
 
 HWC_EXPORT int hwc_symbols_new(hwc_symbols **out, unsigned flags)
 {
+	hwc__clear_error();
 	*out = NULL;
 	hwc_symbols *s = calloc(1, sizeof(*s));
 	if (!s)
-		return -ENOMEM;
+		return hwc__fail(-ENOMEM, "out of memory");
 	s->flags = flags;
 	s->unknown = hwc__intern(s, "[unknown]");
 	s->kernel_dso = hwc__intern(s, "[kernel.kallsyms]");

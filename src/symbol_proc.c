@@ -57,18 +57,18 @@ static int add_map(hwc_symbols *s, uint32_t pid, uint64_t start, uint64_t len, u
 {
 	struct hwc__proc *p = hwc__proc_get(s, pid, true);
 	if (!p)
-		return -ENOMEM;
+		return hwc__fail(-ENOMEM, "out of memory");
 	if (p->nmaps == p->capmaps) {
 		size_t cap = p->capmaps ? p->capmaps * 2 : 16;
 		void *m = realloc(p->maps, cap * sizeof(*p->maps));
 		if (!m)
-			return -ENOMEM;
+			return hwc__fail(-ENOMEM, "out of memory");
 		p->maps = m;
 		p->capmaps = cap;
 	}
 	struct hwc__dso *d = hwc__dso_get(s, name);
 	if (!d)
-		return -ENOMEM;
+		return hwc__fail(-ENOMEM, "out of memory");
 	p->maps[p->nmaps++] = (struct hwc__mapping){start, start + len, pgoff, time, d};
 	p->generation++;
 	return 0;
@@ -107,12 +107,12 @@ static int set_comm(hwc_symbols *s, uint32_t tid, const char *comm, uint64_t tim
 {
 	struct hwc__thread *t = thread_get(s, tid);
 	if (!t)
-		return -ENOMEM;
+		return hwc__fail(-ENOMEM, "out of memory");
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 2;
 		void *v = realloc(t->v, cap * sizeof(*t->v));
 		if (!v)
-			return -ENOMEM;
+			return hwc__fail(-ENOMEM, "out of memory");
 		t->v = v;
 		t->cap = cap;
 	}
@@ -179,6 +179,7 @@ static int record_string(const struct perf_event_header *hdr, const struct perf_
 HWC_EXPORT int hwc_symbols_record(hwc_symbols *s, const struct perf_event_header *hdr,
 				  const struct perf_event_attr *attr)
 {
+	hwc__clear_error();
 	const uint8_t *b = (const uint8_t *)hdr;
 	char name[4096];
 	uint32_t pid, ppid, tid, ptid;
@@ -240,7 +241,7 @@ HWC_EXPORT int hwc_symbols_record(hwc_symbols *s, const struct perf_event_header
 			struct hwc__proc *child = hwc__proc_get(s, pid, true);
 			struct hwc__proc *parent = hwc__proc_get(s, ppid, true);
 			if (!child || !parent)
-				return -ENOMEM;
+				return hwc__fail(-ENOMEM, "out of memory");
 			if (child != parent && !child->parent) {
 				child->parent = parent;
 				child->fork_time = time;
@@ -249,7 +250,7 @@ HWC_EXPORT int hwc_symbols_record(hwc_symbols *s, const struct perf_event_header
 		if (tid != ptid) {
 			struct hwc__thread *t = thread_get(s, tid);
 			if (!t)
-				return -ENOMEM;
+				return hwc__fail(-ENOMEM, "out of memory");
 			if (!t->forked) {
 				t->forked = true;
 				t->parent_tid = ptid;
@@ -265,6 +266,7 @@ HWC_EXPORT int hwc_symbols_record(hwc_symbols *s, const struct perf_event_header
 HWC_EXPORT int hwc_symbols_add_buildid(hwc_symbols *s, const char *filename, const uint8_t *id,
 				       size_t len)
 {
+	hwc__clear_error();
 	if (len > 20 || len == 0)
 		return hwc__fail(-EINVAL, "build-id of %zu bytes for %s (expected 1..20)", len, filename);
 	const char *name = hwc__intern(s, filename);
@@ -272,7 +274,7 @@ HWC_EXPORT int hwc_symbols_add_buildid(hwc_symbols *s, const char *filename, con
 	if (!b) {
 		b = hwc__arena_alloc(&s->arena, sizeof(*b));
 		if (!b || hwc__map_put(&s->buildids, (uint64_t)(uintptr_t)name, b))
-			return -ENOMEM;
+			return hwc__fail(-ENOMEM, "out of memory");
 	}
 	memcpy(b->id, id, len);
 	b->len = len;
@@ -281,6 +283,7 @@ HWC_EXPORT int hwc_symbols_add_buildid(hwc_symbols *s, const char *filename, con
 
 HWC_EXPORT int hwc_symbols_load(hwc_symbols *s, hwc_perfdata *f)
 {
+	hwc__clear_error();
 	for (size_t i = 0; i < hwc_perfdata_nbuildids(f); i++) {
 		const struct hwc_perfdata_buildid *b = hwc_perfdata_buildid(f, i);
 		if (b->size)

@@ -57,6 +57,7 @@ int hwc__read_int_file(const char *path, long long *out)
 
 HWC_EXPORT int hwc_paranoid(int *level)
 {
+	hwc__clear_error();
 	long long v;
 	int err = hwc__read_int_file("/proc/sys/kernel/perf_event_paranoid", &v);
 	if (err)
@@ -83,6 +84,7 @@ bool hwc__privileged(void)
 
 HWC_EXPORT int hwc_online_cpus(int *cpus, size_t max)
 {
+	hwc__clear_error();
 	char buf[4096];
 	int err = hwc__read_file("/sys/devices/system/cpu/online", buf, sizeof(buf));
 	if (err)

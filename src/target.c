@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -115,48 +116,63 @@ void hwc__child_discard(struct hwc__child *ch)
 		hwc__child_reap(ch, NULL);
 }
 
-static int check_cpus(const int *cpus, size_t n)
+/* The online CPUs, read once and sized from the machine: *N of them in
+ * *CPUS (malloc'ed). */
+static int online_cpus(int **cpus, size_t *n)
 {
-	int online[4096];
-	int nonline = hwc_online_cpus(online, HWC_ARRAY_SIZE(online));
-	if (nonline < 0)
-		return nonline;
-	for (size_t i = 0; i < n; i++) {
-		bool ok = false;
-		for (int k = 0; k < nonline && k < (int)HWC_ARRAY_SIZE(online); k++)
-			ok |= online[k] == cpus[i];
-		if (!ok)
-			return hwc__fail(-EINVAL, "CPU %d is out of range: the online CPUs are %d-%d "
-						  "(%d CPUs; see /sys/devices/system/cpu/online)",
-					 cpus[i], online[0], online[nonline - 1], nonline);
+	*cpus = NULL;
+	*n = 0;
+	for (;;) {
+		int k = hwc_online_cpus(*cpus, *n);
+		if (k < 0)
+			return k;
+		if ((size_t)k <= *n) { /* it fit: a CPU may have gone offline meanwhile */
+			*n = (size_t)k;
+			return 0;
+		}
+		free(*cpus);
+		if (!(*cpus = malloc((size_t)k * sizeof(**cpus))))
+			return hwc__fail(-ENOMEM, "out of memory");
+		*n = (size_t)k;
 	}
-	return 0;
 }
 
 int hwc__target_cpus(const struct hwc_target *t, int **out, size_t *n)
 {
-	int online[4096];
-	const int *cpus = t->cpus;
-	size_t count = t->ncpus;
+	int *online;
+	size_t nonline;
 	*out = NULL;
 	*n = 0;
-	if (!cpus) {
-		int k = hwc_online_cpus(online, HWC_ARRAY_SIZE(online));
-		if (k < 0)
-			return k;
-		cpus = online;
-		count = (size_t)k < HWC_ARRAY_SIZE(online) ? (size_t)k : HWC_ARRAY_SIZE(online);
-	}
-	if (count == 0)
-		return hwc__fail(-EINVAL, "no CPUs to count on");
-	int err = check_cpus(cpus, count);
+	int err = online_cpus(&online, &nonline);
 	if (err)
 		return err;
-	*out = malloc(count * sizeof(**out));
+	if (nonline == 0 || (t->cpus && t->ncpus == 0)) {
+		free(online);
+		return hwc__fail(-EINVAL, "no CPUs to count on");
+	}
+	if (!t->cpus) { /* all of them */
+		*out = online;
+		*n = nonline;
+		return 0;
+	}
+	for (size_t i = 0; i < t->ncpus; i++) {
+		bool ok = false;
+		for (size_t k = 0; k < nonline; k++)
+			ok |= online[k] == t->cpus[i];
+		if (!ok) {
+			err = hwc__fail(-EINVAL, "CPU %d is out of range: the online CPUs are %d-%d "
+						 "(%zu CPUs; see /sys/devices/system/cpu/online)",
+					t->cpus[i], online[0], online[nonline - 1], nonline);
+			free(online);
+			return err;
+		}
+	}
+	free(online);
+	*out = malloc(t->ncpus * sizeof(**out));
 	if (!*out)
 		return hwc__fail(-ENOMEM, "out of memory");
-	memcpy(*out, cpus, count * sizeof(**out));
-	*n = count;
+	memcpy(*out, t->cpus, t->ncpus * sizeof(**out));
+	*n = t->ncpus;
 	return 0;
 }
 
@@ -233,18 +249,99 @@ pid_t hwc__tgid_of(pid_t tid)
 	return tgid;
 }
 
-bool hwc__fallback_allowed(const struct hwc_event *ev, unsigned flags, int err)
+/* ---------------------------------------------------------------- events */
+
+int hwc__events_add(struct hwc__events *s, const struct hwc_event *pub, size_t leader,
+		    size_t group_size)
+{
+	if (group_size > HWC__MAX_GROUP)
+		return hwc__fail(-E2BIG, "the group led by '%s' has %zu events: a group holds at "
+					 "most %d; split it",
+				 pub->name, group_size, HWC__MAX_GROUP);
+	int err = hwc__reserve(&s->e, &s->cap, s->n + 1, sizeof(*s->e));
+	if (err)
+		return err;
+	struct hwc__ev *ev = hwc__ev_dup(pub);
+	if (!ev)
+		return hwc__fail(-ENOMEM, "out of memory");
+	s->e[s->n++] = (struct hwc__opened){.ev = ev, .leader = leader, .group_size = group_size};
+	return 0;
+}
+
+int hwc__events_add_list(struct hwc__events *s, const hwc_evlist *list)
+{
+	size_t leader = s->n;
+	for (size_t i = 0; i < hwc_evlist_size(list); i++) {
+		size_t gs = hwc__group_size(list, i);
+		if (gs)
+			leader = s->n;
+		int err = hwc__events_add(s, hwc_evlist_event(list, i), leader, gs);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+void hwc__events_free(struct hwc__events *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->e[i].ev);
+		free(s->e[i].ids);
+	}
+	free(s->e);
+	*s = (struct hwc__events){0};
+}
+
+/* May an open that failed with ERR be retried counting user space only? */
+static bool fallback_allowed(const struct hwc_event *ev, unsigned flags, int err)
 {
 	return (err == -EACCES || err == -EPERM) && !(flags & HWC_NO_FALLBACK) &&
 	       !ev->explicit_priv && !ev->attr.exclude_kernel;
 }
 
-void hwc__make_user_only(struct hwc__ev *ev, size_t n, bool *user_only)
+int hwc__open_event(struct hwc__events *s, size_t e, struct perf_event_attr *attr, pid_t pid,
+		    int cpu, int group_fd, unsigned flags, int *fd)
 {
-	for (size_t k = 0; k < n; k++)
-		if (!ev[k].pub.explicit_priv && !ev[k].pub.attr.exclude_kernel) {
-			ev[k].pub.attr.exclude_kernel = 1;
-			ev[k].pub.attr.exclude_hv = 1;
-			user_only[k] = true;
+	*fd = hwc__perf_event_open(attr, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+	if (*fd >= 0)
+		return 0;
+	if (!fallback_allowed(&s->e[e].ev->pub, flags, *fd))
+		return *fd;
+	/* Kernel counting is denied to this user: count user space only, for
+	 * every event that did not choose its privilege levels. */
+	for (size_t k = 0; k < s->n; k++) {
+		struct hwc_event *pub = &s->e[k].ev->pub;
+		if (!pub->explicit_priv && !pub->attr.exclude_kernel) {
+			pub->attr.exclude_kernel = 1;
+			pub->attr.exclude_hv = 1;
+			s->e[k].user_only = true;
 		}
+	}
+	return HWC__RETRY_USER_ONLY;
+}
+
+int hwc__open_with_fallback(int (*open)(void *arg), void (*close)(void *arg), void *arg,
+			    const char *what)
+{
+	int err = open(arg);
+	if (err != HWC__RETRY_USER_ONLY)
+		return err;
+	close(arg);
+	err = open(arg);
+	if (err == HWC__RETRY_USER_ONLY)
+		err = hwc__fail(-EACCES, "permission denied even for user-space %s", what);
+	return err;
+}
+
+int hwc__ioctl_leaders(const struct hwc__events *s, const int *fd, size_t ninst,
+		       unsigned long req)
+{
+	for (size_t i = 0; i < ninst; i++)
+		for (size_t g = 0; g < s->n; g++) {
+			int f = fd[i * s->n + g];
+			if (s->e[g].group_size && f >= 0 && ioctl(f, req, 0) < 0)
+				return hwc__fail(-errno, "ioctl on '%s': %s", s->e[g].ev->name,
+						 strerror(errno));
+		}
+	return 0;
 }

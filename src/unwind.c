@@ -11,6 +11,23 @@
 
 enum { NREGS = 17 }; /* x86_64 DWARF registers 0..16: rax..r15, rip */
 
+#if defined(__x86_64__)
+/* perf's x86 register numbers (PERF_REG_X86_*) for DWARF 0..16. */
+static const int perf_reg[NREGS] = {0, 3, 2, 1, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23, 8};
+#endif
+
+uint64_t hwc__unwind_regs_mask(void)
+{
+	/* All the general registers, a superset of perf_reg above. */
+#if defined(__x86_64__)
+	return 0xff0fffULL; /* AX..SS and R8..R15; not DS, ES, FS, GS */
+#elif defined(__aarch64__)
+	return (1ULL << 33) - 1; /* X0..X30, SP, PC */
+#else
+	return 0;
+#endif
+}
+
 struct hwc__unwind {
 	Dwfl *dwfl;
 	unsigned generation;
@@ -141,12 +158,11 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 HWC_EXPORT int hwc_symbols_unwind(hwc_symbols *s, const struct hwc_sample *sample,
 				  const struct perf_event_attr *attr, uint64_t *ips, size_t max)
 {
+	hwc__clear_error();
 #if !defined(__x86_64__)
 	(void)s, (void)sample, (void)attr, (void)ips, (void)max;
 	return hwc__fail(-ENOTSUP, "DWARF unwinding is implemented for x86_64 only");
 #else
-	/* perf's x86 register numbers (PERF_REG_X86_*) for DWARF 0..16. */
-	static const int perf_reg[NREGS] = {0, 3, 2, 1, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23, 8};
 	if (!(sample->sample_type & PERF_SAMPLE_REGS_USER) ||
 	    !(sample->sample_type & PERF_SAMPLE_STACK_USER) ||
 	    sample->user_regs_abi != PERF_SAMPLE_REGS_ABI_64)
@@ -156,9 +172,9 @@ HWC_EXPORT int hwc_symbols_unwind(hwc_symbols *s, const struct hwc_sample *sampl
 		return 0;
 	struct hwc__proc *p = hwc__proc_get(s, sample->pid, true);
 	if (!p)
-		return -ENOMEM;
+		return hwc__fail(-ENOMEM, "out of memory");
 	if (!p->unwind && !(p->unwind = calloc(1, sizeof(*p->unwind))))
-		return -ENOMEM;
+		return hwc__fail(-ENOMEM, "out of memory");
 	struct hwc__unwind *u = p->unwind;
 	memset(u->have, 0, sizeof(u->have));
 	uint64_t present[64] = {0};

@@ -3,6 +3,7 @@
  * after attaching), inherit on/off, per-CPU, tracepoint filters, and the error
  * paths. */
 #include <hwc/hwc.h>
+#include <hwc/sample.h>
 
 #include "check.h"
 
@@ -492,6 +493,34 @@ static void test_tracepoint_filter(void)
 	hwc_evlist_free(l);
 }
 
+/* A group's values are read into a buffer of 64 members: open says so
+ * rather than opening a group that overflow reads cannot read. */
+static hwc_evlist *group_of(int n)
+{
+	char spec[1400] = "{";
+	for (int i = 0; i < n; i++)
+		strcat(spec, i ? ",page-faults" : "page-faults");
+	strcat(spec, "}");
+	return check_evlist(spec);
+}
+
+static void test_group_cap(void)
+{
+	hwc_evlist *big = group_of(65), *most = group_of(64);
+	struct hwc_target self = {.kind = HWC_TARGET_SELF};
+	hwc_counters *c = NULL;
+	CHECK_INT(hwc_counters_open(&c, big, &self), ==, -E2BIG);
+	CHECK_STR_CONTAINS(hwc_errdetail(), "has 65 events: a group holds at most 64");
+	CHECK(c == NULL);
+	hwc_sampler *s = NULL;
+	CHECK_INT(hwc_sampler_open(&s, big, &self, NULL), ==, -E2BIG);
+	CHECK(s == NULL);
+	CHECK_INT(hwc_counters_open(&c, most, &self), ==, 0);
+	hwc_counters_close(c);
+	hwc_evlist_free(most);
+	hwc_evlist_free(big);
+}
+
 int main(void)
 {
 	RUN(test_self);
@@ -508,5 +537,6 @@ int main(void)
 	RUN(test_scale);
 	RUN(test_user_only_fallback);
 	RUN(test_tracepoint_filter);
+	RUN(test_group_cap);
 	return check_exit();
 }

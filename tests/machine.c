@@ -64,6 +64,12 @@ static void test_cpu_info(void)
 	char v[256];
 	if (cpuinfo("vendor_id", v, sizeof(v))) {
 		CHECK_STR_EQ(c.vendor, v);
+		/* The vendor as a value, for the compat layers to compare. */
+		int want = strcmp(v, "GenuineIntel") == 0 ? HWC_VENDOR_INTEL
+			   : strcmp(v, "AuthenticAMD") == 0 || strcmp(v, "HygonGenuine") == 0
+				   ? HWC_VENDOR_AMD
+				   : HWC_VENDOR_UNKNOWN;
+		CHECK_INT(c.vendor_id, ==, want);
 		CHECK(cpuinfo("cpu family", v, sizeof(v)));
 		CHECK_INT(c.family, ==, atoi(v));
 		CHECK(cpuinfo("model", v, sizeof(v)));

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <hwc/hwc.h>
 #include <hwc/perfdata.h>
 #include <hwc/symbol.h>
 #include <sys/stat.h>
@@ -25,6 +26,25 @@ static void *slurp(const char *name, size_t *size)
 	close(fd);
 	*size = (size_t)st.st_size;
 	return p;
+}
+
+#define CHECK_NO_DETAIL()                                                             \
+	do {                                                                             \
+		if (hwc_errdetail()[0]) {                                                \
+			fprintf(stderr, "%s:%d: detail left after a success: \"%s\"\n",     \
+				__FILE__, __LINE__, hwc_errdetail());                     \
+			check_failures++;                                                \
+		}                                                                        \
+	} while (0)
+
+/* Leave a detail that names no offset: a failure of another function. */
+static void stale_detail(void)
+{
+	hwc_evlist *l;
+	CHECK_INT(hwc_evlist_new(&l), ==, 0);
+	CHECK_INT(hwc_evlist_add(l, "no-such-event-at-all"), ==, -ENOENT);
+	CHECK_STR_CONTAINS(hwc_errdetail(), "unknown event");
+	hwc_evlist_free(l);
 }
 
 static void test_fp_recording(void)
@@ -110,21 +130,28 @@ static void test_fp_recording(void)
 	hwc_perfdata_close(f);
 
 	/* Every truncation: refused with an offset in the detail, or (cut on a
-	 * record boundary inside the data, sizes patched) fewer records. */
+	 * record boundary inside the data, sizes patched) fewer records.  Each
+	 * call starts after another function's failure, so a detail left from
+	 * before cannot pass for this one's. */
 	uint8_t *copy = malloc(size);
 	for (size_t cut = 0; cut < size; cut += cut < 1024 ? 1 : 97) {
 		memcpy(copy, data, cut);
 		hwc_perfdata *t;
+		stale_detail();
 		int err = hwc_perfdata_open_mem(&t, copy, cut);
 		if (err) {
 			CHECK(err == -EINVAL || err == -ENOTSUP);
 			CHECK_STR_CONTAINS(hwc_errdetail(), "offset");
 			continue;
 		}
+		CHECK_NO_DETAIL();
+		stale_detail();
 		while ((err = hwc_perfdata_next(t, &r)) > 0)
 			;
 		if (err)
 			CHECK_STR_CONTAINS(hwc_errdetail(), "offset");
+		else
+			CHECK_NO_DETAIL();
 		hwc_perfdata_close(t);
 	}
 	free(copy);
@@ -166,6 +193,53 @@ static void test_open_errors(void)
 	static const char junk[64] = "PERFILE2";
 	CHECK_INT(hwc_perfdata_open_mem(&f, junk, sizeof(junk)), ==, -EINVAL);
 	CHECK_STR_CONTAINS(hwc_errdetail(), "offset 8");
+}
+
+/* After another function's failure, a success leaves no detail and a
+ * failure's detail is its own: never text left from before. */
+static void test_detail_is_fresh(void)
+{
+	size_t size;
+	void *data = slurp("fp-small.data", &size);
+	hwc_perfdata *f;
+	stale_detail();
+	CHECK_INT(hwc_perfdata_open_mem(&f, data, size), ==, 0);
+	CHECK_NO_DETAIL();
+	struct hwc_perfdata_record r;
+	stale_detail();
+	CHECK_INT(hwc_perfdata_next(f, &r), ==, 1);
+	CHECK_NO_DETAIL();
+	stale_detail();
+	CHECK_INT(hwc_perfdata_feature(f, 9999, &(const void *){NULL}, &(size_t){0}), ==, -ENOENT);
+	CHECK_STR_CONTAINS(hwc_errdetail(), "no header feature 9999");
+	hwc_perfdata_close(f);
+
+	/* Counting: a skipped event's value names its own reason. */
+	hwc_evlist *l;
+	CHECK_INT(hwc_evlist_new(&l), ==, 0);
+	CHECK_INT(hwc_evlist_add(l, "task-clock,instructions"), ==, 0);
+	struct hwc_target self = {.kind = HWC_TARGET_SELF, .flags = HWC_SKIP_UNSUPPORTED};
+	hwc_counters *c = NULL;
+	CHECK_INT(hwc_counters_open(&c, l, &self), ==, 0);
+	if (c && hwc_counters_event_status(c, 1) == 0) {
+		fprintf(stderr, "test_detail_is_fresh: instructions opens here: skipped event not "
+				"checked\n");
+	} else if (c) {
+		struct hwc_value v;
+		stale_detail();
+		CHECK_INT(hwc_counters_value(c, HWC_ALL, 1, &v), ==, hwc_counters_event_status(c, 1));
+		CHECK_STR_CONTAINS(hwc_errdetail(), "instructions");
+	}
+	stale_detail();
+	CHECK_INT(hwc_counters_read(c), ==, 0);
+	CHECK_NO_DETAIL();
+	hwc_counters_close(c);
+	hwc_evlist_free(l);
+	int cpus[1];
+	stale_detail();
+	CHECK(hwc_online_cpus(cpus, 1) > 0);
+	CHECK_NO_DETAIL();
+	free(data);
 }
 
 /* perf.data is not time-ordered across CPUs: a child's FORK can come
@@ -287,6 +361,7 @@ int main(void)
 	RUN(test_fp_recording);
 	RUN(test_two_events);
 	RUN(test_open_errors);
+	RUN(test_detail_is_fresh);
 	RUN(test_kallsyms_names);
 	return check_exit();
 }

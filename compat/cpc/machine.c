@@ -30,7 +30,7 @@ int cpc__machine(struct cpc_machine *m)
 #if defined(__x86_64__) || defined(__i386__)
 	m->x86 = true;
 #endif
-	m->intel = strcmp(ci.vendor, "GenuineIntel") == 0;
+	m->intel = ci.vendor_id == HWC_VENDOR_INTEL;
 	const char *cpu = ci.brand[0] ? ci.brand : ci.vendor;
 	if (!ci.core_pmu)
 		snprintf(m->cciname, sizeof(m->cciname),
@@ -45,7 +45,7 @@ int cpc__machine(struct cpc_machine *m)
 			 "Architectures Software Developer's Manual, Volume 3, and the event list of "
 			 "`hwc list%s%s`.",
 			 ci.pfm_model[0] ? " --pmu " : "", ci.pfm_model);
-	else if (strcmp(ci.vendor, "AuthenticAMD") == 0 || strcmp(ci.vendor, "HygonGenuine") == 0)
+	else if (ci.vendor_id == HWC_VENDOR_AMD)
 		snprintf(m->cpuref, sizeof(m->cpuref),
 			 "See the \"Performance Monitor Counters\" section of the AMD64 Architecture "
 			 "Programmer's Manual, Volume 2, the Processor Programming Reference for "

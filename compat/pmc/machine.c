@@ -67,8 +67,8 @@ int pmc__machine_init(void)
 	pmc__m.ncpu = ci.cpus_configured > 0 ? ci.cpus_configured : ci.cpus_online;
 	pmc__m.core_pmu = ci.core_pmu;
 	snprintf(pmc__m.model, sizeof(pmc__m.model), "%s", ci.pfm_model);
-	bool intel = strcmp(ci.vendor, "GenuineIntel") == 0;
-	bool amd = strcmp(ci.vendor, "AuthenticAMD") == 0 || strcmp(ci.vendor, "HygonGenuine") == 0;
+	bool intel = ci.vendor_id == HWC_VENDOR_INTEL;
+	bool amd = ci.vendor_id == HWC_VENDOR_AMD;
 #if defined(__aarch64__)
 	pmc__m.core = PMC_CLASS_ARMV8;
 #else

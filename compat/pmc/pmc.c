@@ -172,14 +172,16 @@ static struct pmc__target *target_of(struct pmc__pmc *p, pid_t pid)
 	return NULL;
 }
 
-/* The processes descended from ROOT, from /proc (parents before children). */
-static size_t descendants(pid_t root, pid_t *out, size_t max)
+/* The processes descended from ROOT, from /proc, parents before children:
+ * *OUT (malloc'ed, sized from the process table) and their count, or -1
+ * with errno ENOMEM. */
+static ssize_t descendants(pid_t root, pid_t **out)
 {
-	size_t n = 0;
 	struct {
 		pid_t pid, ppid;
 	} *procs = NULL;
 	size_t np = 0, cap = 0;
+	*out = NULL;
 	DIR *d = opendir("/proc");
 	if (!d)
 		return 0;
@@ -198,26 +200,35 @@ static size_t descendants(pid_t root, pid_t *out, size_t max)
 		int parent;
 		if (!rp || sscanf(rp + 1, " %*c %d", &parent) != 1)
 			continue;
-		if (!pmc__room(&procs, np, &cap, sizeof(*procs), 256))
-			break;
+		if (!pmc__room(&procs, np, &cap, sizeof(*procs), 256)) {
+			closedir(d);
+			free(procs);
+			errno = ENOMEM;
+			return -1;
+		}
 		procs[np].pid = (pid_t)atoi(e->d_name);
 		procs[np++].ppid = parent;
 	}
 	closedir(d);
-	/* Breadth first from ROOT. */
-	pid_t queue[4096];
-	size_t head = 0, tail = 0;
-	queue[tail++] = root;
-	while (head < tail) {
-		pid_t p = queue[head++];
-		for (size_t i = 0; i < np; i++)
-			if (procs[i].ppid == p && n < max && tail < PMC_ARRAY_SIZE(queue)) {
-				out[n++] = procs[i].pid;
-				queue[tail++] = procs[i].pid;
-			}
+	/* Breadth first from ROOT; the found ones are the queue.  Each process
+	 * has one parent, so at most all of them are found. */
+	pid_t *found = malloc((np ? np : 1) * sizeof(*found));
+	if (!found) {
+		free(procs);
+		errno = ENOMEM;
+		return -1;
+	}
+	size_t n = 0, head = 0;
+	for (pid_t p = root;; p = found[head++]) {
+		for (size_t i = 0; i < np && n < np; i++)
+			if (procs[i].ppid == p && procs[i].pid != root)
+				found[n++] = procs[i].pid;
+		if (head == n)
+			break;
 	}
 	free(procs);
-	return n;
+	*out = found;
+	return (ssize_t)n;
 }
 
 static unsigned target_flags(const struct pmc__pmc *p)
@@ -340,16 +351,19 @@ static void remove_target(struct pmc__pmc *p, size_t i)
  * (found first: a child forked later inherits from its attached parent). */
 static int attach(struct pmc__pmc *p, pid_t pid)
 {
-	pid_t desc[1024];
-	size_t nd = p->flags & PMC_F_DESCENDANTS ? descendants(pid, desc, PMC_ARRAY_SIZE(desc)) : 0;
+	pid_t *desc = NULL;
+	ssize_t nd = p->flags & PMC_F_DESCENDANTS ? descendants(pid, &desc) : 0;
+	if (nd < 0)
+		return -1;
 	size_t before = p->nt;
 	int rc = attach_one(p, pid, pid);
-	for (size_t i = 0; rc == 0 && i < nd; i++) {
+	for (size_t i = 0; rc == 0 && i < (size_t)nd; i++) {
 		if (target_of(p, desc[i]))
 			continue;
 		if (attach_one(p, desc[i], pid) && errno != ESRCH)
 			rc = -1; /* a child that exited meanwhile is no loss */
 	}
+	free(desc);
 	if (rc) {
 		int e = errno;
 		while (p->nt > before)

@@ -401,6 +401,16 @@ struct hwc_cpu_info {
 
 	int nmi_watchdog;        /* kernel.nmi_watchdog: 1 on, 0 off, -1 unknown */
 	bool watchdog_counter;   /* the watchdog holds one general counter */
+	/* Added in 0.1: an enum hwc_cpu_vendor in what was the struct's tail
+	 * padding, so its size and every older field stay where they were. */
+	uint8_t vendor_id;
+};
+
+/* Whose PMU the CPU has, from its CPUID vendor; more values may come. */
+enum hwc_cpu_vendor {
+	HWC_VENDOR_UNKNOWN = 0,
+	HWC_VENDOR_INTEL,      /* GenuineIntel */
+	HWC_VENDOR_AMD,        /* AuthenticAMD, and HygonGenuine (AMD's PMU) */
 };
 
 /* Describe this machine's CPU and core PMU.  Returns 0 or -errno. */
