@@ -126,7 +126,7 @@ HWC_EXPORT int hwc_output_create(hwc_output **out, const char *path, unsigned fl
 	}
 	if (o->fd < 0) {
 		err = -errno;
-		hwc__fail(err, "cannot write %s: %s", path, strerror(-err));
+		hwc__fail(err, "cannot create %s: %s", path, strerror(-err));
 		if (err == -EACCES || err == -EPERM || err == -EROFS)
 			hwc__fail_append(" (cannot create %s: the new file is made in the "
 					 "directory, then renamed)",

@@ -176,6 +176,7 @@ static void test_refused(void)
 	CHECK_INT(hwc_output_create(&o, at("k.txt"), 0), ==, 0); /* not asked to keep it */
 	hwc_output_discard(o);
 	CHECK_INT(hwc_output_create(&o, at("no/such/dir"), 0), ==, -ENOENT);
+	CHECK_STR_CONTAINS(hwc_errdetail(), "cannot create");
 	CHECK_STR_CONTAINS(hwc_errdetail(), "no/such/dir: No such file or directory");
 	CHECK_INT(temporaries(), ==, 0);
 }

@@ -211,10 +211,12 @@ class Readers(Tmp):
         self.assertEqual(r.returncode, 0, r.stderr)
         os.unlink(prog)
         os.mkfifo(prog)
-        r = run([HWC, "report", "-i", data], timeout=GUARD)
+        # An empty HOME: no copy in perf's build-id cache (~/.debug) stands in.
+        env = dict(os.environ, HOME=self.dir)
+        r = run([HWC, "report", "-i", data], timeout=GUARD, env=env)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("no symbols for %s: not a regular file" % prog, r.stderr)
-        r = run([PMCSTAT, "-R", data, "-G", self.path("graph")], timeout=GUARD)
+        r = run([PMCSTAT, "-R", data, "-G", self.path("graph")], timeout=GUARD, env=env)
         self.assertEqual(r.returncode, 0, r.stderr)
 
     def test_report_of_a_fifo(self):

@@ -779,8 +779,17 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < args.nev; i++)
 		pmc_stop(args.ev[i].id);
-	if (needs_log && pmc_close_logfile() < 0)
-		die_pmc(EX_IOERR, "writing the log \"%s\" failed", logpath);
+	if (needs_log && pmc_close_logfile() < 0) {
+		/* A full disk: the log holds what fit and is valid; keep it. */
+		int e = errno;
+		if (logout) {
+			*output_slot(logout) = NULL;
+			hwc_output_commit(logout);
+		}
+		errno = e;
+		die_pmc(EX_IOERR, "writing the log \"%s\" failed",
+			args.outputpath ? args.outputpath : logpath);
+	}
 	if (args.top)
 		pmcstat_top(logpath, args.printfile, &top_since, isatty(fileno(args.printfile)), 120);
 	else if (needs_log && !args.outputpath)
