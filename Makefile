@@ -162,7 +162,8 @@ $(BUILD)/lib/pkgconfig/%-uninstalled.pc: $(BUILD)/lib/pkgconfig/%.pc
 	    -e 's|^Libs: .*|Libs: -L$${libdir} -Wl,-rpath,$${libdir} -l$(patsubst lib%,%,$*)|' $< > $@
 
 $(BUILD)/bin/cputrack: $(call objs,tools/cputrack) $(CPUCMDS_OBJS) $(CPC_LIBS)
-	$(CC) $(LDFLAGS) -o $@ $(call objs,tools/cputrack) $(CPUCMDS_OBJS) -L$(BUILD)/lib -lcpc -lpctx $(RPATH)
+	$(CC) $(LDFLAGS) -o $@ $(call objs,tools/cputrack) $(CPUCMDS_OBJS) -L$(BUILD)/lib -lcpc -lpctx \
+		-lhwc $(RPATH)
 $(BUILD)/bin/cpustat: $(call objs,tools/cpustat) $(CPUCMDS_OBJS) $(CPC_LIBS)
 	$(CC) $(LDFLAGS) -o $@ $(call objs,tools/cpustat) $(CPUCMDS_OBJS) -L$(BUILD)/lib -lcpc -lpctx \
 		-lpthread $(RPATH)

@@ -13,9 +13,9 @@
 
 int hwc__build_id(const char *path, uint8_t *id, size_t max)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = hwc__open_regular(path); /* a FIFO named by a mapping must not block */
 	if (fd < 0)
-		return -errno;
+		return fd;
 	elf_version(EV_CURRENT);
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	int n = -ENOENT;

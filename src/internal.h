@@ -218,6 +218,11 @@ int hwc__bytes_string(struct hwc__bytes *b, const char *s);
  * CPUs, topology, ...); -ENOENT when the machine cannot describe it. */
 int hwc__machine_feature(int feat, struct hwc__bytes *b);
 
+/* file.c: open PATH for reading if it is a regular file, without blocking
+ * (a FIFO or device is never opened): a descriptor, or -errno, -EINVAL when
+ * PATH is not a regular file.  No detail is set. */
+int hwc__open_regular(const char *path);
+
 /* buildid.c: the GNU build-id of an ELF file, or of the running kernel, into
  * ID (MAX bytes); returns its length or -errno. */
 int hwc__build_id(const char *path, uint8_t *id, size_t max);

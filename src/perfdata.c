@@ -396,17 +396,19 @@ HWC_EXPORT int hwc_perfdata_open_mem(hwc_perfdata **out, const void *data, size_
 HWC_EXPORT int hwc_perfdata_open(hwc_perfdata **out, const char *path)
 {
 	*out = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		int err = -errno;
-		return hwc__fail(err, "cannot open %s: %s", path, strerror(-err));
-	}
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
+	/* A FIFO with no writer must not block the open. */
+	int fd = hwc__open_regular(path);
+	if (fd == -EINVAL)
 		return hwc__fail(-EINVAL, "%s is not a regular file (pipe-mode input is not "
 					  "supported; save the recording to a file)",
 				 path);
+	if (fd < 0)
+		return hwc__fail(fd, "cannot open %s: %s", path, strerror(-fd));
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		int err = -errno;
+		close(fd);
+		return hwc__fail(err, "cannot open %s: %s", path, strerror(-err));
 	}
 	void *p = NULL;
 	if (st.st_size > 0) {

@@ -7,6 +7,7 @@
  * fit. */
 #include "internal.h"
 #include "perf_file.h"
+#include "hwc/output.h"
 #include "hwc/perfdata.h"
 #include "hwc/sample.h"
 
@@ -51,7 +52,7 @@ struct mark {
 
 struct hwc_recording {
 	int fd;
-	bool own_fd;
+	hwc_output *out;    /* hwc_recording_create(): the file until it is committed */
 	char path[1024];
 	uint64_t disk, disk_records, disk_samples; /* complete records on disk */
 	uint8_t *buf;
@@ -184,8 +185,7 @@ static int init(hwc_recording *rec)
 
 static void free_rec(hwc_recording *rec)
 {
-	if (rec->own_fd && rec->fd >= 0)
-		close(rec->fd);
+	hwc_output_discard(rec->out);
 	for (size_t i = 0; i < rec->nattrs; i++)
 		free(rec->attrs[i].ids);
 	for (size_t i = 0; i < rec->ndsos; i++)
@@ -201,7 +201,7 @@ static void free_rec(hwc_recording *rec)
 	free(rec);
 }
 
-HWC_EXPORT int hwc_recording_create(hwc_recording **out, const char *path)
+HWC_EXPORT int hwc_recording_create_flags(hwc_recording **out, const char *path, unsigned flags)
 {
 	hwc__clear_error();
 	*out = NULL;
@@ -209,21 +209,26 @@ HWC_EXPORT int hwc_recording_create(hwc_recording **out, const char *path)
 	if (!rec)
 		return hwc__fail(-ENOMEM, "out of memory");
 	snprintf(rec->path, sizeof(rec->path), "%s", path);
-	rec->own_fd = true;
-	rec->fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (rec->fd < 0) {
-		int err = -errno;
+	/* A temporary file renamed over PATH at the close: a failed recording
+	 * leaves PATH as it was. */
+	int err = hwc_output_create(&rec->out, path, flags | HWC_OUTPUT_PRIVATE);
+	if (err) {
 		free(rec);
-		return hwc__fail(err, "cannot create %s: %s", path, strerror(-err));
+		return err;
 	}
-	int err = init(rec);
+	rec->fd = hwc_output_fd(rec->out);
+	err = init(rec);
 	if (err) {
 		free_rec(rec);
-		unlink(path);
 		return err;
 	}
 	*out = rec;
 	return 0;
+}
+
+HWC_EXPORT int hwc_recording_create(hwc_recording **out, const char *path)
+{
+	return hwc_recording_create_flags(out, path, 0);
 }
 
 HWC_EXPORT int hwc_recording_fdopen(hwc_recording **out, int fd)
@@ -769,16 +774,33 @@ HWC_EXPORT int hwc_recording_close(hwc_recording *rec, struct hwc_recording_stat
 	int err = finish(rec);
 	if (final)
 		hwc_recording_stats(rec, final);
-	if (!err && rec->error) {
+	if (err) {
+		if (rec->out) /* not a valid recording: PATH stays as it was */
+			hwc__fail_append("; %s is left as it was", rec->path);
+		free_rec(rec);
+		return err;
+	}
+	if (rec->error) {
 		err = rec->error;
 		hwc__fail(err, "cannot write %s: %s; it holds the %llu complete records (%llu "
 			       "samples) that fit and is a valid recording",
 			  rec->path, strerror(-err), (unsigned long long)rec->disk_records,
 			  (unsigned long long)rec->disk_samples);
 	}
-	if (rec->own_fd && close(rec->fd) < 0 && !err)
-		err = hwc__fail(-errno, "cannot close %s: %s", rec->path, strerror(errno));
+	if (rec->out) {
+		/* The commit sets the detail only when it fails. */
+		int cerr = hwc_output_commit(rec->out);
+		rec->out = NULL;
+		if (cerr)
+			err = cerr;
+	}
 	rec->fd = -1;
 	free_rec(rec);
 	return err;
+}
+
+HWC_EXPORT void hwc_recording_discard(hwc_recording *rec)
+{
+	if (rec)
+		free_rec(rec);
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static const Dwfl_Callbacks dso_callbacks = {
@@ -49,12 +50,30 @@ static void hex(char *out, const uint8_t *id, size_t len)
 	out[2 * len] = '\0';
 }
 
+const char *hwc__open_why(hwc_symbols *s, int err)
+{
+	if (err != -EMFILE && err != -ENFILE)
+		return strerror(-err);
+	if (err == -ENFILE)
+		return "the system's table of open files is full (sysctl fs.file-max)";
+	struct rlimit rl;
+	char buf[160];
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return "too many open files: raise the limit with ulimit -n";
+	snprintf(buf, sizeof(buf), "too many open files (ulimit -n is %llu): raise the limit with "
+				   "ulimit -n",
+		 (unsigned long long)rl.rlim_cur);
+	const char *why = hwc__intern(s, buf);
+	return why ? why : "too many open files: raise the limit with ulimit -n";
+}
+
 /* Open PATH as ELF and check its build-id against the recorded one. */
 static int try_candidate(hwc_symbols *s, struct hwc__dso *d, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Only a regular file: a FIFO at a mapping's name must not hang us. */
+	int fd = hwc__open_regular(path);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	int err = 0;
 	GElf_Ehdr eh;
@@ -130,6 +149,8 @@ void hwc__dso_load(hwc_symbols *s, struct hwc__dso *d)
 		d->why = err == -ESTALE ? "its build-id differs from the recorded one"
 				       : err == -ENOENT ? "the file no longer exists"
 				       : err == -EACCES ? "permission denied"
+				       : err == -EINVAL ? "not a regular file"
+				       : err == -EMFILE || err == -ENFILE ? hwc__open_why(s, err)
 				       : "not a readable ELF file";
 		return;
 	}
@@ -142,7 +163,9 @@ void hwc__dso_load(hwc_symbols *s, struct hwc__dso *d)
 	d->mod = dwfl_report_elf(d->dwfl, d->name, d->path, -1, 0, false);
 	dwfl_report_end(d->dwfl, NULL, NULL);
 	if (!d->mod) {
-		d->why = dwfl_errmsg(-1);
+		/* libdwfl opens the file again: the limit may hit there. */
+		int e = errno;
+		d->why = e == EMFILE || e == ENFILE ? hwc__open_why(s, -e) : dwfl_errmsg(-1);
 		dwfl_end(d->dwfl);
 		d->dwfl = NULL;
 		return;

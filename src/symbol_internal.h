@@ -114,6 +114,9 @@ const struct hwc_location *hwc__resolve_kernel(hwc_symbols *s, uint64_t addr);
 struct hwc__dso *hwc__dso_get(hwc_symbols *s, const char *name);
 /* No file backs a mapping of this name ("[vdso]", "//anon", ...). */
 bool hwc__pseudo_file(const char *name);
+/* Why opening a file failed with ERR, for a "no symbols" warning: for
+ * -EMFILE the limit and how to raise it. */
+const char *hwc__open_why(hwc_symbols *s, int err);
 /* Find and open the DSO's file once; d->state says how it went. */
 void hwc__dso_load(hwc_symbols *s, struct hwc__dso *d);
 uint64_t hwc__dso_vaddr(const struct hwc__dso *d, uint64_t file_offset);

@@ -3,6 +3,7 @@
 #include "internal.h"
 #include "symbol_internal.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,11 @@ static void load_kallsyms(hwc_symbols *s)
 	s->kallsyms_tried = true;
 	FILE *f = fopen("/proc/kallsyms", "re");
 	if (!f) {
-		s->kallsyms_why = "cannot read /proc/kallsyms";
+		char buf[256];
+		snprintf(buf, sizeof(buf), "cannot read /proc/kallsyms: %s", hwc__open_why(s, -errno));
+		s->kallsyms_why = hwc__intern(s, buf);
+		if (!s->kallsyms_why)
+			s->kallsyms_why = "cannot read /proc/kallsyms";
 		return;
 	}
 	char line[512];

@@ -230,7 +230,8 @@ class Errors(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             r = run("-o", os.path.join(d, "no", "such", "dir"), "-c", "task-clock", "true")
             self.assertEqual(r.returncode, 1)
-            self.assertIn("cannot open", r.stderr)
+            self.assertIn("cannot create %s: No such file or directory"
+                          % os.path.join(d, "no", "such", "dir"), r.stderr)
 
 
 class Signals(unittest.TestCase):

@@ -339,8 +339,19 @@ static void test_not_a_log(void)
 	pmclog_close(parser);
 	CHECK_INT(write(fd, "this is not a perf.data file, not at all\n", 41), ==, 41);
 	parser = pmclog_open(fd);
+	memset(&ev, 0xaa, sizeof(ev)); /* a caller's stack: the failure sets what it tells */
 	CHECK_INT(pmclog_read(parser, &ev), ==, -1);
 	CHECK_INT(ev.pl_state, ==, PMCLOG_ERROR);
+	CHECK_U64(ev.pl_count, ==, 0);
+	CHECK_U64(ev.pl_offset, ==, 0);
+	pmclog_close(parser);
+	close(fd);
+	/* A device is no log: refused from its first bytes, not read to its end. */
+	fd = open("/dev/zero", O_RDONLY);
+	parser = pmclog_open(fd);
+	CHECK_INT(pmclog_read(parser, &ev), ==, -1);
+	CHECK_INT(ev.pl_state, ==, PMCLOG_ERROR);
+	CHECK_INT(errno, ==, EINVAL);
 	pmclog_close(parser);
 	close(fd);
 	CHECK_INT(pmclog_read(NULL, &ev), ==, -1);

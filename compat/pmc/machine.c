@@ -5,6 +5,8 @@
  * watchdog or an administrator holds it. */
 #include "pmc_impl.h"
 
+#include <hwc/output.h>
+
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -166,7 +168,7 @@ bool pmc__row_disabled(int cpu, int row)
 
 static int write_admin(const unsigned char *map)
 {
-	char tmp[PATH_MAX], dir[PATH_MAX];
+	char dir[PATH_MAX];
 	const char *path = admin_file();
 	snprintf(dir, sizeof(dir), "%s", path);
 	char *slash = strrchr(dir, '/');
@@ -174,20 +176,24 @@ static int write_admin(const unsigned char *map)
 		*slash = '\0';
 		mkdir(dir, 0755); /* /run/hwc on first use; an error shows at the open */
 	}
-	snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
-	FILE *f = fopen(tmp, "w");
-	if (!f)
-		return pmc__fail(errno, "cannot write %s: %s", tmp, strerror(errno));
+	/* A new file renamed over the old one: readers never see half of it,
+	 * and no link at its name is followed. */
+	hwc_output *o;
+	FILE *f = NULL;
+	int err = hwc_output_create(&o, path, 0);
+	if (!err && !(f = hwc_output_stream(o))) {
+		err = -errno;
+		hwc_output_discard(o);
+	}
+	if (err)
+		return pmc__fail(-err, "%s", hwc_errdetail());
 	fprintf(f, "# libpmc: rows disabled by pmc_disable() (pmccontrol -d): cpu row\n");
 	for (int c = 0; c < pmc__m.ncpu; c++)
 		for (uint32_t r = 0; r < pmc__m.info.pm_npmc; r++)
 			if (map[(size_t)c * pmc__m.info.pm_npmc + r])
 				fprintf(f, "%d %u\n", c, r);
-	if (fclose(f) != 0 || rename(tmp, path) != 0) {
-		int e = errno;
-		unlink(tmp);
-		return pmc__fail(e, "cannot write %s: %s", path, strerror(e));
-	}
+	if ((err = hwc_output_commit(o)) != 0)
+		return pmc__fail(-err, "%s", hwc_errdetail());
 	return 0;
 }
 

@@ -120,6 +120,7 @@ struct parser {
 	size_t map_len;
 	hwc_perfdata *f;
 	size_t delivered;         /* records returned (pl_count) */
+	uint64_t fail_offset;     /* pl_offset when no record is returned */
 	size_t made;              /* records made in this pass */
 	/* from the first pass */
 	size_t nattrs;
@@ -351,10 +352,23 @@ static void unload(struct parser *p)
 	p->have_clock = false;
 }
 
-/* Read what a pipe has until its end. */
+/* What a log read from a pipe or device (not a regular file, which is
+ * mapped) may hold in memory. */
+#define PIPE_LOG_MAX ((size_t)1 << 30)
+
+/* Read what a pipe has until its end.  What is no perf.data file (say
+ * /dev/zero) or would not fit is refused as soon as that shows. */
 static int slurp(struct parser *p)
 {
 	for (;;) {
+		if (p->len >= 8 && memcmp(p->buf, "PERFILE2", 8) != 0) {
+			errno = EINVAL; /* not a log: no need to read it to its end */
+			return -1;
+		}
+		if (p->len >= PIPE_LOG_MAX) {
+			errno = EFBIG;
+			return -1;
+		}
 		if (!pmc__room(&p->buf, p->len, &p->cap, 1, 1 << 16))
 			return -1;
 		ssize_t n = read(p->fd, p->buf + p->len, p->cap - p->len);
@@ -755,9 +769,15 @@ PMC_EXPORT int pmclog_feed(void *cookie, char *data, int len)
 	return 0;
 }
 
-static int fail_state(struct pmclog_ev *ev, enum pmclog_state state)
+/* No record: only the state, the count and the offset reached mean anything. */
+static int fail_state(const struct parser *p, struct pmclog_ev *ev, enum pmclog_state state)
 {
+	int e = errno;
+	memset(ev, 0, sizeof(*ev));
 	ev->pl_state = state;
+	ev->pl_count = p->delivered;
+	ev->pl_offset = (off_t)p->fail_offset;
+	errno = e;
 	return -1;
 }
 
@@ -779,9 +799,9 @@ PMC_EXPORT int pmclog_read(void *cookie, struct pmclog_ev *ev)
 		if (!p->f) {
 			int r = load(p);
 			if (r < 0)
-				return fail_state(ev, PMCLOG_ERROR);
+				return fail_state(p, ev, PMCLOG_ERROR);
 			if (r > 0)
-				return fail_state(ev, p->fd == PMCLOG_FD_NONE || !p->fd_eof
+				return fail_state(p, ev, p->fd == PMCLOG_FD_NONE || !p->fd_eof
 							      ? PMCLOG_REQUIRE_DATA
 							      : PMCLOG_EOF);
 		}
@@ -799,13 +819,14 @@ PMC_EXPORT int pmclog_read(void *cookie, struct pmclog_ev *ev)
 			*ev = p->q[p->qhead++];
 			p->qlen--;
 			ev->pl_count = ++p->delivered;
+			p->fail_offset = (uint64_t)ev->pl_offset;
 			return 0;
 		}
 		if (!grown(p))
 			break;
 		unload(p); /* the file grew: read it again */
 	}
-	return fail_state(ev, p->fd == PMCLOG_FD_NONE ? PMCLOG_REQUIRE_DATA : PMCLOG_EOF);
+	return fail_state(p, ev, p->fd == PMCLOG_FD_NONE ? PMCLOG_REQUIRE_DATA : PMCLOG_EOF);
 }
 
 PMC_EXPORT void pmclog_close(void *cookie)

@@ -8,6 +8,7 @@
 #define HWC_SAMPLE_H
 
 #include <hwc/hwc.h>
+#include <hwc/output.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -210,8 +211,17 @@ const struct perf_event_attr *hwc_sampler_event(const hwc_sampler *s, size_t idx
 
 /* ------------------------------------------------------------------ recording */
 
-/* Create (or truncate) the perf.data file PATH, mode 0600. */
+/* Start the perf.data file PATH, mode 0600.  The data goes to a temporary
+ * file next to it (hwc_output_create(): a PATH that is a symbolic link,
+ * FIFO, device or directory is refused), which hwc_recording_close()
+ * renames to PATH: until then, and when the recording is discarded, a
+ * previous PATH is left as it was. */
 int hwc_recording_create(hwc_recording **out, const char *path);
+
+/* The same with hwc_output_create()'s FLAGS: HWC_OUTPUT_KEEP_OLD renames
+ * a previous PATH to PATH.old at the close, as hwc record and perf record
+ * do. */
+int hwc_recording_create_flags(hwc_recording **out, const char *path, unsigned flags);
 
 /* The same on FD, a regular file open for writing, which stays the caller's. */
 int hwc_recording_fdopen(hwc_recording **out, int fd);
@@ -249,7 +259,8 @@ int hwc_recording_write(hwc_recording *rec, const struct perf_event_header *hdr)
 int hwc_recording_write_user(hwc_recording *rec, const void *data, size_t size);
 
 /* Write everything buffered and make the file complete and valid as of now
- * (header, event list, features); later records extend it again. */
+ * (header, event list, features); later records extend it again.  (A file
+ * of hwc_recording_create() has PATH only after the close.) */
 int hwc_recording_flush(hwc_recording *rec);
 
 struct hwc_recording_stats {
@@ -263,6 +274,12 @@ void hwc_recording_stats(const hwc_recording *rec, struct hwc_recording_stats *o
  * finished file holds.  Returns 0 or the first write error: the file then
  * holds every complete record that fit and is valid (the detail says so). */
 int hwc_recording_close(hwc_recording *rec, struct hwc_recording_stats *final);
+
+/* Free REC without finishing it, when what it holds must not replace the
+ * previous file (the command could not even start): the temporary file of
+ * hwc_recording_create() is removed and PATH left as it was; the
+ * descriptor of hwc_recording_fdopen() is left as it is. */
+void hwc_recording_discard(hwc_recording *rec);
 
 #ifdef __cplusplus
 }

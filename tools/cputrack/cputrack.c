@@ -2,6 +2,8 @@
  * libpctx, printing illumos's columns: time, [pid,] lwp, event, counts. */
 #include "cpucmds.h"
 
+#include <hwc/output.h>
+
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -20,6 +22,15 @@ static struct {
 } opt = {.title = true, .msec = 1000};
 
 static cpc_t *cpc;
+/* -o FILE: a temporary file renamed over FILE at the end; removed if
+ * cputrack exits before, leaving an earlier FILE as it was. */
+static hwc_output *logout;
+
+static void discard_logout(void)
+{
+	hwc_output_discard(logout);
+	logout = NULL;
+}
 /* The handle a termination signal ends: the one this process runs. */
 static pctx_t *volatile running_pctx;
 static volatile sig_atomic_t stop_signal;
@@ -345,6 +356,7 @@ int main(int argc, char **argv)
 	if (!(cpc = cpucmds_open(argv[0], "cannot access performance counter library")))
 		return 1;
 	opt.log = stdout;
+	atexit(discard_logout);
 	opt.master = setgrp_new(cpc);
 	if (!opt.master) {
 		cpucmds_error("no memory available\n");
@@ -383,9 +395,10 @@ int main(int argc, char **argv)
 		case 't': opt.tick = true; break;
 		case 'v': opt.verbose = true; break;
 		case 'o':
-			if (!(opt.log = fopen(optarg, "w"))) {
-				cpucmds_error("cannot open '%s' for writing: %s\n", optarg,
-					      strerror(errno));
+			discard_logout();
+			if (hwc_output_create(&logout, optarg, 0) ||
+			    !(opt.log = hwc_output_stream(logout))) {
+				cpucmds_error("%s\n", hwc_errdetail()); /* it names the file */
 				return 1;
 			}
 			break;
@@ -456,6 +469,15 @@ int main(int argc, char **argv)
 	int ret = run(pctx, &st);
 	pctx_release(pctx);
 	fflush(opt.log);
+	if (logout) {
+		hwc_output *o = logout;
+		logout = NULL;
+		opt.log = stdout;
+		if (hwc_output_commit(o)) {
+			cpucmds_error("%s\n", hwc_errdetail());
+			ret = 1;
+		}
+	}
 	cpc_close(cpc);
 	if (stop_signal) {
 		signal(stop_signal, SIG_DFL);

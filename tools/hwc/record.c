@@ -52,7 +52,8 @@ static const char usage_text[] =
 	"  -a, --all-cpus            sample every online CPU\n"
 	"  -C, --cpu LIST            sample these CPUs only (e.g. 0-3,6)\n"
 	"  -i, --no-inherit          do not sample child processes and new threads\n"
-	"  -o, --output FILE         the recording (default hwc.data)\n"
+	"  -o, --output FILE         the recording (default hwc.data); a previous FILE\n"
+	"                            is kept as FILE.old\n"
 	"  -m, --mmap-pages N        ring buffer pages per CPU, a power of 2 (default 128)\n"
 	"      --group-values        in each {group} only the leader samples; the others\n"
 	"                            are counted and their values stored with every sample\n"
@@ -156,6 +157,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'o':
 			if (!*optarg)
 				return usage_error("%s", "the output file name of -o cannot be empty");
+			if (strcmp(optarg, "-") == 0)
+				return usage_error("%s", "-o -: writing to standard output (perf's "
+							 "pipe format) is not supported yet; give a "
+							 "file name");
 			o->output = optarg;
 			break;
 		case 'm':
@@ -272,7 +277,9 @@ static int record(const struct options *o, int argc, char **argv)
 	if (open_sampler(o, &t, &so, &s))
 		return EXIT_ERROR;
 	hwc_recording *rec;
-	if (hwc_recording_create(&rec, path)) {
+	/* A temporary file, renamed over PATH at the end; the previous PATH
+	 * becomes PATH.old, as perf does. */
+	if (hwc_recording_create_flags(&rec, path, HWC_OUTPUT_KEEP_OLD)) {
 		fprintf(stderr, "hwc record: %s\n", hwc_errdetail());
 		hwc_sampler_close(s);
 		return EXIT_ERROR;
@@ -292,15 +299,18 @@ static int record(const struct options *o, int argc, char **argv)
 		cmdline[0] = "hwc";
 		memcpy(cmdline + 1, argv, (size_t)argc * sizeof(*argv));
 	}
+	/* Nothing sampled yet: a failure here leaves an earlier PATH as it was. */
 	if (!cmdline || hwc_recording_set_cmdline(rec, argc + 1, cmdline) ||
 	    hwc_recording_add_sampler(rec, s)) {
-		fprintf(stderr, "hwc record: %s\n", hwc_errdetail());
-		failed = true;
+		fprintf(stderr, "hwc record: %s\n", cmdline ? hwc_errdetail() : "out of memory");
+		hwc_sampler_close(s);
+		hwc_recording_discard(rec);
+		free(cmdline);
+		return EXIT_ERROR;
 	} else if (hwc_sampler_start(s)) {
 		fprintf(stderr, "hwc record: %s\n", hwc_errdetail());
 		hwc_sampler_close(s);
-		hwc_recording_close(rec, NULL);
-		remove(path);
+		hwc_recording_discard(rec);
 		free(cmdline);
 		return EXIT_NOEXEC;
 	}

@@ -1,5 +1,6 @@
 /* hwc report: read a perf.data recording (hwc's or perf's), aggregate it
  * once (tools/profile), then print a view or write exports. */
+#include "cli.h"
 #include "hwc.h"
 #include "report.h"
 
@@ -177,6 +178,7 @@ int cmd_report(int argc, char **argv)
 		return 2;
 	r.o.prog = "hwc report";
 	int rc = 1;
+	cli_raise_fd_limit(); /* libdw keeps each DSO's file open */
 	if (rp_load(&r))
 		goto out;
 	if (r.o.folded && rp_write_folded(&r, r.o.folded))

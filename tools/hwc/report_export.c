@@ -4,15 +4,41 @@
 #include "hwc.h"
 #include "report.h"
 
+#include <hwc/output.h>
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 static int fail_write(const char *what, const char *path)
 {
 	fprintf(stderr, "hwc report: cannot write %s %s: %s\n", what, path, strerror(errno));
+	return -1;
+}
+
+/* Start writing PATH (a temporary file renamed over it when complete), with
+ * a stream in *OUT unless OUT is NULL; NULL after saying why. */
+static hwc_output *start_file(const char *path, FILE **out)
+{
+	hwc_output *o;
+	if (hwc_output_create(&o, path, 0) == 0 && (!out || (*out = hwc_output_stream(o))))
+		return o;
+	fprintf(stderr, "hwc report: %s\n", hwc_errdetail());
+	if (o)
+		hwc_output_discard(o);
+	return NULL;
+}
+
+/* Replace the file by what was written: 0, or -1 after saying why (it is
+ * then left as it was).  The details name the file. */
+static int end_file(hwc_output *o)
+{
+	if (hwc_output_commit(o) == 0)
+		return 0;
+	fprintf(stderr, "hwc report: %s\n", hwc_errdetail());
 	return -1;
 }
 
@@ -48,9 +74,10 @@ static void folded_node(FILE *out, const struct rp_node *n, char *path, size_t l
 int rp_write_folded(struct rp_report *r, const char *path)
 {
 	bool std = strcmp(path, "-") == 0;
-	FILE *out = std ? stdout : fopen(path, "w");
-	if (!out)
-		return fail_write("folded stacks to", path);
+	FILE *out = stdout;
+	hwc_output *o = std ? NULL : start_file(path, &out);
+	if (!std && !o)
+		return -1;
 	size_t cap = 65536;
 	char *buf = calloc(1, cap);
 	if (buf)
@@ -58,9 +85,7 @@ int rp_write_folded(struct rp_report *r, const char *path)
 	free(buf);
 	if (std)
 		return fflush(out) ? fail_write("folded stacks to", path) : 0;
-	if (fclose(out))
-		return fail_write("folded stacks to", path);
-	return 0;
+	return end_file(o);
 }
 
 /* ------------------------------------------------------------ pprof */
@@ -277,13 +302,24 @@ int rp_write_pprof(struct rp_report *r, const char *path)
 		fprintf(stderr, "hwc report: out of memory building the pprof profile\n");
 		rc = -1;
 	} else {
-		gzFile gz = gzopen(path, "wb");
-		if (!gz || gzwrite(gz, out.p, (unsigned)out.len) != (int)out.len) {
+		hwc_output *o = start_file(path, NULL);
+		/* zlib gets a descriptor of its own to close. */
+		int fd = o ? dup(hwc_output_fd(o)) : -1;
+		gzFile gz = fd >= 0 ? gzdopen(fd, "wb") : NULL;
+		if (fd >= 0 && !gz)
+			close(fd);
+		if (!o) {
+			rc = -1;
+		} else if (!gz || gzwrite(gz, out.p, (unsigned)out.len) != (int)out.len) {
 			if (gz)
 				gzclose(gz);
 			rc = fail_write("the pprof profile to", path);
+			hwc_output_discard(o);
 		} else if (gzclose(gz) != Z_OK) {
 			rc = fail_write("the pprof profile to", path);
+			hwc_output_discard(o);
+		} else {
+			rc = end_file(o);
 		}
 	}
 	free(out.p);
@@ -401,9 +437,10 @@ static const char flame_script[] =
 
 int rp_write_flamegraph(struct rp_report *r, const char *path)
 {
-	FILE *out = fopen(path, "w");
-	if (!out)
-		return fail_write("the flame graph to", path);
+	FILE *out;
+	hwc_output *o = start_file(path, &out);
+	if (!o)
+		return -1;
 	int height = tree_depth(&r->root); /* rows, "all" included */
 	int h = FG_TOP + height * FG_ROW + 30;
 	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
@@ -430,7 +467,5 @@ int rp_write_flamegraph(struct rp_report *r, const char *path)
 		FG_TOP + height * FG_ROW - 5);
 	flame_node(r, out, &r->root, 0, 1, height);
 	fprintf(out, "</svg>\n");
-	if (fclose(out))
-		return fail_write("the flame graph to", path);
-	return 0;
+	return end_file(o);
 }

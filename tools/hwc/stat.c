@@ -5,6 +5,8 @@
 #include "cli.h"
 #include "stat.h"
 
+#include <hwc/output.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -184,6 +186,8 @@ struct stat_run {
 	int status;        /* wait status of the command */
 	bool child_done;
 	struct rusage ru;
+	hwc_output *outfile; /* -o: replaces FILE only once the report is written */
+	bool reported;       /* the report was written whole */
 };
 
 static double seconds_since(const struct timespec *t0)
@@ -573,6 +577,7 @@ static int run_all(struct stat_run *s)
 		fprintf(stderr, "hwc stat: cannot write the report: %s\n", strerror(errno));
 		return EXIT_ERROR;
 	}
+	s->reported = true;
 	if (o->t.argv)
 		return r->exit_status >= 0 ? r->exit_status : 128 + (int)interrupted;
 	return 0;
@@ -648,17 +653,21 @@ int cmd_stat(int argc, char **argv)
 			fprintf(stderr, "hwc stat: %s\n", hwc_errdetail());
 			goto out;
 		}
-	if (o.output && !(r->out = fopen(o.output, "we"))) {
-		fprintf(stderr, "hwc stat: cannot write '%s': %s\n", o.output, strerror(errno));
+	if (o.output && (hwc_output_create(&s.outfile, o.output, 0) ||
+			 !(r->out = hwc_output_stream(s.outfile)))) {
+		fprintf(stderr, "hwc stat: %s\n", hwc_errdetail());
 		r->out = stderr;
 		goto out;
 	}
 	setup_signals(&s.wait_mask);
 	rc = run_all(&s);
 out:
-	if (r->out && r->out != stderr && fclose(r->out) != 0 && rc == 0) {
-		fprintf(stderr, "hwc stat: cannot write '%s': %s\n", o.output, strerror(errno));
-		rc = EXIT_ERROR;
+	/* A report that failed leaves an earlier FILE as it was. */
+	if (s.outfile && !s.reported) {
+		hwc_output_discard(s.outfile);
+	} else if (s.outfile && hwc_output_commit(s.outfile)) {
+		fprintf(stderr, "hwc stat: %s\n", hwc_errdetail());
+		rc = rc ? rc : EXIT_ERROR;
 	}
 	free_run(&s);
 	free(o.specs);

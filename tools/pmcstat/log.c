@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <hwc/output.h>
 #include <hwc/perfdata.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -41,10 +42,15 @@ static void push_u64(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
  * an exit status (after saying why). */
 static int each_event(const char *log, void (*fn)(void *arg, const struct pmclog_ev *ev), void *arg)
 {
-	int fd = open(log, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	/* A FIFO without a writer must not hang the open; a pipe is then read
+	 * as it comes, a device until pmclog(3) sees it is no log. */
+	int fd = open(log, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
+	if (fd < 0 || fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
 		fprintf(stderr, "pmcstat: ERROR: Cannot open \"%s\" for reading: %s\n", log,
 			strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return EX_OSERR;
 	}
 	void *p = pmclog_open(fd);
@@ -274,8 +280,11 @@ static int write_gmon(const struct hist *h, const char *path)
 		if (*c < UINT16_MAX)
 			(*c)++;
 	}
-	FILE *f = fopen(path, "w");
-	if (!f) {
+	hwc_output *o;
+	FILE *f = NULL;
+	if (hwc_output_create(&o, path, 0) || !(f = hwc_output_stream(o))) {
+		fprintf(stderr, "pmcstat: ERROR: %s\n", hwc_errdetail());
+		hwc_output_discard(o);
 		free(counts);
 		return -1;
 	}
@@ -301,8 +310,11 @@ static int write_gmon(const struct hist *h, const char *path)
 	fwrite(&hh, sizeof(hh), 1, f);
 	fwrite(counts, sizeof(*counts), nbins, f);
 	free(counts);
-	bool bad = ferror(f);
-	return fclose(f) == 0 && !bad ? 0 : -1;
+	if (hwc_output_commit(o)) {
+		fprintf(stderr, "pmcstat: ERROR: %s\n", hwc_errdetail());
+		return -1;
+	}
+	return 0;
 }
 
 static int mkdir_p(const char *path)
@@ -364,22 +376,24 @@ int pmcstat_gprof(const char *log, const char *dir, int verbosity, FILE *out, FI
 			same += strcmp(hs[j].pmc->name, hs[k].pmc->name) == 0 &&
 				strcmp(rp_dso_base(hs[j].dso), base) == 0;
 		snprintf(path, sizeof(path), "%s/%s", dir, hs[k].pmc->name);
-		if (mkdir_p(path) == 0) {
-			if (same)
-				snprintf(path, sizeof(path), "%s/%s/%s.%d.gmon", dir, hs[k].pmc->name, base,
-					 same);
-			else
-				snprintf(path, sizeof(path), "%s/%s/%s.gmon", dir, hs[k].pmc->name, base);
-			if (write_gmon(&hs[k], path) == 0) {
-				if (map)
-					fprintf(map, "%s %s\n", path, hs[k].dso);
-				if (verbosity > 2)
-					fprintf(out, "%s -> %s (%zu samples)\n", hs[k].dso, path, hs[k].n);
-				continue;
-			}
+		if (mkdir_p(path) != 0) {
+			fprintf(stderr, "pmcstat: ERROR: cannot create \"%s\": %s\n", path,
+				strerror(errno));
+			rc = EX_CANTCREAT;
+			continue;
 		}
-		fprintf(stderr, "pmcstat: ERROR: cannot write \"%s\": %s\n", path, strerror(errno));
-		rc = EX_CANTCREAT;
+		if (same)
+			snprintf(path, sizeof(path), "%s/%s/%s.%d.gmon", dir, hs[k].pmc->name, base, same);
+		else
+			snprintf(path, sizeof(path), "%s/%s/%s.gmon", dir, hs[k].pmc->name, base);
+		if (write_gmon(&hs[k], path) != 0) { /* it said why */
+			rc = EX_CANTCREAT;
+			continue;
+		}
+		if (map)
+			fprintf(map, "%s %s\n", path, hs[k].dso);
+		if (verbosity > 2)
+			fprintf(out, "%s -> %s (%zu samples)\n", hs[k].dso, path, hs[k].n);
 	}
 	if (verbosity > 1)
 		fprintf(out, "CONVERSION STATISTICS:\n #samples/total %" PRIu64 "\n"

@@ -6,6 +6,8 @@
 #include "pmcstat.h"
 #include "pmc_err.h"
 
+#include <hwc/output.h>
+
 #include <ctype.h>
 #include <dirent.h>
 #include <err.h>
@@ -59,6 +61,59 @@ static struct {
 } args;
 
 static volatile sig_atomic_t interrupted;
+
+/* The files pmcstat writes (-o, -O, -G, -M) go to temporary files renamed
+ * over them when complete; those not committed when pmcstat exits (an
+ * error, a usage error) are removed, leaving earlier files as they were. */
+static hwc_output *outputs[4];
+
+static void discard_outputs(void)
+{
+	for (size_t i = 0; i < sizeof(outputs) / sizeof(outputs[0]); i++) {
+		hwc_output_discard(outputs[i]);
+		outputs[i] = NULL;
+	}
+}
+
+static hwc_output **output_slot(hwc_output *o)
+{
+	for (size_t i = 0; i < sizeof(outputs) / sizeof(outputs[0]); i++)
+		if (outputs[i] == o)
+			return &outputs[i];
+	errx(EX_SOFTWARE, "ERROR: too many output files");
+}
+
+/* Start writing PATH, or exit after saying why. */
+static hwc_output *start_output(const char *path)
+{
+	hwc_output **slot = output_slot(NULL), *o;
+	if (hwc_output_create(&o, path, 0))
+		errx(EX_OSERR, "ERROR: %s", hwc_errdetail()); /* it names PATH */
+	return *slot = o;
+}
+
+static FILE *start_file(const char *path, hwc_output **o)
+{
+	*o = start_output(path);
+	FILE *f = hwc_output_stream(*o);
+	if (!f)
+		errx(EX_OSERR, "ERROR: %s", hwc_errdetail());
+	return f;
+}
+
+/* Replace the file with what O holds, or exit after saying why. */
+static void end_output(hwc_output *o)
+{
+	*output_slot(o) = NULL;
+	if (hwc_output_commit(o))
+		errx(EX_IOERR, "ERROR: %s", hwc_errdetail());
+}
+
+static void drop_output(hwc_output *o)
+{
+	*output_slot(o) = NULL;
+	hwc_output_discard(o);
+}
 
 static const char usage_text[] =
 	"usage: pmcstat [options] [commandline]\n"
@@ -357,21 +412,26 @@ static int analyze(void)
 	int rc = 0;
 	if (args.gprof) {
 		FILE *map = NULL;
+		hwc_output *mo = NULL;
 		if (args.mapfile && strcmp(args.mapfile, "-") == 0)
 			map = args.printfile;
-		else if (args.mapfile && !(map = fopen(args.mapfile, "w")))
-			err(EX_OSERR, "ERROR: cannot open \"%s\" for writing", args.mapfile);
+		else if (args.mapfile)
+			map = start_file(args.mapfile, &mo);
 		rc = pmcstat_gprof(args.inputpath, args.samplesdir, args.verbosity, args.printfile, map);
-		if (map && map != args.printfile && fclose(map) != 0 && !rc)
-			err(EX_IOERR, "ERROR: cannot write \"%s\"", args.mapfile);
+		if (mo && !rc)
+			end_output(mo);
+		else if (mo)
+			drop_output(mo);
 	}
 	if (!rc && args.graphfile) {
-		FILE *g = strcmp(args.graphfile, "-") == 0 ? args.printfile : fopen(args.graphfile, "w");
-		if (!g)
-			err(EX_OSERR, "ERROR: cannot open \"%s\" for writing", args.graphfile);
+		hwc_output *go = NULL;
+		FILE *g = strcmp(args.graphfile, "-") == 0 ? args.printfile
+							   : start_file(args.graphfile, &go);
 		rc = pmcstat_callgraph(args.inputpath, g, args.graphdepth);
-		if (g != args.printfile && fclose(g) != 0 && !rc)
-			err(EX_IOERR, "ERROR: cannot write \"%s\"", args.graphfile);
+		if (go && !rc)
+			end_output(go);
+		else if (go)
+			drop_output(go);
 	}
 	return rc;
 }
@@ -391,6 +451,8 @@ int main(int argc, char **argv)
 	args.verbosity = 1;
 	args.graphdepth = DEFAULT_CALLGRAPH_DEPTH;
 	args.samplesdir = ".";
+	hwc_output *printout = NULL; /* -o */
+	atexit(discard_outputs);
 	if (pmc_init() < 0)
 		die_pmc(EX_UNAVAILABLE, "Initialization of the pmc(3) library failed");
 	int ncpu = pmc_ncpu();
@@ -448,10 +510,9 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'o':
-			if (args.printfile != stdout && args.printfile != stderr)
-				fclose(args.printfile);
-			if (!(args.printfile = fopen(optarg, "w")))
-				err(EX_OSERR, "ERROR: cannot open \"%s\" for writing", optarg);
+			if (printout)
+				drop_output(printout);
+			args.printfile = start_file(optarg, &printout);
 			break;
 		case 'p':
 		case 's':
@@ -560,7 +621,10 @@ int main(int argc, char **argv)
 			errx(EX_USAGE, "ERROR: option -R may not be used with %s.", what);
 		if (args.top)
 			errx(EX_USAGE, "ERROR: option -T shows live samples; use -G or -g with -R.");
-		return analyze();
+		int rc = analyze();
+		if (printout && rc == 0)
+			end_output(printout);
+		return rc;
 	}
 	if (args.nev == 0)
 		usage();
@@ -597,11 +661,12 @@ int main(int argc, char **argv)
 	int logfd = -1;
 	char tmplog[] = "/tmp/pmcstat-XXXXXX";
 	const char *logpath = args.outputpath;
+	hwc_output *logout = NULL;
 	if (needs_log) {
 		if (args.outputpath) {
-			logfd = open(args.outputpath, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-			if (logfd < 0)
-				err(EX_OSERR, "ERROR: Cannot open \"%s\" for writing", args.outputpath);
+			logout = start_output(args.outputpath);
+			logfd = hwc_output_fd(logout);
+			logpath = hwc_output_tmpname(logout); /* -T reads it as it grows */
 		} else {
 			if ((logfd = mkstemp(tmplog)) < 0)
 				err(EX_OSERR, "ERROR: Cannot create a log in /tmp");
@@ -714,8 +779,17 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < args.nev; i++)
 		pmc_stop(args.ev[i].id);
-	if (needs_log && pmc_close_logfile() < 0)
-		die_pmc(EX_IOERR, "writing the log \"%s\" failed", logpath);
+	if (needs_log && pmc_close_logfile() < 0) {
+		/* A full disk: the log holds what fit and is valid; keep it. */
+		int e = errno;
+		if (logout) {
+			*output_slot(logout) = NULL;
+			hwc_output_commit(logout);
+		}
+		errno = e;
+		die_pmc(EX_IOERR, "writing the log \"%s\" failed",
+			args.outputpath ? args.outputpath : logpath);
+	}
 	if (args.top)
 		pmcstat_top(logpath, args.printfile, &top_since, isatty(fileno(args.printfile)), 120);
 	else if (needs_log && !args.outputpath)
@@ -735,11 +809,15 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < args.nev; i++)
 		pmc_release(args.ev[i].id);
-	if (logfd >= 0)
+	if (logout)
+		end_output(logout);
+	else if (logfd >= 0)
 		close(logfd);
 	if (needs_log && !args.outputpath)
 		unlink(tmplog);
-	if (fflush(args.printfile) || ferror(args.printfile))
+	if (printout)
+		end_output(printout);
+	else if (fflush(args.printfile) || ferror(args.printfile))
 		err(EX_IOERR, "ERROR: cannot write the output");
 	return EX_OK;
 }
