@@ -177,7 +177,9 @@ static int rename_failed(hwc_output *o, int err, const char *what)
 	return err;
 }
 
-HWC_EXPORT int hwc_output_commit(hwc_output *o)
+/* The commit without clearing the detail first: a recording's close keeps
+ * the detail of a write error that it still commits. */
+int hwc__output_commit(hwc_output *o)
 {
 	int err = 0;
 	if (o->stream) {
@@ -214,6 +216,12 @@ HWC_EXPORT int hwc_output_commit(hwc_output *o)
 		return rename_failed(o, -errno, what);
 	free_output(o);
 	return 0;
+}
+
+HWC_EXPORT int hwc_output_commit(hwc_output *o)
+{
+	hwc__clear_error();
+	return hwc__output_commit(o);
 }
 
 HWC_EXPORT void hwc_output_discard(hwc_output *o)

@@ -222,6 +222,8 @@ int hwc__machine_feature(int feat, struct hwc__bytes *b);
  * (a FIFO or device is never opened): a descriptor, or -errno, -EINVAL when
  * PATH is not a regular file.  No detail is set. */
 int hwc__open_regular(const char *path);
+struct hwc_output;
+int hwc__output_commit(struct hwc_output *o);
 
 /* buildid.c: the GNU build-id of an ELF file, or of the running kernel, into
  * ID (MAX bytes); returns its length or -errno. */

@@ -769,6 +769,7 @@ HWC_EXPORT void hwc_recording_stats(const hwc_recording *rec, struct hwc_recordi
 
 HWC_EXPORT int hwc_recording_close(hwc_recording *rec, struct hwc_recording_stats *final)
 {
+	hwc__clear_error();
 	if (!rec)
 		return 0;
 	int err = finish(rec);
@@ -789,7 +790,7 @@ HWC_EXPORT int hwc_recording_close(hwc_recording *rec, struct hwc_recording_stat
 	}
 	if (rec->out) {
 		/* The commit sets the detail only when it fails. */
-		int cerr = hwc_output_commit(rec->out);
+		int cerr = hwc__output_commit(rec->out);
 		rec->out = NULL;
 		if (cerr)
 			err = cerr;
