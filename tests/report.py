@@ -293,6 +293,70 @@ class Recordings(unittest.TestCase):
             self.assertIn(opt, p.stdout)
 
 
+class Naming(unittest.TestCase):
+    """Names perf gives that no symbol table holds: PLT stubs and the idle
+    task, checked against perf report on the same file."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not shutil.which("perf"):
+            raise unittest.SkipTest("perf (the oracle) is not installed")
+        cls.tmp = tempfile.mkdtemp(prefix="hwc-naming-")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_plt_stubs_named_as_perf(self):
+        # libmcalls calls libm through the PLT in a hot loop; sampled at
+        # 50 kHz its stubs get a few dozen samples.  Every stub perf names
+        # ("fabs@plt"), hwc names the same, with the same share.
+        work = [os.path.join(BUILD, "workloads", "libmcalls"), "30"]
+        for attempt in range(3):
+            path = os.path.join(self.tmp, "plt%d.data" % attempt)
+            p = run(["perf", "record", "-q", "-e", "cpu-clock", "-c", "20000", "-o", path, *work],
+                    check=False)
+            if p.returncode != 0:
+                self.skipTest("perf record cannot record cpu-clock here: " + p.stderr)
+            theirs = {s: p for s, p in perf_top(path) if s.endswith("@plt")}
+            if theirs:
+                break
+        self.assertTrue(theirs, "no sample in a PLT stub in 3 recordings")
+        self.assertTrue(set(theirs) & {"fabs@plt", "sin@plt"}, theirs)
+        doc = report_json(path, "--sort", "symbol", "--no-children")
+        ours = {e["symbol"]: e["self"] for e in doc["entries"]}
+        for name, share in theirs.items():
+            self.assertIn(name, ours, (theirs, ours))
+            self.assertAlmostEqual(ours[name], share, delta=0.01, msg=name)
+        # Nothing of the workload's own file is left unnamed.
+        unknown = [e for e in report_json(path, "--sort", "dso,symbol")["entries"]
+                   if e["dso"] == "libmcalls" and not e["known"]]
+        self.assertEqual(unknown, [])
+
+    def test_idle_task_is_swapper(self):
+        # A system-wide recording holds the idle task's samples (pid 0),
+        # which perf calls swapper; a fully busy machine may have none
+        # (tests/perfdata.c checks the name without idle samples).
+        for attempt in range(3):
+            path = os.path.join(self.tmp, "idle%d.data" % attempt)
+            run([HWC, "record", "-a", "-o", path, "--", "sleep", "1"])
+            p = run(["perf", "report", "--stdio", "-i", path, "--sort", "comm"])
+            theirs = {m.group(2): float(m.group(1)) for m in
+                      re.finditer(r"^\s+([\d.]+)%\s+(\S.*?)\s*$", p.stdout, re.M)}
+            if "swapper" in theirs:
+                break
+        else:
+            self.skipTest("no idle samples in 3 system-wide recordings (the CPUs were busy)")
+        ours = {}
+        for e in report_json(path, "--sort", "comm")["entries"]:
+            ours[e["comm"]] = ours.get(e["comm"], 0) + e["self"]
+        self.assertIn("swapper", ours, ours)
+        self.assertAlmostEqual(ours["swapper"], theirs["swapper"], delta=0.01)
+        self.assertNotIn("[unknown]", ours)
+        text = run([HWC, "report", "--sort", "comm", path]).stdout
+        self.assertRegex(text, r"(?m)^\s+[\d.]+%.*\bswapper\b")
+
+
 class Robustness(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
