@@ -215,7 +215,7 @@ class Recordings(unittest.TestCase):
     # ---------------------------------------------------------- options
 
     def test_srcline_and_inline(self):
-        doc = report_json(self.fp, "--srcline", "--sort", "symbol")
+        doc = report_json(self.fp, "--srcline", "--sort", "symbol,self")
         top = doc["entries"][0]
         self.assertEqual(top["symbol"], "f2")
         self.assertTrue(top["file"].endswith("hotspots.c"), top)
@@ -239,8 +239,11 @@ class Recordings(unittest.TestCase):
         pid = max(all_["threads"], key=lambda t: t["samples"])["pid"]
         self.assertEqual(report_json(self.fp, "--pid", str(pid))["samples"],
                          sum(t["samples"] for t in all_["threads"] if t["pid"] == pid))
-        limited = report_json(self.fp, "--percent-limit", "10")
+        limited = report_json(self.fp, "--percent-limit", "10", "--sort", "comm,dso,symbol,self")
         self.assertEqual({e["symbol"] for e in limited["entries"]}, {"f1", "f2"})
+        # By children (the default with call chains) their callers stay.
+        limited = report_json(self.fp, "--percent-limit", "10")
+        self.assertTrue({"f1", "f2", "g", "main"} <= {e["symbol"] for e in limited["entries"]})
         by_pid = report_json(self.fp, "--sort", "pid,symbol")
         self.assertTrue(all("pid" in e and "comm" not in e for e in by_pid["entries"]))
         ordered = report_json(self.fp, "--sort", "children,symbol")["entries"]
@@ -355,6 +358,42 @@ class Naming(unittest.TestCase):
         self.assertNotIn("[unknown]", ours)
         text = run([HWC, "report", "--sort", "comm", path]).stdout
         self.assertRegex(text, r"(?m)^\s+[\d.]+%.*\bswapper\b")
+
+
+class ChildrenOrder(unittest.TestCase):
+    def test_percent_limit_by_children_with_g(self):
+        # With call chains the flat view shows Children, and (as perf
+        # report) sorts and limits by it: main and g, all children and
+        # no self, stay above --percent-limit, first.
+        tmp = tempfile.mkdtemp(prefix="hwc-children-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        path = os.path.join(tmp, "g.data")
+        run([HWC, "record", "-g", "-o", path, "--", HOTSPOTS, "10"])
+        text = run([HWC, "report", "--percent-limit", "5", path]).stdout
+        rows = []
+        for line in text.splitlines():
+            m = re.match(r"^\s+([\d.]+)%\s+([\d.]+)%.*\s(\S+)$", line)
+            if m:
+                rows.append((m.group(3), float(m.group(1)), float(m.group(2))))
+        names = [n for n, _, _ in rows]
+        for name in ("main", "g", "f1", "f2"):
+            self.assertIn(name, names, text)
+        children = [c for _, c, _ in rows]
+        self.assertEqual(children, sorted(children, reverse=True), text)
+        self.assertTrue(all(c >= 5 for c in children), text)
+        self.assertLess(names.index("main"), names.index("f2"), text)
+        self.assertLess(names.index("g"), names.index("f1"), text)
+        # JSON lists the same rows in the same order.
+        doc = report_json(path, "--percent-limit", "5")
+        self.assertEqual([e["symbol"] for e in doc["entries"]], names)
+        # An explicit order still wins: by self, main (no self) is hidden.
+        text = run([HWC, "report", "--sort", "comm,dso,symbol,self", "--percent-limit", "5",
+                    path]).stdout
+        self.assertNotRegex(text, r"(?m)\smain$")
+        self.assertRegex(text, r"(?m)\sf2$")
+        # Without the children column, self orders and limits as before.
+        text = run([HWC, "report", "--no-children", "--percent-limit", "5", path]).stdout
+        self.assertNotRegex(text, r"(?m)\smain$")
 
 
 class Robustness(unittest.TestCase):
