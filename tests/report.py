@@ -62,6 +62,50 @@ def perf_top(path, children=False):
     return rows
 
 
+def pb_fields(buf):
+    """The (field number, wire type, value) of a protobuf message: varints as
+    ints, length-delimited fields as bytes."""
+    i = 0
+
+    def varint():
+        nonlocal i
+        v = shift = 0
+        while True:
+            b = buf[i]
+            i += 1
+            v |= (b & 0x7F) << shift
+            shift += 7
+            if b < 0x80:
+                return v
+    while i < len(buf):
+        key = varint()
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            yield field, wire, varint()
+        elif wire == 2:
+            n = varint()
+            yield field, wire, buf[i:i + n]
+            i += n
+        elif wire in (1, 5):
+            n = 8 if wire == 1 else 4
+            yield field, wire, buf[i:i + n]
+            i += n
+        else:
+            raise ValueError("wire type %d" % wire)
+
+
+def pprof_mappings(data):
+    """A pprof Profile's mappings in order (their filename string ids) and
+    its string table."""
+    mappings, strings = [], []
+    for field, _, v in pb_fields(data):
+        if field == 3:
+            mappings.append(next((x for f, _, x in pb_fields(v) if f == 5), 0))
+        elif field == 6:
+            strings.append(v.decode())
+    return mappings, strings
+
+
 class Recordings(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -203,6 +247,21 @@ class Recordings(unittest.TestCase):
             rows = {l.split()[-1]: float(l.split()[1].rstrip("%")) for l in p.stdout.splitlines()
                     if re.match(r"^\s*[\d.]+\S*\s+[\d.]+%", l)}
             self.assertAlmostEqual(rows["f2"], self_shares(doc)["f2"], delta=0.01)
+
+    def test_pprof_main_program_first(self):
+        # pprof names the profile after its first mapping ("File: ..."):
+        # the program, not libc.so.6.
+        out = os.path.join(self.tmp, "main.pb.gz")
+        run([HWC, "report", "--pprof", out, self.fp])
+        with gzip.open(out) as f:
+            mappings, strings = pprof_mappings(f.read())
+        self.assertGreater(len(mappings), 1)
+        first = strings[mappings[0]]
+        self.assertEqual(os.path.basename(first), "hotspots", [strings[m] for m in mappings])
+        if shutil.which("go"):
+            env = dict(os.environ, HOME=self.tmp, PPROF_TMPDIR=self.tmp)
+            p = run(["go", "tool", "pprof", "-top", out], env=env)
+            self.assertIn("File: hotspots", p.stdout)
 
     def test_flamegraph_written(self):
         out = os.path.join(self.tmp, "f.svg")
