@@ -33,7 +33,7 @@
 #include <string.h>
 
 struct entry {
-	uint64_t value, size;
+	uint64_t value, size; /* value first: at_or_below() */
 	uint64_t reach;   /* the highest end (value + size) of this entry and all before it */
 	const char *name; /* libelf's string: lives as long as the module */
 	uint32_t seq;     /* position in libdw's scan: the globals, then the locals */
@@ -152,19 +152,28 @@ static const struct entry *best_containing(const struct entry *const *c, size_t 
 	return best;
 }
 
-int hwc__symtab_lookup(const struct hwc__symtab *t, uint64_t addr, const char **name,
-		       uint64_t *start, uint64_t *size)
+/* How many of the N elements of V (STRIDE bytes each, sorted by the
+ * address each begins with) begin at or below ADDR. */
+static size_t at_or_below(const void *v, size_t n, size_t stride, uint64_t addr)
 {
-	/* Entries at or below ADDR: 0..above-1. */
-	size_t lo = 0, hi = t->n;
+	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (t->e[mid].value <= addr)
+		uint64_t key;
+		memcpy(&key, (const char *)v + mid * stride, sizeof(key));
+		if (key <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	size_t above = lo;
+	return lo;
+}
+
+int hwc__symtab_lookup(const struct hwc__symtab *t, uint64_t addr, const char **name,
+		       uint64_t *start, uint64_t *size)
+{
+	/* Entries at or below ADDR: 0..above-1. */
+	size_t above = at_or_below(t->e, t->n, sizeof(*t->e), addr);
 	if (above == 0)
 		return 0;
 	/* The sized symbols containing ADDR; none before the first entry
@@ -214,7 +223,7 @@ int hwc__symtab_lookup(const struct hwc__symtab *t, uint64_t addr, const char **
  * endbr64 and a bnd prefix in .plt.sec); AArch64 stubs are the 16-byte
  * entries after the 32-byte header, in relocation order. */
 struct plt_stub {
-	uint64_t addr, size;
+	uint64_t addr, size; /* addr first: at_or_below() */
 	char *name;
 };
 
@@ -377,7 +386,7 @@ struct hwc__plt *hwc__plt_build(Dwfl_Module *mod)
 			if (x86 && x86_stub_slot((const uint8_t *)data->d_buf + off, esize, addr, &got))
 				sl = find_slot(slots, nslots, got);
 			else if (!x86 && (off - first) / esize < nplt_relocs)
-				sl = &slots[(off - first) / esize]; /* before sorting: reloc order */
+				sl = &slots[(off - first) / esize]; /* in relocation order */
 			if (!sl)
 				continue;
 			char buf[512];
@@ -416,14 +425,7 @@ struct hwc__plt *hwc__plt_build(Dwfl_Module *mod)
 const char *hwc__plt_lookup(const struct hwc__plt *p, uint64_t addr, uint64_t *start,
 			    uint64_t *size)
 {
-	size_t lo = 0, hi = p->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (p->s[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = at_or_below(p->s, p->n, sizeof(*p->s), addr);
 	if (lo == 0 || addr - p->s[lo - 1].addr >= p->s[lo - 1].size)
 		return NULL;
 	*start = p->s[lo - 1].addr;

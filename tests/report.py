@@ -380,7 +380,9 @@ class Naming(unittest.TestCase):
                     check=False)
             if p.returncode != 0:
                 self.skipTest("perf record cannot record cpu-clock here: " + p.stderr)
-            theirs = {s: p for s, p in perf_top(path) if s.endswith("@plt")}
+            # perf 6.1 names some stubs of ld.so and libc "@plt" alone:
+            # those hwc names better, and they are not compared.
+            theirs = {s: p for s, p in perf_top(path) if s.endswith("@plt") and s != "@plt"}
             if theirs:
                 break
         self.assertTrue(theirs, "no sample in a PLT stub in 3 recordings")
