@@ -208,6 +208,7 @@ HWC_EXPORT void hwc_symbols_free(hwc_symbols *s)
 		return;
 	for (struct hwc__dso *d = s->dso_list; d; d = d->next) {
 		hwc__symtab_free(d->symtab); /* its names are libelf's: first */
+		hwc__plt_free(d->plt);
 		if (d->dwfl)
 			dwfl_end(d->dwfl);
 		hwc__map_free(&d->locs);

@@ -57,6 +57,7 @@ struct hwc__dso {
 	Dwfl_Module *mod;
 	struct hwc__symtab *symtab; /* its symbols sorted, once looked up (NULL: ask libdw) */
 	bool symtab_tried;
+	struct hwc__plt *plt;       /* its PLT stubs, built with symtab */
 	struct hwc__map locs, syms, inline_syms;
 	struct hwc__dso *next;
 };
@@ -139,6 +140,15 @@ struct hwc__symtab *hwc__symtab_build(Dwfl_Module *mod);
 int hwc__symtab_lookup(const struct hwc__symtab *t, uint64_t addr, const char **name,
 		       uint64_t *start, uint64_t *size);
 void hwc__symtab_free(struct hwc__symtab *t);
+
+/* symtab.c: a module's PLT stubs, named "NAME@plt" as perf names them;
+ * NULL when it has none we can read or without memory. */
+struct hwc__plt;
+struct hwc__plt *hwc__plt_build(Dwfl_Module *mod);
+/* The name of the stub containing module address ADDR, or NULL. */
+const char *hwc__plt_lookup(const struct hwc__plt *p, uint64_t addr, uint64_t *start,
+			    uint64_t *size);
+void hwc__plt_free(struct hwc__plt *p);
 
 /* unwind.c: drop the process's unwinding session. */
 void hwc__unwind_forget(struct hwc__proc *p);

@@ -132,7 +132,8 @@ HWC_EXPORT const char *hwc_symbols_comm(hwc_symbols *s, uint32_t tid, uint64_t t
 	for (int depth = 0; depth < 64; depth++) {
 		struct hwc__thread *t = hwc__map_get(&s->threads, tid);
 		if (!t)
-			return s->unknown;
+			/* Thread 0 is the idle task, named as perf names it. */
+			return tid == 0 ? hwc__intern(s, "swapper") : s->unknown;
 		const char *best = NULL;
 		uint64_t bt = 0;
 		for (size_t i = 0; i < t->n; i++)

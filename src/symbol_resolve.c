@@ -84,8 +84,13 @@ static const char *elf_symbol(struct hwc__dso *d, uint64_t addr, uint64_t *start
 	if (!d->symtab_tried) {
 		d->symtab_tried = true;
 		d->symtab = hwc__symtab_build(d->mod);
+		d->plt = hwc__plt_build(d->mod);
 	}
-	const char *name = NULL;
+	/* The PLT has no symbols of its own (libdw would name what precedes
+	 * it, or nothing): its stubs first. */
+	const char *name = d->plt ? hwc__plt_lookup(d->plt, addr, start, size) : NULL;
+	if (name)
+		return name;
 	int found = d->symtab ? hwc__symtab_lookup(d->symtab, addr, &name, start, size) : -1;
 	if (found >= 0)
 		return found ? name : NULL;
@@ -114,10 +119,12 @@ static const struct hwc_location *resolve_in_dso(hwc_symbols *s, struct hwc__dso
 		uint64_t start, size;
 		const char *name = elf_symbol(d, rel, &start, &size);
 		if (name) {
-			/* Drop the symbol version ("memcpy@@GLIBC_2.14"), as perf shows names. */
+			/* Drop the symbol version ("memcpy@@GLIBC_2.14"), as perf shows
+			 * names; "@plt" is ours. */
 			char plain[1024];
 			const char *at = strchr(name, '@');
-			if (at && at != name && (size_t)(at - name) < sizeof(plain)) {
+			if (at && at != name && strcmp(at, "@plt") != 0 &&
+			    (size_t)(at - name) < sizeof(plain)) {
 				memcpy(plain, name, (size_t)(at - name));
 				plain[at - name] = '\0';
 				name = plain;

@@ -30,9 +30,10 @@
 #include "symbol_internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 struct entry {
-	uint64_t value, size;
+	uint64_t value, size; /* value first: at_or_below() */
 	uint64_t reach;   /* the highest end (value + size) of this entry and all before it */
 	const char *name; /* libelf's string: lives as long as the module */
 	uint32_t seq;     /* position in libdw's scan: the globals, then the locals */
@@ -151,19 +152,28 @@ static const struct entry *best_containing(const struct entry *const *c, size_t 
 	return best;
 }
 
-int hwc__symtab_lookup(const struct hwc__symtab *t, uint64_t addr, const char **name,
-		       uint64_t *start, uint64_t *size)
+/* How many of the N elements of V (STRIDE bytes each, sorted by the
+ * address each begins with) begin at or below ADDR. */
+static size_t at_or_below(const void *v, size_t n, size_t stride, uint64_t addr)
 {
-	/* Entries at or below ADDR: 0..above-1. */
-	size_t lo = 0, hi = t->n;
+	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (t->e[mid].value <= addr)
+		uint64_t key;
+		memcpy(&key, (const char *)v + mid * stride, sizeof(key));
+		if (key <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	size_t above = lo;
+	return lo;
+}
+
+int hwc__symtab_lookup(const struct hwc__symtab *t, uint64_t addr, const char **name,
+		       uint64_t *start, uint64_t *size)
+{
+	/* Entries at or below ADDR: 0..above-1. */
+	size_t above = at_or_below(t->e, t->n, sizeof(*t->e), addr);
 	if (above == 0)
 		return 0;
 	/* The sized symbols containing ADDR; none before the first entry
@@ -200,4 +210,225 @@ int hwc__symtab_lookup(const struct hwc__symtab *t, uint64_t addr, const char **
 	*start = found->value;
 	*size = found->size;
 	return 1;
+}
+
+/* ------------------------------------------------------------ PLT stubs */
+
+/* The PLT has no symbols: perf (and objdump) name each stub after the
+ * function it jumps to, "NAME@plt", from the relocation of its GOT slot.
+ * The stubs are found by what they do rather than by their index, so the
+ * lazy PLT (.plt, whose first entry is the resolver's), the IBT PLT
+ * (.plt.sec) and the PLT of GOT-bound calls (.plt.got) read alike:
+ * x86-64 stubs jump through their slot ("jmp *disp(%rip)", after an
+ * endbr64 and a bnd prefix in .plt.sec); AArch64 stubs are the 16-byte
+ * entries after the 32-byte header, in relocation order. */
+struct plt_stub {
+	uint64_t addr, size; /* addr first: at_or_below() */
+	char *name;
+};
+
+struct hwc__plt {
+	struct plt_stub *s; /* by address */
+	size_t n;
+};
+
+void hwc__plt_free(struct hwc__plt *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n; i++)
+		free(p->s[i].name);
+	free(p->s);
+	free(p);
+}
+
+/* A GOT slot and the name of what it holds. */
+struct slot {
+	uint64_t got;
+	const char *name; /* libelf's, or NULL: an IRELATIVE slot (see addend) */
+	uint64_t addend;
+};
+
+static int cmp_slot(const void *a, const void *b)
+{
+	const struct slot *x = a, *y = b;
+	return x->got < y->got ? -1 : x->got > y->got;
+}
+
+static int cmp_stub(const void *a, const void *b)
+{
+	const struct plt_stub *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* No relocation type. */
+#define NONE UINT32_MAX
+
+/* Append to *V the slots of the RELA section SCN: its relocations of the
+ * types JUMP, GLOB (named by their symbols) and IREL (by their addend). */
+static size_t read_slots(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, uint64_t bias,
+			 unsigned jump, unsigned glob, unsigned irel, struct slot **v, size_t n,
+			 size_t *cap)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	Elf_Scn *symscn = elf_getscn(elf, sh->sh_link);
+	GElf_Shdr symsh;
+	Elf_Data *syms = symscn ? elf_getdata(symscn, NULL) : NULL;
+	if (!data || !sh->sh_entsize || !syms || !gelf_getshdr(symscn, &symsh))
+		return n;
+	for (size_t i = 0; i < sh->sh_size / sh->sh_entsize; i++) {
+		GElf_Rela r;
+		if (!gelf_getrela(data, (int)i, &r))
+			break;
+		unsigned type = (unsigned)GELF_R_TYPE(r.r_info);
+		if (type != jump && type != glob && type != irel)
+			continue;
+		struct slot sl = {.got = r.r_offset + bias, .addend = r.r_addend};
+		GElf_Sym sym;
+		if (type != irel) {
+			if (!gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &sym))
+				continue;
+			sl.name = elf_strptr(elf, symsh.sh_link, sym.st_name);
+			if (!sl.name || !sl.name[0])
+				continue;
+		}
+		if (n == *cap) {
+			*cap = *cap ? *cap * 2 : 64;
+			struct slot *nv = realloc(*v, *cap * sizeof(**v));
+			if (!nv)
+				return n;
+			*v = nv;
+		}
+		(*v)[n++] = sl;
+	}
+	return n;
+}
+
+static const struct slot *find_slot(const struct slot *v, size_t n, uint64_t got)
+{
+	struct slot key = {.got = got};
+	return bsearch(&key, v, n, sizeof(*v), cmp_slot);
+}
+
+/* The GOT slot the x86-64 stub at ADDR (bytes B[0..LEN)) jumps through. */
+static bool x86_stub_slot(const uint8_t *b, size_t len, uint64_t addr, uint64_t *got)
+{
+	size_t i = 0;
+	if (len >= 4 && b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa)
+		i = 4; /* endbr64 */
+	if (i < len && b[i] == 0xf2)
+		i++; /* bnd */
+	if (i + 6 > len || b[i] != 0xff || b[i + 1] != 0x25)
+		return false;
+	int32_t disp;
+	memcpy(&disp, b + i + 2, 4);
+	*got = addr + i + 6 + (uint64_t)(int64_t)disp;
+	return true;
+}
+
+struct hwc__plt *hwc__plt_build(Dwfl_Module *mod)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	GElf_Ehdr eh;
+	size_t shstrndx;
+	if (!elf || !gelf_getehdr(elf, &eh) || eh.e_type == ET_REL ||
+	    elf_getshdrstrndx(elf, &shstrndx) ||
+	    (eh.e_machine != EM_X86_64 && eh.e_machine != EM_AARCH64))
+		return NULL;
+	bool x86 = eh.e_machine == EM_X86_64;
+	struct slot *slots = NULL;
+	size_t nslots = 0, capslots = 0, nplt_relocs = 0;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA)
+			continue;
+		const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+		bool plt = name && strcmp(name, ".rela.plt") == 0;
+		if (!plt && !(x86 && name && strcmp(name, ".rela.dyn") == 0))
+			continue;
+		size_t before = nslots;
+		if (x86)
+			nslots = read_slots(elf, scn, &sh, bias, R_X86_64_JUMP_SLOT,
+					    plt ? NONE : R_X86_64_GLOB_DAT,
+					    plt ? R_X86_64_IRELATIVE : NONE, &slots, nslots, &capslots);
+		else if (plt)
+			nslots = read_slots(elf, scn, &sh, bias, R_AARCH64_JUMP_SLOT, NONE,
+					    R_AARCH64_IRELATIVE, &slots, nslots, &capslots);
+		if (plt)
+			nplt_relocs = nslots - before;
+	}
+	struct hwc__plt *p = calloc(1, sizeof(*p));
+	if (!p) {
+		free(slots);
+		return NULL;
+	}
+	if (x86) /* found by GOT address; AArch64's stay in relocation order */
+		qsort(slots, nslots, sizeof(*slots), cmp_slot);
+	size_t cap = 0;
+	for (Elf_Scn *scn = NULL; nslots && (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
+			continue;
+		const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || (strcmp(name, ".plt") && strcmp(name, ".plt.sec") &&
+			      strcmp(name, ".plt.got")))
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		uint64_t esize = x86 ? (sh.sh_entsize ? sh.sh_entsize : 16) : 16;
+		uint64_t first = !x86 && strcmp(name, ".plt") == 0 ? 32 : 0;
+		if (!data || !data->d_buf || data->d_size < sh.sh_size || (!x86 && first == 0))
+			continue;
+		for (uint64_t off = first; off + esize <= sh.sh_size; off += esize) {
+			uint64_t addr = sh.sh_addr + bias + off;
+			const struct slot *sl = NULL;
+			uint64_t got;
+			if (x86 && x86_stub_slot((const uint8_t *)data->d_buf + off, esize, addr, &got))
+				sl = find_slot(slots, nslots, got);
+			else if (!x86 && (off - first) / esize < nplt_relocs)
+				sl = &slots[(off - first) / esize]; /* in relocation order */
+			if (!sl)
+				continue;
+			char buf[512];
+			const char *what = sl->name;
+			if (!what) {
+				/* IRELATIVE: the stub reaches what the ifunc resolver picks;
+				 * name it after the resolver's symbol, as newer perf does. */
+				GElf_Off o;
+				GElf_Sym s;
+				what = dwfl_module_addrinfo(mod, sl->addend + bias, &o, &s, NULL, NULL,
+							    NULL);
+				if (!what || o)
+					continue;
+			}
+			snprintf(buf, sizeof(buf), "%.*s@plt", (int)strcspn(what, "@"), what);
+			if (p->n == cap) {
+				cap = cap ? cap * 2 : 64;
+				struct plt_stub *ns = realloc(p->s, cap * sizeof(*ns));
+				if (!ns)
+					break;
+				p->s = ns;
+			}
+			p->s[p->n].name = strdup(buf);
+			if (!p->s[p->n].name)
+				break;
+			p->s[p->n].addr = addr;
+			p->s[p->n].size = esize;
+			p->n++;
+		}
+	}
+	free(slots);
+	qsort(p->s, p->n, sizeof(*p->s), cmp_stub);
+	return p;
+}
+
+const char *hwc__plt_lookup(const struct hwc__plt *p, uint64_t addr, uint64_t *start,
+			    uint64_t *size)
+{
+	size_t lo = at_or_below(p->s, p->n, sizeof(*p->s), addr);
+	if (lo == 0 || addr - p->s[lo - 1].addr >= p->s[lo - 1].size)
+		return NULL;
+	*start = p->s[lo - 1].addr;
+	*size = p->s[lo - 1].size;
+	return p->s[lo - 1].name;
 }

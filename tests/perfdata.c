@@ -284,6 +284,16 @@ static void test_comm_out_of_order(void)
 	} own = {{PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, sizeof(own)}, 300, 300, "sh"};
 	CHECK_INT(hwc_symbols_record(s, &own.h, &attr), ==, 0);
 	CHECK_STR_EQ(hwc_symbols_comm(s, 300, 90), "sh");
+	/* The idle task (thread 0) has no COMM record: perf calls it swapper.
+	 * A name recorded for it wins. */
+	CHECK_STR_EQ(hwc_symbols_comm(s, 0, 90), "swapper");
+	struct {
+		struct perf_event_header h;
+		uint32_t pid, tid;
+		char comm[16];
+	} idle = {{PERF_RECORD_COMM, 0, sizeof(idle)}, 0, 0, "idle0"};
+	CHECK_OK(hwc_symbols_record(s, &idle.h, &attr));
+	CHECK_STR_EQ(hwc_symbols_comm(s, 0, 90), "idle0");
 	hwc_symbols_free(s);
 }
 

@@ -71,6 +71,34 @@ class Counting(unittest.TestCase):
         r = run("-p", "task-clock", "--", "sh", "-c", f"{HOTSPOTS} 3 | {HOTSPOTS} 3")
         self.assertLess(counts(r.stderr)[1][-1][0] * 10, ns)
 
+    def test_qualifiers(self):
+        # FreeBSD's usr and os on software events: the faults pagetouch
+        # takes writing its pages are user-mode faults.
+        def faults(spec):
+            r = run("-p", spec, "--", PAGETOUCH, "3000")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            cols, rows = counts(r.stderr)
+            self.assertEqual(cols, ["p/page-faults"])
+            return rows[-1][0]
+        both, usr, os_ = (faults("page-faults" + q) for q in (",usr,os", ",usr", ",os"))
+        self.assertGreaterEqual(usr, 3000)
+        self.assertGreaterEqual(both, 3000)
+        self.assertLess(os_, 1000)
+        for spec in ("cpu-clock,usr,os", "task-clock,usr", "context-switches,os"):
+            r = run("-p", spec, "--", "true")
+            self.assertEqual(r.returncode, 0, f"{spec}: {r.stderr}")
+        # Hardware events parse; without a PMU they are "not supported".
+        if not os.path.exists("/sys/bus/event_source/devices/cpu"):
+            for spec in ("instructions,usr,os", "unhalted-cycles,usr", "r1c2,edge,cmask=2,os"):
+                r = run("-p", spec, "--", "true")
+                self.assertEqual(r.returncode, 71, r.stderr)
+                self.assertIn("not supported", r.stderr)
+                self.assertNotIn("modifier", r.stderr)
+        r = run("-p", "cpu-clock,cmask=2", "--", "true")
+        self.assertEqual(r.returncode, 71, r.stderr)
+        self.assertIn("cpu-clock is a software event, counted by the kernel: it takes usr and "
+                      "os, not 'cmask=2'", r.stderr)
+
     def test_system_per_cpu(self):
         r = run("-c", "0", "-s", "page-faults", "--", "taskset", "-c", "0", PAGETOUCH, "3000")
         if r.returncode != 0 and "Operation not permitted" in r.stderr:

@@ -180,11 +180,74 @@ static void stripped(void)
 	rmdir(dir);
 }
 
+/* PLT stubs against binutils: every stub objdump labels "NAME@plt" is
+ * named so from its first byte to its last.  Stubs objdump can only label
+ * "*ABS*+0x...@plt" (IRELATIVE) get a name of ours, also "...@plt".
+ * Returns how many stubs were compared. */
+static size_t compare_plt(const char *path)
+{
+	Dwfl *dwfl = dwfl_begin(&callbacks);
+	dwfl_report_begin(dwfl);
+	Dwfl_Module *mod = dwfl_report_elf(dwfl, path, path, -1, 0, false);
+	dwfl_report_end(dwfl, NULL, NULL);
+	struct hwc__plt *p = mod ? hwc__plt_build(mod) : NULL;
+	char cmd[4200];
+	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec -j .plt.got '%s' 2>/dev/null", path);
+	FILE *f = popen(cmd, "r");
+	size_t n = 0;
+	char line[1024];
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long addr;
+		char label[512];
+		size_t len;
+		if (sscanf(line, "%llx <%511[^>]>:", &addr, label) != 2 ||
+		    (len = strlen(label)) < 4 || strcmp(label + len - 4, "@plt") != 0)
+			continue; /* also the lazy PLT's header, "<first@plt-0x10>" */
+		for (uint64_t at = addr; at < addr + 16; at += 15) {
+			uint64_t start = 0, size = 0;
+			const char *name = p ? hwc__plt_lookup(p, at, &start, &size) : NULL;
+			bool abs = strncmp(label, "*ABS*", 5) == 0;
+			bool same = name && start == addr && at < start + size &&
+				    (abs ? strstr(name, "@plt") && name[strlen(name) - 4] == '@'
+					 : strcmp(name, label) == 0);
+			if (!same && n < 1000) {
+				fprintf(stderr, "%s at %#llx: objdump %s, hwc %s at %#" PRIx64 "+%" PRIu64 "\n",
+					path, (unsigned long long)at, label, name ? name : "-", start, size);
+				check_failures++;
+			}
+			if (at + 15 >= addr + size || !size)
+				break; /* .plt.got stubs are 8 bytes */
+		}
+		n++;
+	}
+	if (!f || pclose(f) == -1) {
+		fprintf(stderr, "note: '%s' failed (binutils' objdump): %s not checked\n", cmd, path);
+		n = 0;
+	}
+	hwc__plt_free(p);
+	dwfl_end(dwfl);
+	fprintf(stderr, "%s: %zu PLT stubs\n", path, n);
+	return n;
+}
+
+static void plt_stubs(void)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/workloads/libmcalls", build_dir());
+	CHECK_INT(compare_plt(path), >=, 2); /* fabs, sin and their neighbours */
+	snprintf(path, sizeof(path), "%s/bin/hwc", build_dir());
+	CHECK_INT(compare_plt(path), >, 50);
+	snprintf(path, sizeof(path), "%s/lib/libhwc.so.0", build_dir());
+	CHECK_INT(compare_plt(path), >, 20);
+	compare_plt("/lib/x86_64-linux-gnu/libc.so.6"); /* IRELATIVE stubs */
+}
+
 int main(void)
 {
 	elf_version(EV_CURRENT);
 	RUN(loaded_libraries);
 	RUN(hwc_tool_and_workload);
 	RUN(stripped);
+	RUN(plt_stubs);
 	return check_failures ? 1 : 0;
 }

@@ -152,42 +152,258 @@ enum pmc_class pmc__class_for(const struct hwc_event *ev)
 	}
 }
 
-/* FreeBSD's qualifiers of hardware events, as libhwc/libpfm4 modifiers. */
-static int qualifiers(char *out, size_t size, const char *quals, bool soft, const char *spec)
+/* ------------------------------------------------------------ qualifiers */
+
+/* FreeBSD's qualifiers (the words after the event name), parsed.  Which
+ * of them an event takes depends on where it resolves: see resolve_quals(). */
+struct quals {
+	bool usr, os, precise;
+	/* Fields of the x86 event select (PERFEVTSEL): */
+	bool edge, inv, any;
+	int cmask, umask;       /* -1: not given */
+	char field[64];         /* the first of them, as written, for errors */
+	char units[256];        /* other words, for libpfm4: ":NAME:NAME" */
+	char unit[64];          /* the first of them, as written */
+};
+
+static bool has_field(const struct quals *q)
 {
-	size_t len = strlen(out);
+	return q->field[0] != '\0';
+}
+
+static bool has_any(const struct quals *q)
+{
+	return q->usr || q->os || q->precise || has_field(q) || q->units[0];
+}
+
+/* The first qualifier an event of KIND refuses, for its error. */
+static const char *first_extra(const struct quals *q)
+{
+	return has_field(q) ? q->field : q->unit[0] ? q->unit : "precise";
+}
+
+/* A qualifier's number: 0 to 255, decimal or 0x hex, as FreeBSD's strtol(,,0). */
+static int byte_value(const char *word, const char *val, const char *spec)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(val, &end, 0);
+	if (!*val || *end || errno || v < 0 || v > 255)
+		return pmc__fail(EINVAL, "'%s': %s takes a number from 0 to 255", spec, word);
+	return (int)v;
+}
+
+static void note_field(struct quals *q, const char *word)
+{
+	if (!q->field[0])
+		snprintf(q->field, sizeof(q->field), "%s", word);
+}
+
+/* Append ":WORD" to Q's libpfm4 words. */
+static int add_unit(struct quals *q, const char *word, const char *spec)
+{
+	size_t len = strlen(q->units);
+	int w = snprintf(q->units + len, sizeof(q->units) - len, ":%s", word);
+	if (w < 0 || (size_t)w >= sizeof(q->units) - len)
+		return pmc__fail(EINVAL, "'%s': too many qualifiers", spec);
+	if (!q->unit[0])
+		snprintf(q->unit, sizeof(q->unit), "%s", word);
+	return 0;
+}
+
+/* Qualifiers of FreeBSD's Pentium 4 and Core 2 classes: their bits have
+ * no place in the event selects of the CPUs Linux runs on today. */
+static const char *const obsolete[] = {"active=", "busreqtype=", "cascade", "tag=", "agent=",
+				       "cachestate=", "core=", "prefetch=", "snoopresponse=",
+				       "snooptype=", "trans=", "rsp="};
+
+static int parse_quals(const char *quals, struct quals *q, const char *spec)
+{
+	memset(q, 0, sizeof(*q));
+	q->cmask = q->umask = -1;
 	char buf[256];
+	if (strlen(quals) >= sizeof(buf))
+		return pmc__fail(EINVAL, "'%s': too many qualifiers", spec);
 	snprintf(buf, sizeof(buf), "%s", quals);
-	for (char *save, *q = strtok_r(buf, ",", &save); q; q = strtok_r(NULL, ",", &save)) {
-		while (isspace((unsigned char)*q))
-			q++;
-		if (!*q)
+	for (char *save, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		while (isspace((unsigned char)*w))
+			w++;
+		for (size_t n = strlen(w); n && isspace((unsigned char)w[n - 1]); n--)
+			w[n - 1] = '\0';
+		if (!*w)
 			continue;
-		static const struct {
-			const char *bsd, *hwc;
-		} map[] = {{"usr", "u"}, {"os", "k"}, {"edge", "e"}, {"inv", "i"},
-			   {"any", "t"}, {"anythread", "t"}, {"cmask=", "c="}};
-		const char *m = NULL;
-		const char *val = "";
-		for (size_t i = 0; i < PMC_ARRAY_SIZE(map); i++) {
-			size_t n = strlen(map[i].bsd);
-			if (map[i].bsd[n - 1] == '=' ? strncasecmp(q, map[i].bsd, n) == 0
-						      : strcasecmp(q, map[i].bsd) == 0) {
-				m = map[i].hwc;
-				val = map[i].bsd[n - 1] == '=' ? q + n : "";
-				break;
+		char *eq = strchr(w, '=');
+		size_t klen = eq ? (size_t)(eq - w) : strlen(w);
+		const char *val = eq ? eq + 1 : NULL;
+#define KW(k) (klen == strlen(k) && strncasecmp(w, k, klen) == 0)
+		if (KW("usr") && !val) {
+			q->usr = true;
+		} else if (KW("os") && !val) {
+			q->os = true;
+		} else if (KW("precise") && !val) {
+			q->precise = true;
+		} else if ((KW("edge")) && !val) {
+			q->edge = true;
+			note_field(q, w);
+		} else if ((KW("inv") || KW("complement")) && !val) {
+			q->inv = true;
+			note_field(q, w);
+		} else if ((KW("any") || KW("anythread")) && !val) {
+			q->any = true;
+			note_field(q, w);
+		} else if ((KW("cmask") || KW("count") || KW("threshold")) && val) {
+			/* Intel's counter mask is AMD's count and the P4's threshold. */
+			if ((q->cmask = byte_value(w, val, spec)) < 0)
+				return -1;
+			note_field(q, w);
+		} else if ((KW("umask") || KW("mask") || KW("unitmask")) && val) {
+			if (isdigit((unsigned char)*val)) {
+				if ((q->umask = byte_value(w, val, spec)) < 0)
+					return -1;
+				note_field(q, w);
+			} else {
+				/* Unit mask names, "a+b" as on FreeBSD: libpfm4's. */
+				char names[128];
+				snprintf(names, sizeof(names), "%s", val);
+				for (char *s2, *n = strtok_r(names, "+", &s2); n;
+				     n = strtok_r(NULL, "+", &s2))
+					if (add_unit(q, n, spec))
+						return -1;
+				if (!names[0])
+					return pmc__fail(EINVAL, "'%s': %s names no unit mask", spec, w);
 			}
+		} else {
+			for (size_t i = 0; i < PMC_ARRAY_SIZE(obsolete); i++) {
+				size_t n = strcspn(obsolete[i], "=");
+				if (klen == n && strncasecmp(w, obsolete[i], n) == 0)
+					return pmc__fail(EINVAL,
+							 "'%s': '%s' is a qualifier of FreeBSD's Pentium 4 "
+							 "and Core 2 PMCs, which Linux does not program that "
+							 "way; choose the unit mask with umask= instead",
+							 spec, w);
+			}
+			/* Anything else is for libpfm4 (a unit mask or modifier). */
+			if (add_unit(q, w, spec))
+				return -1;
 		}
-		if (soft && (!m || (strcmp(m, "u") && strcmp(m, "k"))))
-			return pmc__fail(EINVAL, "'%s': software events take no qualifier but usr "
-						 "and os (got '%s')",
-					 spec, q);
-		int w = snprintf(out + len, size - len, ":%s%s", m ? m : q, val);
-		if (w < 0 || (size_t)w >= size - len)
-			return pmc__fail(EINVAL, "'%s': too long", spec);
-		len += (size_t)w;
+#undef KW
 	}
 	return 0;
+}
+
+/* SPEC with Q's modes in perf's modifier letters ("instructions:uk",
+ * "cpu/config=0xc0/uk"). */
+static int with_mods(char *out, size_t size, const char *spec, const struct quals *q,
+		     const char *ctrspec)
+{
+	char mods[8] = "";
+	size_t n = 0;
+	if (q->usr)
+		mods[n++] = 'u';
+	if (q->os)
+		mods[n++] = 'k';
+	if (q->precise)
+		mods[n++] = 'p';
+	mods[n] = '\0';
+	size_t len = strlen(spec);
+	const char *sep = !n || (len && spec[len - 1] == '/') ? "" : ":";
+	int w = snprintf(out, size, "%s%s%s", spec, sep, mods);
+	if (w < 0 || (size_t)w >= size)
+		return pmc__fail(EINVAL, "'%s': too long", ctrspec);
+	return 0;
+}
+
+static const char qual_list[] = "usr, os, edge, inv, any, cmask=, umask=, threshold=, precise";
+
+/* Software events and tracepoints: Q may choose modes and nothing else. */
+static int soft_quals(char *out, size_t size, const char *base, bool tracepoint,
+		      const struct quals *q, const char *ctrspec)
+{
+	if (has_field(q) || q->units[0] || q->precise)
+		return pmc__fail(EINVAL, "'%s': %s is a software event, counted by the kernel: it "
+					 "takes usr and os, not '%s'",
+				 ctrspec, base, first_extra(q));
+	if (tracepoint && (q->usr || q->os))
+		return pmc__fail(EINVAL, "'%s': %s is a tracepoint, which fires in the kernel: usr "
+					 "and os do not apply",
+				 ctrspec, base);
+	return with_mods(out, size, base, q, ctrspec);
+}
+
+/* The kernel's cpu PMU alias of perf's generic hardware event CONFIG. */
+static const char *generic_alias(uint64_t config)
+{
+	static const char *const names[] = {
+		"cpu-cycles",	   "instructions",	      "cache-references",
+		"cache-misses",	   "branch-instructions",     "branch-misses",
+		"bus-cycles",	   "stalled-cycles-frontend", "stalled-cycles-backend",
+		"ref-cycles"};
+	return config < PMC_ARRAY_SIZE(names) ? names[config] : NULL;
+}
+
+/* E resolved from BASE; Q sets fields of its x86 event select.  The
+ * spec that opens E with them: cpu/config=.../ and Q's modes. */
+static int evtsel_quals(char *out, size_t size, const char *base, const struct hwc_event *e,
+			const struct quals *q, const char *ctrspec)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	struct perf_event_attr a = e->attr;
+	hwc_evlist *alias = NULL;
+	const char *kind = hwc_source_name(e->source);
+	if (a.type == PERF_TYPE_HARDWARE) {
+		/* The kernel encodes perf's generic events; its cpu PMU says how. */
+		char spec[64];
+		const char *name = generic_alias(a.config);
+		snprintf(spec, sizeof(spec), "cpu/%s/", name ? name : "?");
+		int err = name ? hwc_evlist_new(&alias) : -ENOENT;
+		if (!err)
+			err = hwc_evlist_add(alias, spec);
+		if (err) {
+			hwc_evlist_free(alias);
+			return pmc__fail(ENXIO, "'%s': %s sets a field of the CPU's event select, and "
+						"%s is perf's generic event, which the kernel encodes: "
+						"this kernel exposes no %s to take its encoding from "
+						"(no hardware PMU?); name the CPU's own event (pmccontrol "
+						"-L)",
+					 ctrspec, q->field, base, spec);
+		}
+		a = hwc_evlist_event(alias, 0)->attr;
+		kind = "cpu PMU alias";
+	}
+	bool x86 = a.type == PERF_TYPE_RAW || (e->source == HWC_SRC_PMU && strcmp(e->pmu, "cpu") == 0);
+	hwc_evlist_free(alias);
+	if (!x86)
+		return pmc__fail(EINVAL, "'%s': %s sets a field of the CPU's event select, and %s "
+					 "(%s event on PMU %s) has none: %s",
+				 ctrspec, q->field, base, kind, e->pmu,
+				 a.type == PERF_TYPE_HW_CACHE
+					 ? "perf's cache events are encoded by the kernel; name "
+					   "the CPU's own event (pmccontrol -L)"
+					 : "write that PMU's own terms (pmu/term=value/)");
+	/* The fields as terms: libhwc checks them against the cpu PMU's
+	 * format (AMD's has no any). */
+	char spec[200];
+	size_t w = (size_t)snprintf(spec, sizeof(spec), "cpu/config=%#llx",
+				    (unsigned long long)a.config);
+	if (a.config1)
+		w += (size_t)snprintf(spec + w, sizeof(spec) - w, ",config1=%#llx",
+				      (unsigned long long)a.config1);
+	if (a.config2)
+		w += (size_t)snprintf(spec + w, sizeof(spec) - w, ",config2=%#llx",
+				      (unsigned long long)a.config2);
+	if (q->umask >= 0)
+		w += (size_t)snprintf(spec + w, sizeof(spec) - w, ",umask=%#x", q->umask);
+	if (q->cmask >= 0)
+		w += (size_t)snprintf(spec + w, sizeof(spec) - w, ",cmask=%d", q->cmask);
+	snprintf(spec + w, sizeof(spec) - w, "%s%s%s/", q->edge ? ",edge" : "", q->inv ? ",inv" : "",
+		 q->any ? ",any" : "");
+	return with_mods(out, size, spec, q, ctrspec);
+#else
+	(void)out, (void)size, (void)e, (void)q;
+	return pmc__fail(EINVAL, "'%s': %s sets a field of the x86 event select; write this "
+				 "CPU's fields as terms of its PMU (pmu/term=value/)",
+			 ctrspec, base);
+#endif
 }
 
 /* Add SPEC (with FILTER on each of its events) to a new list in OUT. */
@@ -208,6 +424,87 @@ static int resolve_spec(struct pmc__event *out, const char *spec, const char *fi
 	return 0;
 }
 
+/* Resolve BASE with the qualifiers Q, as its event source takes them:
+ * software events only the modes, libpfm4 events also unit mask names,
+ * CPU events also the fields of the x86 event select (the CPU's own
+ * encoding for perf's generic events).  -1 with the detail set, or
+ * UNKNOWN when BASE itself does not resolve (hwc_errdetail() says why). */
+#define UNKNOWN (-2)
+static int resolve_quals(struct pmc__event *out, const char *base, const struct quals *q,
+			 const char *ctrspec)
+{
+	char spec[512];
+	int w = snprintf(spec, sizeof(spec), "%s%s", base, q->units);
+	if (w < 0 || (size_t)w >= sizeof(spec))
+		return pmc__fail(EINVAL, "'%s': too long", ctrspec);
+	struct pmc__event probe = {.divisor = 1};
+	if (resolve_spec(&probe, spec, NULL)) {
+		if (!q->units[0])
+			return UNKNOWN;
+		char why[1024];
+		snprintf(why, sizeof(why), "%s", hwc_errdetail());
+		/* Without the words, is BASE an event that takes none? */
+		struct pmc__event bare = {.divisor = 1};
+		if (resolve_spec(&bare, base, NULL))
+			return UNKNOWN;
+		enum hwc_source src = hwc_evlist_event(bare.list, 0)->source;
+		pmc__event_free(&bare);
+		if (src != HWC_SRC_PFM)
+			return pmc__fail(EINVAL, "'%s': unknown qualifier '%s' for %s (a %s event); "
+						 "FreeBSD's qualifiers are %s, and libpfm4 events "
+						 "also take their unit masks",
+					 ctrspec, q->unit, base, hwc_source_name(src), qual_list);
+		return pmc__fail(EINVAL, "'%s': %s", ctrspec, why);
+	}
+	const struct hwc_event *e = hwc_evlist_event(probe.list, 0);
+	char final[512];
+	int err;
+	if (e->source == HWC_SRC_SOFTWARE || e->source == HWC_SRC_TRACEPOINT)
+		err = soft_quals(final, sizeof(final), base, e->source == HWC_SRC_TRACEPOINT, q,
+				 ctrspec);
+	else if (e->source == HWC_SRC_PMU && strcmp(e->pmu, "msr") == 0 && has_any(q))
+		err = pmc__fail(EINVAL, "'%s': %s is a free-running counter: it takes no "
+					"qualifiers",
+				ctrspec, base);
+	else if (has_field(q))
+		err = evtsel_quals(final, sizeof(final), base, e, q, ctrspec);
+	else if (e->source == HWC_SRC_PFM)
+		/* libpfm4's own modifiers (perf's letters are not libpfm4's). */
+		err = snprintf(final, sizeof(final), "%s%s%s%s", spec, q->usr ? ":u" : "",
+			       q->os ? ":k" : "", q->precise ? ":precise=1" : "") >=
+				      (int)sizeof(final)
+			      ? pmc__fail(EINVAL, "'%s': too long", ctrspec)
+			      : 0;
+	else
+		err = with_mods(final, sizeof(final), spec, q, ctrspec);
+	pmc__event_free(&probe);
+	if (err)
+		return -1;
+	if (resolve_spec(out, final, NULL))
+		return pmc__fail(EINVAL, "'%s' is %s here: %s", ctrspec, final, hwc_errdetail());
+	return 0;
+}
+
+/* A named sum of tracepoints (PAGE_FAULT.READ: user faults, then kernel
+ * faults): usr keeps the first, os the second. */
+static int resolve_sum(struct pmc__event *out, const struct named *n, const struct quals *q,
+		       const char *ctrspec)
+{
+	if (has_field(q) || q->units[0] || q->precise)
+		return pmc__fail(EINVAL, "'%s': %s is a software event, counted by the kernel: it "
+					 "takes usr and os, not '%s'",
+				 ctrspec, n->name, first_extra(q));
+	char spec[512];
+	size_t first = strcspn(n->spec, ",");
+	if (q->usr && !q->os)
+		snprintf(spec, sizeof(spec), "%.*s", (int)first, n->spec);
+	else if (q->os && !q->usr)
+		snprintf(spec, sizeof(spec), "%s", n->spec + first + 1);
+	else
+		snprintf(spec, sizeof(spec), "%s", n->spec);
+	return resolve_spec(out, spec, n->filter) ? UNKNOWN : 0;
+}
+
 int pmc__resolve(const char *ctrspec, struct pmc__event *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -219,28 +516,23 @@ int pmc__resolve(const char *ctrspec, struct pmc__event *out)
 		return pmc__fail(EINVAL, "event name too long in '%s'", ctrspec);
 	memcpy(out->name, ctrspec, nlen);
 	out->name[nlen] = '\0';
-	const char *quals = ctrspec[nlen] ? ctrspec + nlen + 1 : "";
+	struct quals q;
+	if (parse_quals(ctrspec[nlen] ? ctrspec + nlen + 1 : "", &q, ctrspec))
+		return -1;
 	const struct named *n = find_named(out->name);
-	char spec[512];
-	int err;
 	if (n) {
-		snprintf(spec, sizeof(spec), "%s", n->spec);
-		/* Qualifiers go on each event of a sum: "a:u,b:u". */
-		if (*quals && strchr(n->spec, ',')) {
-			char first[256], second[256];
-			snprintf(first, sizeof(first), "%.*s", (int)strcspn(n->spec, ","), n->spec);
-			snprintf(second, sizeof(second), "%s", strchr(n->spec, ',') + 1);
-			if (qualifiers(first, sizeof(first), quals, true, ctrspec) ||
-			    qualifiers(second, sizeof(second), quals, true, ctrspec))
-				return -1;
-			snprintf(spec, sizeof(spec), "%s,%s", first, second);
-		} else if (qualifiers(spec, sizeof(spec), quals, n->cls == PMC_CLASS_SOFT, ctrspec)) {
-			return -1;
-		}
-		err = resolve_spec(out, spec, n->filter);
+		int err;
+		if (n->cls == PMC_CLASS_TSC && has_any(&q))
+			return pmc__fail(EINVAL, "'%s': the TSC takes no qualifiers", ctrspec);
+		if (strchr(n->spec, ','))
+			err = resolve_sum(out, n, &q, ctrspec);
+		else
+			err = resolve_quals(out, n->spec, &q, ctrspec);
+		if (err == UNKNOWN)
+			return pmc__fail(ENXIO, "'%s' is %s here, which is not available: %s",
+					 out->name, n->spec, hwc_errdetail());
 		if (err)
-			return pmc__fail(ENXIO, "'%s' is %s here, which is not available: %s", out->name,
-					 n->spec, hwc_errdetail());
+			return -1;
 		out->divisor = n->divisor;
 		out->cls = n->cls == CORE ? pmc__m.core : n->cls;
 		out->code = n->cls == PMC_CLASS_TSC	 ? PMC_EV_TSC_TSC
@@ -248,26 +540,23 @@ int pmc__resolve(const char *ctrspec, struct pmc__event *out)
 						       : alias_code(n);
 		snprintf(out->name, sizeof(out->name), "%s", n->name);
 	} else {
-		snprintf(spec, sizeof(spec), "%s", out->name);
-		if (qualifiers(spec, sizeof(spec), quals, false, ctrspec))
-			return -1;
-		err = resolve_spec(out, spec, NULL);
+		int err = resolve_quals(out, out->name, &q, ctrspec);
 		char *dot = strchr(out->name, '.');
-		if (err && dot && !strchr(out->name, ':')) {
+		if (err == UNKNOWN && dot && !strchr(out->name, ':')) {
 			/* FreeBSD's and perf's "INST_RETIRED.ANY" is libpfm4's
 			 * "INST_RETIRED:ANY". */
-			char keep[1024];
+			char keep[1024], pfm[PMC_NAME_MAX + 1];
 			snprintf(keep, sizeof(keep), "%s", hwc_errdetail());
-			snprintf(spec, sizeof(spec), "%.*s:%s", (int)(dot - out->name), out->name,
+			snprintf(pfm, sizeof(pfm), "%.*s:%s", (int)(dot - out->name), out->name,
 				 dot + 1);
-			if (qualifiers(spec, sizeof(spec), quals, false, ctrspec))
-				return -1;
-			err = resolve_spec(out, spec, NULL);
-			if (err)
+			err = resolve_quals(out, pfm, &q, ctrspec);
+			if (err == UNKNOWN)
 				return pmc__fail(EINVAL, "%s", keep);
 		}
-		if (err)
+		if (err == UNKNOWN)
 			return pmc__fail(EINVAL, "%s", hwc_errdetail());
+		if (err)
+			return -1;
 		const struct hwc_event *e = hwc_evlist_event(out->list, 0);
 		out->cls = pmc__class_for(e);
 		if (out->cls == PMC_CLASS_TSC && strcmp(e->name, "msr/tsc/") == 0)

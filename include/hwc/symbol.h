@@ -74,7 +74,8 @@ int hwc_symbols_add_sampler(hwc_symbols *s, const hwc_sampler *smp);
 const struct hwc_location *hwc_symbols_resolve(hwc_symbols *s, uint32_t pid, uint64_t time,
 					       uint64_t addr, bool kernel);
 
-/* The command name of thread TID at TIME ("[unknown]" if never named). */
+/* The command name of thread TID at TIME ("[unknown]" if never named;
+ * "swapper", as perf says, for the idle task, thread 0). */
 const char *hwc_symbols_comm(hwc_symbols *s, uint32_t tid, uint64_t time);
 
 /* Unwind a sample that carries PERF_SAMPLE_REGS_USER and PERF_SAMPLE_STACK_USER

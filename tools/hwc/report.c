@@ -31,6 +31,7 @@ static const char usage_text[] =
 	"presentation:\n"
 	"  --sort=KEYS        row keys: comm,pid,tid,dso,symbol (default comm,dso,symbol);\n"
 	"                     may include one order: self,children,samples,period\n"
+	"                     (default children with call chains, else self)\n"
 	"  --percent-limit=P  hide rows and tree branches under P percent\n"
 	"  --srcline          frames are function at file:line (DWARF line tables)\n"
 	"  --inline           inlined functions are frames of their own\n"

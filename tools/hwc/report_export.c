@@ -225,6 +225,20 @@ static void value_type(struct pb *out, unsigned field, struct strtab *t, const c
 	free(m.p);
 }
 
+/* Could DSO be a program rather than a shared library or a pseudo-file? */
+static bool program_file(const struct hwc_symbol *sym)
+{
+	const char *name = sym->dso, *base = strrchr(name, '/');
+	base = base ? base + 1 : name;
+	if (sym->kernel || !name[0] || name[0] == '[' || strncmp(name, "//", 2) == 0 ||
+	    strncmp(base, "memfd:", 6) == 0)
+		return false;
+	for (const char *so = strstr(base, ".so"); so; so = strstr(so + 3, ".so"))
+		if (so[3] == '\0' || so[3] == '.')
+			return false; /* libc.so.6, ld-linux-x86-64.so.2 */
+	return true;
+}
+
 int rp_write_pprof(struct rp_report *r, const char *path)
 {
 	struct pb out = {0};
@@ -241,12 +255,21 @@ int rp_write_pprof(struct rp_report *r, const char *path)
 	if (ids)
 		pprof_samples(&out, &r->root, ids, 0);
 	free(ids);
-	/* One mapping per DSO, one location and function per frame. */
+	/* One mapping per DSO, one location and function per frame.  pprof
+	 * takes the first mapping for the main program ("File:"): the
+	 * program with the busiest function comes first, then the DSOs by
+	 * their busiest function. */
 	size_t nf;
 	struct rp_func **fs = rp_sorted_funcs(r, &nf);
-	const char **dsos = calloc(nf + 1, sizeof(*dsos));
-	size_t nd = 0;
-	for (size_t i = 0; fs && dsos && i < nf; i++) {
+	const char **dsos = calloc(nf + 2, sizeof(*dsos));
+	size_t nd = 0, first = 0;
+	while (fs && first < nf && !program_file(fs[first]->sym))
+		first++;
+	for (size_t k = 0; fs && dsos && k <= nf; k++) {
+		/* FIRST's function, then all of them (FIRST again, skipped). */
+		size_t i = k == 0 ? first : k - 1;
+		if (i >= nf || (k > 0 && i == first))
+			continue;
 		size_t d;
 		for (d = 0; d < nd && dsos[d] != fs[i]->sym->dso; d++)
 			;

@@ -313,6 +313,10 @@ int rp_load(struct rp_report *r)
 					 r->attr->attr.sample_type & PERF_SAMPLE_STACK_USER);
 	if (!r->have_callchains)
 		r->o.no_children = true;
+	/* perf report sorts and limits by Children when it shows them: a
+	 * caller like main, all children and no self, must not vanish. */
+	if (r->o.order == O_DEFAULT)
+		r->o.order = r->o.no_children ? O_SELF : O_CHILDREN;
 	if (!r->o.quiet) {
 		hwc_symbols_problems(r->syms, warn_problem, NULL);
 		if (r->unwind_failures)

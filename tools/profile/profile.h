@@ -86,7 +86,8 @@ struct rp_urec {
 };
 
 enum rp_key { K_COMM = 1, K_PID = 2, K_TID = 4, K_DSO = 8, K_SYM = 16 };
-enum rp_order { O_SELF, O_CHILDREN, O_SAMPLES, O_PERIOD };
+/* O_DEFAULT: children when they are shown (as perf report), else self. */
+enum rp_order { O_DEFAULT, O_SELF, O_CHILDREN, O_SAMPLES, O_PERIOD };
 enum rp_view { V_FLAT, V_CALLER, V_CALLEE, V_GPROF, V_THREADS, V_RECORDS };
 
 struct rp_opts {
