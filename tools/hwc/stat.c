@@ -99,11 +99,14 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_PER_THREAD: o->per_thread = true; break;
 		case 'I':
 			if (!cli_parse_long(optarg, 10, 86400000, &o->interval_ms))
-				return usage_error("invalid interval '%s': give milliseconds, at least 10", optarg);
+				return usage_error("invalid interval '%s' for -I: give milliseconds, from 10 "
+						   "to 86400000",
+						   optarg);
 			break;
 		case 'r':
 			if (!cli_parse_long(optarg, 1, 1000000, &o->repeat))
-				return usage_error("invalid repeat count '%s' (expected 1 or more)", optarg);
+				return usage_error("invalid repeat count '%s' for -r (expected 1 to 1000000)",
+						   optarg);
 			break;
 		case 'x':
 			if (!*optarg)
