@@ -1,23 +1,26 @@
 /* Strict number parsing for the tools' options (num.h). */
 #include "num.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* strtol and friends skip blanks and take a sign: a number here starts with
- * a digit, or a minus sign and a digit. */
-static int starts_number(const char *s)
+/* strtol and friends skip blanks and take a plus sign: a number here
+ * starts with a digit of its base, or a minus sign and one. */
+static int starts_number(const char *s, int base)
 {
 	if (*s == '-')
 		s++;
+	if (base == 16)
+		return isxdigit((unsigned char)*s);
 	return *s >= '0' && *s <= '9';
 }
 
 enum num_result num_llong(const char *s, int base, long long min, long long max, long long *out)
 {
-	if (!starts_number(s))
+	if (!starts_number(s, base))
 		return NUM_INVALID;
 	char *end;
 	errno = 0;
@@ -35,7 +38,7 @@ enum num_result num_llong(const char *s, int base, long long min, long long max,
 enum num_result num_ullong(const char *s, int base, unsigned long long min, unsigned long long max,
 			   unsigned long long *out)
 {
-	if (!starts_number(s))
+	if (!starts_number(s, base))
 		return NUM_INVALID;
 	char *end;
 	if (*s == '-') {
@@ -58,7 +61,7 @@ enum num_result num_ullong(const char *s, int base, unsigned long long min, unsi
 enum num_result num_double(const char *s, double min, double max, double *out)
 {
 	/* Only decimal notation: strtod would also take "nan", "inf", "0x1p3". */
-	if (!starts_number(s) && !(s[0] == '.' && s[1] >= '0' && s[1] <= '9'))
+	if (!starts_number(s, 10) && !(s[0] == '.' && s[1] >= '0' && s[1] <= '9'))
 		return NUM_INVALID;
 	if (s[strspn(s, "0123456789.eE+-")])
 		return NUM_INVALID;

@@ -49,10 +49,11 @@ int out_flush(FILE *f)
 {
 	/* A line-buffered stream fails inside fprintf: errno is still its. */
 	if (ferror(f))
-		remember(f, errno ? errno : EIO);
+		remember(f, errno ? errno : -1);
+	errno = 0;
 	if (fflush(f) == 0 && !ferror(f))
 		return 0;
-	remember(f, errno ? errno : EIO);
+	remember(f, errno ? errno : -1);
 	return EOF;
 }
 
@@ -61,32 +62,31 @@ void out_failed(FILE *f, int err)
 	remember(f, err);
 }
 
-/* Flush and close (or only flush) F: 0, or the errno of its first error. */
+/* Flush and close (or only flush) F: 0, the errno of its first error, or
+ * -1 when it failed for a reason no longer known. */
 static int finish(FILE *f, int close_it)
 {
 	int err = remembered(f);
-	bool failed = ferror(f);
+	/* Failed since the last out_flush(): errno is still the failure's
+	 * unless a call since then failed too. */
+	if (!err && ferror(f))
+		err = errno ? errno : -1;
+	forget(f);
 	errno = 0;
 	if (fflush(f) != 0 && !err)
-		err = errno ? errno : EIO;
-	/* Failed earlier for a reason no longer known. */
-	if (!err && (failed || ferror(f)))
-		err = EIO;
-	forget(f);
+		err = errno ? errno : -1;
 	errno = 0;
 	if (close_it && fclose(f) != 0 && !err)
 		/* EBADF: stdout was closed before we started; nothing written. */
-		err = errno == EBADF ? 0 : errno ? errno : EIO;
+		err = errno == EBADF ? 0 : errno ? errno : -1;
 	return err;
 }
 
 static void report(const char *name, int err)
 {
 	const char *p = program ? program : program_invocation_short_name;
-	if (name)
-		fprintf(stderr, "%s: %s: write error: %s\n", p, name, strerror(err));
-	else
-		fprintf(stderr, "%s: write error: %s\n", p, strerror(err));
+	fprintf(stderr, "%s: %s%swrite error%s%s\n", p, name ? name : "", name ? ": " : "",
+		err > 0 ? ": " : "", err > 0 ? strerror(err) : "");
 }
 
 int out_close(FILE *f, const char *name)

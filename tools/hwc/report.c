@@ -34,7 +34,7 @@ static const char usage_text[] =
 	"presentation:\n"
 	"  --sort=KEYS        row keys: comm,pid,tid,dso,symbol (default comm,dso,symbol);\n"
 	"                     may include one order: self,children,samples,period\n"
-	"  --percent-limit=P  hide rows and tree branches under P percent\n"
+	"  --percent-limit=P  hide rows and tree branches under P percent (0 to 100)\n"
 	"  --srcline          frames are function at file:line (DWARF line tables)\n"
 	"  --inline           inlined functions are frames of their own\n"
 	"  --no-children      no children (inclusive) column\n"

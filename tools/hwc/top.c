@@ -44,7 +44,7 @@ static const char usage_text[] =
 	"                        the share of samples under each function\n"
 	"      --count           counting mode: rates per process (per thread with\n"
 	"                        -p, -t or a command) instead of samples\n"
-	"  -d, --delay SECS      seconds between refreshes (default 1, from 0.1)\n"
+	"  -d, --delay SECS      seconds between refreshes (default 1, 0.1 to 86400)\n"
 	"  -n, --iterations N    exit after N refreshes\n"
 	"      --batch           plain text on stdout instead of the screen: no\n"
 	"                        terminal needed (for scripts: --batch -n N)\n"
