@@ -461,9 +461,7 @@ int main(int argc, char **argv)
 	int ret = run(pctx, &st);
 	pctx_release(pctx);
 	/* A log that could not be written is an error, as a full disk. */
-	if (opt.log != stdout && out_close(opt.log, opt.logpath))
-		ret = 1;
-	else if (opt.log == stdout && out_close(stdout, NULL))
+	if (out_close(opt.log, opt.logpath))
 		ret = 1;
 	cpc_close(cpc);
 	if (stop_signal) {
