@@ -35,7 +35,9 @@ endif
 objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard $(1)/*.c))
 
 LIBHWC_OBJS := $(call objs,src)
-HWC_OBJS    := $(call objs,tools/hwc) $(call objs,tools/profile)
+# Shared by every tool: output write errors and strict option numbers.
+TOOLS_COMMON_OBJS := $(call objs,tools/common)
+HWC_OBJS    := $(call objs,tools/hwc) $(call objs,tools/profile) $(TOOLS_COMMON_OBJS)
 TEST_SRCS   := $(wildcard tests/*.c)
 TEST_BINS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 # Programs that run a workload: the bundled workloads and test helpers.
@@ -53,7 +55,7 @@ COMPAT_HDRS     := $(wildcard compat/*/*.h compat/*/machine/*.h)
 MACHINE_HDRS    := $(wildcard compat/*/machine/*.h)
 PCTR_OBJS       := $(call objs,compat/pctr) $(call objs,compat/common)
 PERFMON_OBJS    := $(call objs,compat/perfmon) $(call objs,compat/common)
-PCTR_TOOL_OBJS  := $(call objs,tools/pctr)
+PCTR_TOOL_OBJS  := $(call objs,tools/pctr) $(TOOLS_COMMON_OBJS)
 COMPAT_NAMES    := pctr perfmon
 COMPAT_LIBS     := $(patsubst %,$(BUILD)/lib/lib%.so,$(COMPAT_NAMES))
 PC_FILES        := libhwc.pc.in compat/pctr/pctr.pc.in compat/perfmon/perfmon.pc.in
@@ -62,13 +64,13 @@ PC_FILES        := libhwc.pc.in compat/pctr/pctr.pc.in compat/perfmon/perfmon.pc
 # compat/), and the cputrack and cpustat tools (sharing tools/cpucmds/).
 PCTX_OBJS    := $(call objs,compat/pctx)
 CPC_OBJS     := $(call objs,compat/cpc)
-CPUCMDS_OBJS := $(call objs,tools/cpucmds)
+CPUCMDS_OBJS := $(call objs,tools/cpucmds) $(TOOLS_COMMON_OBJS)
 CPC_TOOLS    := $(BUILD)/bin/cputrack $(BUILD)/bin/cpustat
 CPC_LIBS     := $(BUILD)/lib/libpctx.so $(BUILD)/lib/libcpc.so
 CPC_PCS      := $(foreach p,libcpc libpctx,$(BUILD)/lib/pkgconfig/$(p).pc \
                   $(BUILD)/lib/pkgconfig/$(p)-uninstalled.pc)
 CPC_HEADERS  := compat/cpc/libcpc.h compat/pctx/libpctx.h
-CPC_SRC_OBJS := $(PCTX_OBJS) $(CPC_OBJS) $(CPUCMDS_OBJS) $(call objs,tools/cputrack) \
+CPC_SRC_OBJS := $(PCTX_OBJS) $(CPC_OBJS) $(call objs,tools/cpucmds) $(call objs,tools/cputrack) \
                 $(call objs,tools/cpustat)
 $(CPC_SRC_OBJS): CPPFLAGS += -Icompat/cpc -Icompat/pctx -Itools/cpucmds
 # Tests of these interfaces build like any client: pkg-config only.
@@ -81,7 +83,8 @@ PMC_LIB      := $(BUILD)/lib/libpmc.so
 PMC_PCS      := $(BUILD)/lib/pkgconfig/libpmc.pc $(BUILD)/lib/pkgconfig/libpmc-uninstalled.pc
 PMC_HEADERS  := compat/pmc/pmc.h compat/pmc/pmclog.h
 PMC_TOOLS    := $(BUILD)/bin/pmcstat $(BUILD)/bin/pmccontrol
-PMCSTAT_OBJS := $(call objs,tools/pmcstat) $(call objs,tools/profile)
+PMCSTAT_OBJS := $(call objs,tools/pmcstat) $(call objs,tools/profile) $(TOOLS_COMMON_OBJS)
+PMCCONTROL_OBJS := $(call objs,tools/pmccontrol) $(TOOLS_COMMON_OBJS)
 $(PMC_OBJS): CPPFLAGS += -Icompat/pmc
 $(call objs,tools/pmcstat) $(call objs,tools/pmccontrol): CPPFLAGS += -Icompat/pmc -Itools/profile -Itools/pmcstat
 
@@ -96,6 +99,7 @@ all: $(BUILD)/lib/libhwc.so $(BUILD)/lib/libhwc.a $(BUILD)/bin/hwc $(BUILD)/lib/
 
 $(BUILD)/obj/compat/%.o $(BUILD)/obj/tools/pctr/%.o: CPPFLAGS += $(COMPAT_CPPFLAGS)
 $(BUILD)/obj/tools/hwc/%.o $(BUILD)/obj/tools/profile/%.o: CPPFLAGS += -Itools/profile
+$(BUILD)/obj/tools/%.o: CPPFLAGS += -Itools/common
 # Each object depends on the headers it includes: the compiler lists them
 # (-MMD) in a .d file beside the object, read back here.
 $(BUILD)/obj/%.o: %.c | $(BUILD)
@@ -143,8 +147,8 @@ $(BUILD)/lib/%.so: $(BUILD)/lib/%.so.1
 # reads logs through libhwc and the profile it shares with hwc report.
 $(BUILD)/bin/pmcstat: $(PMCSTAT_OBJS) $(PMC_LIB)
 	$(CC) $(LDFLAGS) -o $@ $(PMCSTAT_OBJS) -L$(BUILD)/lib -lpmc -lhwc -lm $(RPATH)
-$(BUILD)/bin/pmccontrol: $(call objs,tools/pmccontrol) $(PMC_LIB)
-	$(CC) $(LDFLAGS) -o $@ $(call objs,tools/pmccontrol) -L$(BUILD)/lib -lpmc $(RPATH)
+$(BUILD)/bin/pmccontrol: $(PMCCONTROL_OBJS) $(PMC_LIB)
+	$(CC) $(LDFLAGS) -o $@ $(PMCCONTROL_OBJS) -L$(BUILD)/lib -lpmc $(RPATH)
 
 $(BUILD)/lib/pkgconfig/%.pc: compat/cpc/%.pc.in Makefile
 	@mkdir -p $(dir $@)

@@ -72,8 +72,9 @@ void cpucmds_zerotime(void);
 double cpucmds_timestamp(hrtime_t hrt);
 hrtime_t cpucmds_hrtime(void);
 
-/* Parse a non-negative decimal number of seconds ("1", "0.25") into
- * milliseconds; -1 when S is not one. */
+/* Parse a decimal number of seconds from 0 to CPUCMDS_MAX_SECONDS ("1",
+ * "0.25") into milliseconds; -1 when S is not one. */
+#define CPUCMDS_MAX_SECONDS 1000000
 long cpucmds_parse_seconds(const char *s);
 
 #endif

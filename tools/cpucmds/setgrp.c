@@ -7,8 +7,10 @@
  * Column numbers only order the output: on Linux the kernel picks the
  * physical counter. */
 #include "cpucmds.h"
+#include "num.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,16 +158,15 @@ static int parse_spec(const struct attr_names *an, const char *spec, struct colu
 			if ((col = word_column(tok, klen, an->names[a])) < -1)
 				continue;
 			uint64_t val = 1;
-			if (eq) {
-				char *end;
-				errno = 0;
-				val = strtoull(eq + 1, &end, 0);
-				if (!eq[1] || *end || errno) {
-					cpucmds_error("invalid value '%s' for attribute '%s'\n", eq + 1,
-						      an->names[a]);
-					return -1;
-				}
+			unsigned long long v;
+			if (eq && num_ullong(eq + 1, 0, 0, UINT64_MAX, &v) != NUM_OK) {
+				cpucmds_error("invalid value '%s' for attribute '%s' (a number from 0 to "
+					      "%" PRIu64 ")\n",
+					      eq + 1, an->names[a], UINT64_MAX);
+				return -1;
 			}
+			if (eq)
+				val = v;
 			for (int i = col < 0 ? 0 : col; i < (col < 0 ? CPUCMDS_MAX_REQS : col + 1); i++)
 				if (add_attr(&cols[i], an->names[a], val)) {
 					cpucmds_error("too many attributes in '%s'\n", spec);
@@ -394,10 +395,8 @@ double cpucmds_timestamp(hrtime_t hrt)
 
 long cpucmds_parse_seconds(const char *s)
 {
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (!*s || *end || errno || v < 0 || v > 1e6 || v != v)
+	double v;
+	if (num_double(s, 0, CPUCMDS_MAX_SECONDS, &v) != NUM_OK)
 		return -1;
 	return (long)(v * 1000.0 + 0.5);
 }

@@ -2,6 +2,8 @@
  * cpc_bind_cpu(), one thread per CPU, printing illumos's columns:
  * time, cpu, event, counts; then the totals. */
 #include "cpucmds.h"
+#include "num.h"
+#include "out.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -26,6 +28,7 @@ static struct {
 
 static cpc_t *cpc;
 static atomic_int stopping; /* a termination signal arrived */
+static atomic_int write_error; /* errno of the first failed write of a line */
 static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake; /* on CLOCK_MONOTONIC, set up in main() */
 
@@ -64,8 +67,11 @@ static void emit(const char *line, size_t len)
 		ssize_t w = write(STDOUT_FILENO, line, len);
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w <= 0)
+		if (w <= 0) {
+			int expected = 0;
+			atomic_compare_exchange_strong(&write_error, &expected, w < 0 ? errno : EIO);
 			return;
+		}
 		line += w;
 		len -= (size_t)w;
 	}
@@ -230,6 +236,7 @@ static int usable_cpus(int *cpus, int max)
 
 int main(int argc, char **argv)
 {
+	out_init(NULL, 1);
 	if (!(cpc = cpucmds_open(argv[0], "cannot access performance counters")))
 		return 1;
 	opt.master = setgrp_new(cpc);
@@ -240,7 +247,8 @@ int main(int argc, char **argv)
 	int c, errors = 0;
 	bool help = false;
 	long period = 0;
-	while ((c = getopt(argc, argv, "Dc:hntT:sp:")) != -1) {
+	/* Options end at the first operand, as illumos's getopt(3C). */
+	while ((c = getopt(argc, argv, "+Dc:hntT:sp:")) != -1) {
 		switch (c) {
 		case 'D': cpucmds_debug++; break;
 		case 'c':
@@ -251,7 +259,8 @@ int main(int argc, char **argv)
 		case 'p':
 			opt.period = true;
 			if ((period = cpucmds_parse_seconds(optarg)) < 0) {
-				cpucmds_error("invalid parameter \"%s\"\n", optarg);
+				cpucmds_error("invalid parameter \"%s\" for -p: seconds from 0 to %d\n",
+					      optarg, CPUCMDS_MAX_SECONDS);
 				errors++;
 			}
 			break;
@@ -272,17 +281,16 @@ int main(int argc, char **argv)
 	int nargs = argc - optind;
 	if (nargs >= 1 && (opt.msec = cpucmds_parse_seconds(argv[optind])) <= 0) {
 		cpucmds_error("invalid argument \"%s\": the interval is a number of seconds "
-			      "above 0\n",
-			      argv[optind]);
+			      "above 0, up to %d\n",
+			      argv[optind], CPUCMDS_MAX_SECONDS);
 		errors++;
 	}
 	if (nargs >= 2) {
-		char *end;
-		errno = 0;
-		long long n = strtoll(argv[optind + 1], &end, 10);
-		if (!*argv[optind + 1] || *end || errno || n <= 0) {
-			cpucmds_error("invalid argument \"%s\": the count is a number above 0\n",
-				      argv[optind + 1]);
+		/* At most UINT_MAX: -p multiplies it by the number of sets. */
+		long long n;
+		if (num_llong(argv[optind + 1], 10, 1, UINT_MAX, &n) != NUM_OK) {
+			cpucmds_error("invalid argument \"%s\": the count is a number from 1 to %u\n",
+				      argv[optind + 1], UINT_MAX);
 			errors++;
 		} else {
 			opt.nsamples = (unsigned long)n;
@@ -409,6 +417,12 @@ int main(int argc, char **argv)
 	setgrp_free(accum);
 	free(state);
 	cpc_close(cpc);
+	/* The lines go out by write(2): a failure is reported as stdio's are. */
+	int werr = atomic_load(&write_error);
+	if (werr)
+		out_failed(stdout, werr);
+	if (out_close(stdout, NULL))
+		ret = 1;
 	if (sig) {
 		signal(sig, SIG_DFL);
 		pthread_sigmask(SIG_SETMASK, &saved, NULL);

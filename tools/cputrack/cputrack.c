@@ -1,6 +1,8 @@
 /* cputrack(1): count events of a process and its LWPs with libcpc and
  * libpctx, printing illumos's columns: time, [pid,] lwp, event, counts. */
 #include "cpucmds.h"
+#include "num.h"
+#include "out.h"
 
 #include <hwc/output.h>
 
@@ -76,7 +78,7 @@ static void print_title(struct setgrp *g)
 	if (opt.tick)
 		fprintf(opt.log, "%9s ", CPUCMDS_TICK_NAME);
 	fprintf(opt.log, "%s\n", setgrp_current(g)->header);
-	fflush(opt.log);
+	out_flush(opt.log);
 }
 
 static void print_sample(pid_t pid, id_t lwpid, const char *what, cpc_buf_t *buf,
@@ -117,7 +119,7 @@ static void print_note(double when, pid_t pid, id_t lwpid, const char *what, con
 	vfprintf(opt.log, fmt, ap);
 	va_end(ap);
 	fputc('\n', opt.log);
-	fflush(opt.log);
+	out_flush(opt.log);
 }
 
 /* The totals of finished LWPs, one line per set that ran. */
@@ -133,7 +135,7 @@ static double print_accum(struct pstate *st, pid_t pid, id_t lwpid, const char *
 		if (cpucmds_timestamp(t) > last)
 			last = cpucmds_timestamp(t);
 	}
-	fflush(opt.log);
+	out_flush(opt.log);
 	return last;
 }
 
@@ -277,7 +279,7 @@ static int tick(pctx_t *pctx, pid_t pid, id_t lwpid, void *arg)
 			goto broken;
 	}
 	print_sample(pid, lwpid, "tick", cs->scratch, cs);
-	fflush(opt.log);
+	out_flush(opt.log);
 	return 0;
 broken:
 	fprintf(stderr, "%6d: tick: lwp%d: can't access perf counter - %s\n", (int)pid,
@@ -353,6 +355,7 @@ static void on_signal(int sig)
 
 int main(int argc, char **argv)
 {
+	out_init(NULL, 1);
 	if (!(cpc = cpucmds_open(argv[0], "cannot access performance counter library")))
 		return 1;
 	opt.log = stdout;
@@ -365,26 +368,27 @@ int main(int argc, char **argv)
 	int c, errors = 0;
 	bool help = false;
 	long n;
-	char *end;
+	long long v;
+	enum num_result r;
 	while ((c = getopt(argc, argv, "+T:N:Defhntvo:c:p:")) != -1) {
 		switch (c) {
 		case 'T':
 			if ((n = cpucmds_parse_seconds(optarg)) < 0 || n > UINT_MAX) {
-				cpucmds_error("invalid interval '%s': seconds, such as 1 or 0.25\n",
-					      optarg);
+				cpucmds_error("invalid interval '%s' for -T: seconds from 0 to %d, such "
+					      "as 1 or 0.25\n",
+					      optarg, CPUCMDS_MAX_SECONDS);
 				errors++;
 			} else {
 				opt.msec = (uint_t)n;
 			}
 			break;
 		case 'N':
-			errno = 0;
-			n = strtol(optarg, &end, 10);
-			if (!*optarg || *end || errno || n < 0 || n > UINT_MAX) {
-				cpucmds_error("invalid count '%s'\n", optarg);
+			if ((r = num_llong(optarg, 10, 0, UINT_MAX, &v)) != NUM_OK) {
+				cpucmds_error("invalid count '%s' for -N: %s (0 to %u)\n", optarg,
+					      num_problem(r), UINT_MAX);
 				errors++;
 			} else {
-				opt.nsamples = (uint_t)n;
+				opt.nsamples = (uint_t)v;
 			}
 			break;
 		case 'D': cpucmds_debug++; break;
@@ -407,13 +411,12 @@ int main(int argc, char **argv)
 				errors++;
 			break;
 		case 'p':
-			errno = 0;
-			n = strtol(optarg, &end, 10);
-			if (!*optarg || *end || errno || n <= 0 || n > INT_MAX) {
-				cpucmds_error("invalid pid '%s'\n", optarg);
+			if ((r = num_llong(optarg, 10, 1, INT_MAX, &v)) != NUM_OK) {
+				cpucmds_error("invalid pid '%s' for -p: %s (1 to %d)\n", optarg,
+					      num_problem(r), INT_MAX);
 				errors++;
 			} else {
-				opt.pid = (pid_t)n;
+				opt.pid = (pid_t)v;
 			}
 			break;
 		default:
@@ -473,7 +476,7 @@ int main(int argc, char **argv)
 		hwc_output *o = logout;
 		logout = NULL;
 		opt.log = stdout;
-		if (hwc_output_commit(o)) {
+		if (hwc_output_commit(o)) { /* a write error, e.g. a full disk */
 			cpucmds_error("%s\n", hwc_errdetail());
 			ret = 1;
 		}

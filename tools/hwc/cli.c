@@ -1,6 +1,7 @@
 /* Command-line pieces the hwc subcommands share: parsing numbers, CPU
  * lists and repeated -e options, usage errors, exit statuses. */
 #include "cli.h"
+#include "num.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -21,13 +22,16 @@ int cli_usage_error(const char *cmd, const char *fmt, const char *arg)
 
 bool cli_parse_long(const char *s, long min, long max, long *out)
 {
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
+	long long v;
+	if (num_llong(s, 10, min, max, &v) != NUM_OK)
 		return false;
-	*out = v;
+	*out = (long)v;
 	return true;
+}
+
+bool cli_parse_double(const char *s, double min, double max, double *out)
+{
+	return num_double(s, min, max, out) == NUM_OK;
 }
 
 bool cli_parse_cpus(const char *s, int **cpus, size_t *ncpus)
@@ -85,8 +89,10 @@ int cli_other_option(const char *cmd, int opt, char **argv, struct cli_target *t
 	case 'p':
 	case 't':
 		if (!cli_parse_long(arg, 1, INT_MAX, &v))
-			return cli_usage_error(cmd, opt == 'p' ? "invalid pid '%s' (expected a positive number)"
-							: "invalid thread id '%s' (expected a positive number)",
+			return cli_usage_error(cmd, opt == 'p' ? "invalid pid '%s' for -p (expected 1 to "
+								 "2147483647)"
+							: "invalid thread id '%s' for -t (expected 1 to "
+							  "2147483647)",
 					       arg);
 		*(opt == 'p' ? &t->pid : &t->tid) = (pid_t)v;
 		return -1;
@@ -97,7 +103,9 @@ int cli_other_option(const char *cmd, int opt, char **argv, struct cli_target *t
 		if (t->cpus)
 			return cli_usage_error(cmd, "%s", "-C given twice; give one list, e.g. -C 0-3,6");
 		if (!cli_parse_cpus(arg, &t->cpus, &t->ncpus))
-			return cli_usage_error(cmd, "malformed CPU list '%s' (expected e.g. 0-3,6)", arg);
+			return cli_usage_error(cmd, "malformed CPU list '%s' for -C (expected CPUs from 0 "
+						    "to 65535, e.g. 0-3,6)",
+					       arg);
 		return -1;
 	case 'i':
 		t->no_inherit = true;

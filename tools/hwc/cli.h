@@ -14,8 +14,10 @@
  * stderr; returns 2, the exit status of bad usage. */
 int cli_usage_error(const char *cmd, const char *fmt, const char *arg);
 
-/* A decimal number from MIN to MAX, the whole of S. */
+/* A decimal number from MIN to MAX, the whole of S (tools/common/num.h). */
 bool cli_parse_long(const char *s, long min, long max, long *out);
+/* A finite decimal number from MIN to MAX: no NaN, no infinity. */
+bool cli_parse_double(const char *s, double min, double max, double *out);
 
 /* Append the CPUs of a list like "0-3,6" to *CPUS (each once, in the order
  * given); false when S is malformed or names none. */

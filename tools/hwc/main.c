@@ -1,6 +1,7 @@
 /* hwc: the command-line front end.  Each subcommand lives in its own file
  * and uses only the public libhwc API. */
 #include "hwc.h"
+#include "out.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -28,6 +29,9 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	/* A write error on stdout, in any subcommand, fails as "hwc CMD: write error". */
+	static char name[32] = "hwc";
+	out_init(name, 1);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
@@ -41,8 +45,10 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (strcmp(argv[1], commands[i].name) == 0)
+		if (strcmp(argv[1], commands[i].name) == 0) {
+			snprintf(name, sizeof(name), "hwc %s", commands[i].name);
 			return commands[i].run(argc - 1, argv + 1);
+		}
 	fprintf(stderr, "hwc: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;

@@ -5,6 +5,7 @@
  * throttled samples included. */
 #include "cli.h"
 #include "hwc.h"
+#include "num.h"
 
 #include <hwc/sample.h>
 
@@ -78,12 +79,8 @@ static int usage_error(const char *fmt, const char *arg)
 
 static bool parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
-	char *end;
-	errno = 0;
-	if (*s == '-')
-		return false;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
+	unsigned long long v;
+	if (num_ullong(s, 10, min, max, &v) != NUM_OK)
 		return false;
 	*out = v;
 	return true;
@@ -100,8 +97,8 @@ static int parse_call_graph(const char *s, struct options *o)
 	o->callgraph = HWC_CALLGRAPH_DWARF;
 	uint64_t size;
 	if (s[5] == ',' && (!parse_u64(s + 6, 8, 65528, &size) || size % 8))
-		return usage_error("invalid stack size in '%s': give bytes, a multiple of 8 from 8 "
-				   "to 65528",
+		return usage_error("invalid stack size in '%s' for --call-graph: give bytes, a "
+				   "multiple of 8 from 8 to 65528",
 				   s);
 	if (s[5] == ',')
 		o->stack_size = (uint32_t)size;
@@ -139,14 +136,14 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'c':
 			if (!parse_u64(optarg, 1, UINT64_MAX >> 1, &o->period))
-				return usage_error("invalid period '%s' (expected a positive number of "
-						   "events)",
+				return usage_error("invalid period '%s' for -c (expected events, from 1 to "
+						   "9223372036854775807)",
 						   optarg);
 			break;
 		case 'F':
 			if (!parse_u64(optarg, 1, UINT32_MAX, &o->freq))
-				return usage_error("invalid frequency '%s' (expected samples a second, "
-						   "1 or more)",
+				return usage_error("invalid frequency '%s' for -F (expected samples a "
+						   "second, from 1 to 4294967295)",
 						   optarg);
 			break;
 		case 'g': o->callgraph = HWC_CALLGRAPH_FP; break;
@@ -165,8 +162,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'm':
 			if (!parse_u64(optarg, 1, 1u << 20, &v) || (v & (v - 1)))
-				return usage_error("invalid ring buffer size '%s' (expected a power of 2 "
-						   "of pages, e.g. 128)",
+				return usage_error("invalid ring buffer size '%s' for -m (expected a power "
+						   "of 2 of pages from 1 to 1048576, e.g. 128)",
 						   optarg);
 			o->pages = (size_t)v;
 			break;

@@ -2,11 +2,14 @@
  * once (tools/profile), then print a view or write exports. */
 #include "cli.h"
 #include "hwc.h"
+#include "num.h"
+#include "out.h"
 #include "report.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,7 +35,7 @@ static const char usage_text[] =
 	"  --sort=KEYS        row keys: comm,pid,tid,dso,symbol (default comm,dso,symbol);\n"
 	"                     may include one order: self,children,samples,period\n"
 	"                     (default children with call chains, else self)\n"
-	"  --percent-limit=P  hide rows and tree branches under P percent\n"
+	"  --percent-limit=P  hide rows and tree branches under P percent (0 to 100)\n"
 	"  --srcline          frames are function at file:line (DWARF line tables)\n"
 	"  --inline           inlined functions are frames of their own\n"
 	"  --no-children      no children (inclusive) column\n"
@@ -88,6 +91,26 @@ static int parse_sort(struct rp_opts *o, const char *spec)
 	return 0;
 }
 
+/* --pid's list: pids or tids, compared as text with the recording's. */
+static bool pid_list(const char *list)
+{
+	char buf[32];
+	for (const char *p = list;; p++) {
+		size_t len = strcspn(p, ",");
+		long long v;
+		if (len >= sizeof(buf))
+			return false;
+		memcpy(buf, p, len);
+		buf[len] = '\0';
+		/* Canonical, so that the text comparison finds it: no "007". */
+		if (num_llong(buf, 10, 0, UINT32_MAX, &v) != NUM_OK || (buf[0] == '0' && buf[1]))
+			return false;
+		p += len;
+		if (!*p)
+			return true;
+	}
+}
+
 static int parse_opts(int argc, char **argv, struct rp_opts *o)
 {
 	enum { O_VIEW = 256, O_EVENT, O_COMM, O_PID, O_DSO, O_SYMBOL, O_SORT, O_LIMIT, O_SRCLINE,
@@ -109,7 +132,6 @@ static int parse_opts(int argc, char **argv, struct rp_opts *o)
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "i:h", longopts, NULL)) != -1) {
-		char *end;
 		switch (c) {
 		case 'i': o->input = optarg; break;
 		case 'h': fputs(usage_text, stdout); exit(0);
@@ -131,7 +153,15 @@ static int parse_opts(int argc, char **argv, struct rp_opts *o)
 		}
 		case O_EVENT: o->event = optarg; break;
 		case O_COMM: o->comms = optarg; break;
-		case O_PID: o->pids = optarg; break;
+		case O_PID:
+			if (!pid_list(optarg)) {
+				fprintf(stderr, "hwc report: --pid: '%s' is not a list of pids (numbers "
+						"from 0 to 4294967295, e.g. 12,345)\n",
+					optarg);
+				return -1;
+			}
+			o->pids = optarg;
+			break;
 		case O_DSO: o->dsos = optarg; break;
 		case O_SYMBOL: o->symbols = optarg; break;
 		case O_SORT:
@@ -139,11 +169,9 @@ static int parse_opts(int argc, char **argv, struct rp_opts *o)
 				return -1;
 			break;
 		case O_LIMIT:
-			errno = 0;
-			o->percent_limit = strtod(optarg, &end);
-			if (errno || end == optarg || *end || o->percent_limit < 0 || o->percent_limit > 100) {
+			if (!cli_parse_double(optarg, 0, 100, &o->percent_limit)) {
 				fprintf(stderr, "hwc report: --percent-limit: '%s' is not a percentage "
-						"(0..100)\n",
+						"(a number from 0 to 100)\n",
 					optarg);
 				return -1;
 			}
@@ -202,10 +230,8 @@ int cmd_report(int argc, char **argv)
 		case V_RECORDS: rp_print_records(&r, stdout); break;
 		}
 	}
-	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "hwc report: writing the report failed: %s\n", strerror(errno));
+	if (out_close(stdout, NULL))
 		goto out;
-	}
 	rc = 0;
 out:
 	rp_free(&r);

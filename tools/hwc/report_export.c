@@ -2,6 +2,7 @@
  * profile.proto (encoded by hand: a handful of varint fields, gzipped with
  * zlib), and a self-contained interactive SVG flame graph. */
 #include "hwc.h"
+#include "out.h"
 #include "report.h"
 
 #include <hwc/output.h>
@@ -84,7 +85,7 @@ int rp_write_folded(struct rp_report *r, const char *path)
 		folded_node(out, &r->root, buf, 0, cap);
 	free(buf);
 	if (std)
-		return fflush(out) ? fail_write("folded stacks to", path) : 0;
+		return out_close(out, NULL);
 	return end_file(o);
 }
 

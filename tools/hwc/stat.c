@@ -54,7 +54,8 @@ static const char usage_text[] =
 	"  -C, --cpu LIST            count system-wide on these CPUs only (e.g. 0-3,6)\n"
 	"  -A, --no-aggr             one row per CPU (with -a or -C)\n"
 	"      --per-thread          one row per thread (with -p or -t)\n"
-	"  -I, --interval-print MS   print the counts of every MS milliseconds (>= 10)\n"
+	"  -I, --interval-print MS   print the counts of every MS milliseconds (10 to\n"
+	"                            86400000)\n"
 	"  -r, --repeat N            run the command N times: means and relative stddev\n"
 	"  -x, --field-separator SEP CSV output, fields separated by SEP\n"
 	"  -j, --json                one JSON document (schema hwc-stat/1)\n"
@@ -101,11 +102,14 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_PER_THREAD: o->per_thread = true; break;
 		case 'I':
 			if (!cli_parse_long(optarg, 10, 86400000, &o->interval_ms))
-				return usage_error("invalid interval '%s': give milliseconds, at least 10", optarg);
+				return usage_error("invalid interval '%s' for -I: give milliseconds, from 10 "
+						   "to 86400000",
+						   optarg);
 			break;
 		case 'r':
 			if (!cli_parse_long(optarg, 1, 1000000, &o->repeat))
-				return usage_error("invalid repeat count '%s' (expected 1 or more)", optarg);
+				return usage_error("invalid repeat count '%s' for -r (expected 1 to 1000000)",
+						   optarg);
 			break;
 		case 'x':
 			if (!*optarg)

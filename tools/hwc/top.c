@@ -6,6 +6,7 @@
  * frames. */
 #include "hwc.h"
 #include "top.h"
+#include "out.h"
 
 #include <curses.h>
 #include <errno.h>
@@ -43,7 +44,7 @@ static const char usage_text[] =
 	"                        the share of samples under each function\n"
 	"      --count           counting mode: rates per process (per thread with\n"
 	"                        -p, -t or a command) instead of samples\n"
-	"  -d, --delay SECS      seconds between refreshes (default 1, from 0.1)\n"
+	"  -d, --delay SECS      seconds between refreshes (default 1, 0.1 to 86400)\n"
 	"  -n, --iterations N    exit after N refreshes\n"
 	"      --batch           plain text on stdout instead of the screen: no\n"
 	"                        terminal needed (for scripts: --batch -n N)\n"
@@ -85,7 +86,6 @@ static int parse_options(int argc, char **argv, struct top_opts *o)
 	};
 	long v;
 	int c, r;
-	char *end;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+:e:F:gd:n:h" CLI_TARGET_SHORTOPTS, longopts, NULL)) != -1) {
@@ -96,31 +96,30 @@ static int parse_options(int argc, char **argv, struct top_opts *o)
 			break;
 		case 'F':
 			if (!cli_parse_long(optarg, 1, INT_MAX, &v))
-				return usage_error("invalid frequency '%s' (expected samples a second, "
-						   "1 or more)",
+				return usage_error("invalid frequency '%s' for -F (expected samples a "
+						   "second, from 1 to 2147483647)",
 						   optarg);
 			o->freq = (uint64_t)v;
 			break;
 		case 'g': o->callgraph = true; break;
 		case OPT_COUNT: o->count = true; break;
 		case 'd':
-			errno = 0;
-			o->delay = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(o->delay >= 0.1 && o->delay <= 86400))
-				return usage_error("invalid delay '%s' (expected seconds, from 0.1 to "
-						   "86400)",
+			if (!cli_parse_double(optarg, 0.1, 86400, &o->delay))
+				return usage_error("invalid delay '%s' for -d (expected seconds, from 0.1 "
+						   "to 86400)",
 						   optarg);
 			break;
 		case 'n':
 			if (!cli_parse_long(optarg, 1, LONG_MAX, &o->iterations))
-				return usage_error("invalid number of refreshes '%s' (expected 1 or more)",
+				return usage_error("invalid number of refreshes '%s' for -n (expected 1 "
+						   "to 9223372036854775807)",
 						   optarg);
 			break;
 		case OPT_BATCH: o->batch = true; break;
 		case OPT_ROWS:
 			if (!cli_parse_long(optarg, 0, INT_MAX, &o->rows))
-				return usage_error("invalid number of rows '%s' (expected 0 for all, or "
-						   "more)",
+				return usage_error("invalid number of rows '%s' for --rows (expected 0 for "
+						   "all, up to 2147483647)",
 						   optarg);
 			break;
 		case 'h': fputs(usage_text, stdout); return 0;
@@ -259,7 +258,7 @@ static void show_batch(const struct screen *sc, const struct top_frame *f)
 		printf("%s\n", f->lines[i]);
 	}
 	printf("\n");
-	fflush(stdout);
+	out_flush(stdout);
 }
 
 static void show_curses(const struct screen *sc, const struct top_frame *f)
@@ -408,10 +407,8 @@ static int run(const struct top_opts *o, struct top_view *v)
 	free(f.lines);
 	if (ended)
 		fprintf(stderr, "hwc top: %s\n", msg);
-	if (ferror(stdout)) {
-		fprintf(stderr, "hwc top: writing to stdout failed\n");
+	if (out_close(stdout, NULL))
 		return 1;
-	}
 	if (cli_stop_signal)
 		return 128 + cli_stop_signal;
 	return ended && status != -1 ? cli_exit_status(status) : 0;

@@ -8,6 +8,9 @@
 #include <machine/cpu.h>
 #include <machine/pctr.h>
 
+#include "num.h"
+#include "out.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <hwc/hwc.h>
@@ -25,35 +28,29 @@ static void usage(void)
 	exit(1);
 }
 
-static void die(const char *fmt, const char *arg)
+/* A hexadecimal number up to MAX for option OPT, or exit with WHAT in the
+ * message, and the range. */
+static unsigned hex_arg(const char *s, unsigned max, const char *what, char opt)
 {
-	fprintf(stderr, "pctr: ");
-	fprintf(stderr, fmt, arg);
-	fputc('\n', stderr);
-	exit(1);
-}
-
-/* A hexadecimal number up to MAX, or exit with WHAT in the message. */
-static unsigned hex_arg(const char *s, unsigned max, const char *what)
-{
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 16);
-	if (!*s || *end || errno || v > max || s[0] == '-')
-		die(what, s);
+	unsigned long long v;
+	if (num_ullong(s, 16, 0, max, &v) != NUM_OK) {
+		fprintf(stderr, "pctr: ");
+		fprintf(stderr, what, s);
+		fprintf(stderr, " (-%c takes a hexadecimal number from 0 to %x)\n", opt, max);
+		exit(1);
+	}
 	return (unsigned)v;
 }
 
-/* A decimal number from 0 to MAX, or exit naming WHAT as OpenBSD's does. */
-static unsigned num_arg(const char *s, unsigned max, const char *what)
+/* A decimal number from 0 to MAX for option OPT, or exit naming WHAT as
+ * OpenBSD's does, and the range. */
+static unsigned num_arg(const char *s, unsigned max, const char *what, char opt)
 {
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	const char *problem = !*s || *end || errno ? "invalid" : v < 0 ? "too small"
-						      : v > (long)max ? "too large" : NULL;
-	if (problem) {
-		fprintf(stderr, "pctr: %s is %s: %s\n", what, problem, s);
+	long long v;
+	enum num_result r = num_llong(s, 10, 0, max, &v);
+	if (r != NUM_OK) {
+		fprintf(stderr, "pctr: %s is %s: %s (-%c takes 0 to %u)\n", what, num_problem(r), s,
+			opt, max);
 		exit(1);
 	}
 	return (unsigned)v;
@@ -130,21 +127,22 @@ int main(int argc, char **argv)
 	int list = 0, set = 0, eflag = 0, iflag = 0, kflag = 0, uflag = 0;
 	int Mflag = 0, Eflag = 0, Sflag = 0, Iflag = 0, Aflag = 0;
 	int ch;
+	out_init(NULL, 1);
 	while ((ch = getopt(argc, argv, "AEef:IiklMm:Ss:t:u")) != -1) {
 		switch (ch) {
 		case 'A': Aflag = 1; break;
 		case 'E': Eflag = 1; break;
 		case 'e': eflag = 1; break;
-		case 'f': func = hex_arg(optarg, PCTR_MAX_FUNCT, "invalid function number: %s"); break;
+		case 'f': func = hex_arg(optarg, PCTR_MAX_FUNCT, "invalid function number: %s", 'f'); break;
 		case 'I': Iflag = 1; break;
 		case 'i': iflag = 1; break;
 		case 'k': kflag = 1; break;
 		case 'l': list = 1; break;
 		case 'M': Mflag = 1; break;
-		case 'm': masku = hex_arg(optarg, PCTR_MAX_UMASK, "invalid unit mask number: %s"); break;
+		case 'm': masku = hex_arg(optarg, PCTR_MAX_UMASK, "invalid unit mask number: %s", 'm'); break;
 		case 'S': Sflag = 1; break;
-		case 's': set = 1; ctr = num_arg(optarg, PCTR_NUM - 1, "counter number"); break;
-		case 't': thold = num_arg(optarg, 0xff, "threshold"); break;
+		case 's': set = 1; ctr = num_arg(optarg, PCTR_NUM - 1, "counter number", 's'); break;
+		case 't': thold = num_arg(optarg, 0xff, "threshold", 't'); break;
 		case 'u': uflag = 1; break;
 		default: usage();
 		}

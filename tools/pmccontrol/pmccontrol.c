@@ -1,6 +1,8 @@
 /* pmccontrol(8): list the PMC classes and their events (-L), the rows and
  * their state (-l), the statistics (-s), and enable or disable rows
  * (-c, -e, -d), as FreeBSD's pmccontrol does, on libpmc. */
+#include "num.h"
+#include "out.h"
 #include "pmc_err.h"
 
 #include <err.h>
@@ -146,14 +148,17 @@ static int enable_disable(const struct op *ops, size_t nops)
 	return 0;
 }
 
-static int number(const char *arg, const char *what)
+/* The most CPUs and PMCs a row may name. */
+#define MAX_ID (1 << 20)
+
+static int number(const char *arg, const char *what, char opt)
 {
 	if (strcmp(arg, "*") == 0)
 		return ALL;
-	char *end;
-	long v = strtol(arg, &end, 0);
-	if (!*arg || *end || v < 0 || v > 1 << 20)
-		errx(EX_DATAERR, "\"%s\" is not a valid %s id", arg, what);
+	long long v;
+	if (num_llong(arg, 0, 0, MAX_ID, &v) != NUM_OK)
+		errx(EX_DATAERR, "\"%s\" is not a valid %s id (-%c takes 0 to %d, or *)", arg, what,
+		     opt, MAX_ID);
 	return (int)v;
 }
 
@@ -164,7 +169,9 @@ int main(int argc, char **argv)
 	int cpu = ALL, opt;
 	struct op *ops = NULL;
 	size_t nops = 0;
-	while ((opt = getopt(argc, argv, ":c:d:e:lLs")) != -1) {
+	out_init(NULL, EX_IOERR);
+	/* As BSD getopt(3): options end at the first operand. */
+	while ((opt = getopt(argc, argv, "+:c:d:e:lLs")) != -1) {
 		switch (opt) {
 		case 'L':
 		case 'l':
@@ -182,13 +189,13 @@ int main(int argc, char **argv)
 			}
 			command = ENABLE_DISABLE;
 			if (opt == 'c') {
-				cpu = number(optarg, "CPU");
+				cpu = number(optarg, "CPU", 'c');
 				break;
 			}
 			ops = realloc(ops, (nops + 1) * sizeof(*ops));
 			if (!ops)
 				err(EX_SOFTWARE, "Out of memory");
-			ops[nops++] = (struct op){cpu, number(optarg, "PMC"), opt == 'd'};
+			ops[nops++] = (struct op){cpu, number(optarg, "PMC", (char)opt), opt == 'd'};
 			break;
 		case ':':
 			errx(EX_USAGE, "Missing argument to option '-%c'", optopt);
@@ -217,7 +224,7 @@ int main(int argc, char **argv)
 	case USAGE: break;
 	}
 	free(ops);
-	if (fflush(stdout) || ferror(stdout))
-		err(EX_IOERR, "cannot write the output");
+	if (out_close(stdout, NULL))
+		return EX_IOERR;
 	return rc;
 }

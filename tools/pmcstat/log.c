@@ -18,6 +18,8 @@
 #include <sysexits.h>
 #include <unistd.h>
 
+#include "out.h"
+
 static void *xrealloc(void *p, size_t size)
 {
 	void *q = realloc(p, size);
@@ -495,10 +497,9 @@ int pmcstat_callgraph(const char *log, FILE *out, int depth)
 		rp_free(&r);
 	}
 	scan_free(&s);
-	if (!rc && (fflush(out) || ferror(out))) {
-		fprintf(stderr, "pmcstat: ERROR: cannot write the call graph: %s\n", strerror(errno));
+	/* Whoever closes OUT says why (out_close()). */
+	if (!rc && out_flush(out))
 		rc = EX_IOERR;
-	}
 	return rc;
 }
 
@@ -579,6 +580,6 @@ int pmcstat_top(const char *log, FILE *out, uint64_t *since, bool clear, int wid
 	}
 	free(v);
 	rp_free(&r);
-	fflush(out);
+	out_flush(out);
 	return 0;
 }

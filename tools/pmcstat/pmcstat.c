@@ -8,16 +8,21 @@
 
 #include <hwc/output.h>
 
+#include "num.h"
+#include "out.h"
+
 #include <ctype.h>
 #include <dirent.h>
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <regex.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -187,14 +192,17 @@ static void add_target(pid_t pid)
 /* -t: a pid, or a regular expression over command names. */
 static void find_targets(const char *spec)
 {
-	char *end;
-	long pid = strtol(spec, &end, 0);
-	if (*spec && !*end) {
-		if (pid <= 0)
-			errx(EX_USAGE, "ERROR: Illegal pid value \"%s\".", spec);
+	long long pid;
+	enum num_result r = num_llong(spec, 0, 1, INT_MAX, &pid);
+	if (r == NUM_OK) {
 		add_target((pid_t)pid);
 		return;
 	}
+	/* A number out of range is a pid all the same, not a regex. */
+	if (r != NUM_INVALID || spec[strspn(spec, "0123456789")] == '\0')
+		errx(EX_USAGE, "ERROR: Illegal pid value \"%s\" (-t takes a pid from 1 to %d, or a "
+			       "regular expression).",
+		     spec, INT_MAX);
 	regex_t re;
 	int rc = regcomp(&re, spec, REG_EXTENDED | REG_NOSUB);
 	if (rc) {
@@ -237,21 +245,30 @@ static void parse_cpus(const char *spec, bool *mask, int ncpu)
 	}
 	char buf[1024];
 	snprintf(buf, sizeof(buf), "%s", spec);
+	int max = (ncpu < MAX_CPUS ? ncpu : MAX_CPUS) - 1;
+	bool any = false;
 	for (char *save, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		char *end;
-		long c = strtol(t, &end, 0);
-		if (*end || c < 0 || c >= ncpu || c >= MAX_CPUS)
-			errx(EX_USAGE, "ERROR: Illegal CPU \"%s\": CPUs are 0 to %d.", t, ncpu - 1);
-		mask[c] = true;
+		long long c;
+		if (num_llong(t, 0, 0, max, &c) != NUM_OK)
+			errx(EX_USAGE, "ERROR: Illegal CPU \"%s\": -c takes CPUs from 0 to %d, or *.", t,
+			     max);
+		mask[c] = any = true;
 	}
+	if (!any)
+		errx(EX_USAGE, "ERROR: Illegal CPU list \"%s\": -c takes CPUs from 0 to %d, or *.",
+		     spec, max);
 }
 
-static double parse_secs(const char *s, const char *what)
+/* The longest -l or -w: a year. */
+#define MAX_SECONDS 31536000.0
+
+static double parse_secs(const char *s, const char *what, char opt)
 {
-	char *end;
-	double v = strtod(s, &end);
-	if (*end || !(v > 0) || !isfinite(v))
-		errx(EX_USAGE, "ERROR: Illegal %s value \"%s\".", what, s);
+	double v;
+	if (num_double(s, 0, MAX_SECONDS, &v) != NUM_OK || !(v > 0))
+		errx(EX_USAGE, "ERROR: Illegal %s value \"%s\" (-%c takes seconds, above 0 and up "
+			       "to %.0f).",
+		     what, s, opt, MAX_SECONDS);
 	return v;
 }
 
@@ -281,7 +298,7 @@ static void print_headers(void)
 		else
 			fprintf(args.printfile, "p/%*s ", w, ev->name);
 	}
-	fflush(args.printfile);
+	out_flush(args.printfile);
 }
 
 static void print_counters(void)
@@ -300,7 +317,7 @@ static void print_counters(void)
 			ev->saved = v;
 		extra = 0;
 	}
-	fflush(args.printfile);
+	out_flush(args.printfile);
 }
 
 static void print_pmcs(void)
@@ -436,6 +453,14 @@ static int analyze(void)
 	return rc;
 }
 
+/* The print output written: RC, or EX_IOERR after saying why it was not. */
+static int close_printfile(int rc)
+{
+	if (args.printfile == stderr)
+		return fflush(stderr) != 0 ? EX_IOERR : rc;
+	return out_close(args.printfile, NULL) != 0 ? EX_IOERR : rc;
+}
+
 int main(int argc, char **argv)
 {
 	bool cumulative = false, descendants = false, callchain = true, logexit = false,
@@ -446,6 +471,7 @@ int main(int argc, char **argv)
 	bool trailing_N = false, trailing_n = false;
 	bool samplesdir_given = false;
 	uint64_t rate = DEFAULT_SAMPLE_COUNT;
+	out_init(NULL, EX_IOERR);
 	args.printfile = stderr;
 	args.interval = DEFAULT_WAIT_INTERVAL;
 	args.verbosity = 1;
@@ -457,7 +483,6 @@ int main(int argc, char **argv)
 		die_pmc(EX_UNAVAILABLE, "Initialization of the pmc(3) library failed");
 	int ncpu = pmc_ncpu();
 	int opt;
-	char *end;
 	while ((opt = getopt(argc, argv, "+CD:EG:M:NO:P:R:S:TWc:dgl:n:o:p:qs:t:vw:z:")) != -1) {
 		switch (opt) {
 		case 'C': cumulative = !cumulative; opt_C = trailing_C = true; break;
@@ -499,12 +524,13 @@ int main(int argc, char **argv)
 			break;
 		case 'd': descendants = !descendants; opt_dEW = trailing_d = true; break;
 		case 'g': args.gprof = true; break;
-		case 'l': args.duration = parse_secs(optarg, "duration time"); break;
+		case 'l': args.duration = parse_secs(optarg, "duration time", 'l'); break;
 		case 'n': {
-			errno = 0;
-			unsigned long long n = strtoull(optarg, &end, 0);
-			if (*end || errno || n == 0 || optarg[0] == '-')
-				errx(EX_USAGE, "ERROR: Illegal count value \"%s\".", optarg);
+			/* perf_event_open(2) takes periods below 2^63. */
+			unsigned long long n;
+			if (num_ullong(optarg, 0, 1, INT64_MAX, &n) != NUM_OK)
+				errx(EX_USAGE, "ERROR: Illegal count value \"%s\" (-n takes 1 to %jd).",
+				     optarg, (intmax_t)INT64_MAX);
 			rate = n;
 			opt_n = trailing_n = true;
 			break;
@@ -565,13 +591,14 @@ int main(int argc, char **argv)
 		case 't': find_targets(optarg); break;
 		case 'v': args.verbosity++; break;
 		case 'w':
-			args.interval = parse_secs(optarg, "wait interval");
+			args.interval = parse_secs(optarg, "wait interval", 'w');
 			args.wait_interval = true;
 			break;
 		case 'z': {
-			long d = strtol(optarg, &end, 0);
-			if (*end || d <= 0 || d > PMC_CALLCHAIN_DEPTH_MAX)
-				errx(EX_USAGE, "ERROR: Illegal callchain depth \"%s\".", optarg);
+			long long d;
+			if (num_llong(optarg, 0, 1, PMC_CALLCHAIN_DEPTH_MAX, &d) != NUM_OK)
+				errx(EX_USAGE, "ERROR: Illegal callchain depth \"%s\" (-z takes 1 to %d).",
+				     optarg, PMC_CALLCHAIN_DEPTH_MAX);
 			args.graphdepth = (int)d;
 			break;
 		}
@@ -622,9 +649,12 @@ int main(int argc, char **argv)
 		if (args.top)
 			errx(EX_USAGE, "ERROR: option -T shows live samples; use -G or -g with -R.");
 		int rc = analyze();
-		if (printout && rc == 0)
-			end_output(printout);
-		return rc;
+		if (printout) { /* not committed: discarded at exit */
+			if (rc == 0)
+				end_output(printout);
+			return rc;
+		}
+		return close_printfile(rc);
 	}
 	if (args.nev == 0)
 		usage();
@@ -815,9 +845,9 @@ int main(int argc, char **argv)
 		close(logfd);
 	if (needs_log && !args.outputpath)
 		unlink(tmplog);
-	if (printout)
+	if (printout) {
 		end_output(printout);
-	else if (fflush(args.printfile) || ferror(args.printfile))
-		err(EX_IOERR, "ERROR: cannot write the output");
-	return EX_OK;
+		return EX_OK;
+	}
+	return close_printfile(EX_OK);
 }
