@@ -21,6 +21,7 @@
 struct hwc_output {
 	int fd;
 	FILE *stream;
+	int write_err; /* the first errno of a write through STREAM */
 	unsigned flags;
 	char *path; /* the target */
 	char *old;  /* PATH.old, with HWC_OUTPUT_KEEP_OLD */
@@ -149,10 +150,40 @@ HWC_EXPORT const char *hwc_output_tmpname(const hwc_output *o)
 	return o->tmp;
 }
 
+/* The stream writes through these so that the reason of its first failed
+ * write is kept: stdio forgets it once a later flush succeeds, and the
+ * commit must say "No space left on device", not "Input/output error". */
+static ssize_t stream_write(void *cookie, const char *buf, size_t size)
+{
+	hwc_output *o = cookie;
+	size_t done = 0;
+	while (done < size) {
+		ssize_t n = write(o->fd, buf + done, size - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (!o->write_err)
+				o->write_err = n < 0 ? errno : ENOSPC;
+			return done ? (ssize_t)done : -1;
+		}
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+static int stream_close(void *cookie)
+{
+	hwc_output *o = cookie;
+	int r = close(o->fd);
+	o->fd = -1;
+	return r;
+}
+
 HWC_EXPORT FILE *hwc_output_stream(hwc_output *o)
 {
 	if (!o->stream) {
-		o->stream = fdopen(o->fd, "w");
+		o->stream = fopencookie(o, "w", (cookie_io_functions_t){.write = stream_write,
+									  .close = stream_close});
 		if (!o->stream) {
 			int e = errno;
 			hwc__fail(-e, "cannot write %s: %s", o->path, strerror(e));
@@ -184,7 +215,7 @@ int hwc__output_commit(hwc_output *o)
 	int err = 0;
 	if (o->stream) {
 		if (fflush(o->stream) != 0 || ferror(o->stream))
-			err = -(errno ? errno : EIO);
+			err = -(o->write_err ? o->write_err : errno ? errno : EIO);
 		if (fclose(o->stream) != 0 && !err)
 			err = -errno;
 	} else if (close(o->fd) < 0) {

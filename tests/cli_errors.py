@@ -1,15 +1,19 @@
 """Every tool's command line against what a full disk, a shell command and
 a bad number do to it (issue 10):
-- output on /dev/full (standard output, and the files -o names) fails with
-  "TOOL: write error: No space left on device" and a failure status, as
-  GNU's close_stdout does, never exit 0 with the output lost;
+- standard output on /dev/full fails with "TOOL: write error: No space left
+  on device" and a failure status, as GNU's close_stdout does, never exit 0
+  with the output lost; a file -o names is refused when it is a device
+  (tests/outputs.py) and, when writing it fails (a file size limit stands
+  in for a full disk), the tool says so, fails, and leaves no file;
 - options end at the first operand, so `cputrack -c EV sh -c 'x; y'`
   runs sh -c without POSIXLY_CORRECT, as on illumos and the BSDs;
 - every numeric option refuses NaN, infinities, negative numbers, overflow,
   the empty string and trailing text, with a message that names the option
   and its range, and the tool's usage status: no crash, no hang."""
 import os
+import resource
 import shutil
+import signal
 import subprocess
 import tempfile
 import unittest
@@ -34,6 +38,25 @@ def env():
 
 def run(argv, **kw):
     return hwctest.run(argv, timeout=LIMIT, env=env(), **kw)
+
+
+def no_room():
+    """In the child: every write past 0 bytes fails with EFBIG, as a full
+    disk fails with ENOSPC (SIGXFSZ ignored, so the write returns)."""
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
+def write_fails(test, argv, out, status, tool):
+    """ARGV writes the file OUT with no room: TOOL says it cannot write OUT,
+    exits with STATUS, and OUT is not left behind (nor a temporary file)."""
+    r = run(argv, preexec_fn=no_room)
+    test.assertEqual(r.returncode, status, (argv, r.stderr))
+    test.assertIn(f"{tool}: ", r.stderr, argv)
+    test.assertIn(out, r.stderr, argv)
+    test.assertIn("File too large", r.stderr, argv)
+    test.assertFalse(os.path.exists(out), argv)
+    test.assertEqual(os.listdir(os.path.dirname(out)), [], argv)
 
 
 class Recording:
@@ -84,6 +107,15 @@ class WriteErrors(unittest.TestCase):
             self.full([HWC, "report", *argv, data], 1, "hwc report")
 
     @unittest.skipUnless(os.geteuid() == 0, "hwc top watches every CPU: needs root")
+    def test_hwc_files(self):
+        data = Recording.get()
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "out")
+            write_fails(self, [HWC, "stat", "-o", out, "--", "true"], out, 1, "hwc stat")
+            for export in ("--folded", "--pprof", "--flamegraph"):
+                write_fails(self, [HWC, "report", f"{export}={out}", data], out, 1, "hwc report")
+            write_fails(self, [HWC, "record", "-o", out, "--", "true"], out, 1, "hwc record")
+
     def test_hwc_top(self):
         self.full([HWC, "top", "--batch", "-n", "2", "-d", "0.1", "-e", "cpu-clock"], 1, "hwc top")
         self.full([HWC, "top", "--batch", "-n", "1", "-d", "0.1", "--count", "-e", "task-clock"], 1,
@@ -100,9 +132,10 @@ class WriteErrors(unittest.TestCase):
     def test_cputrack(self):
         self.full([CPUTRACK, "-c", "cpu-clock", "true"], 1, "cputrack")
         self.full([CPUTRACK, "-h"], 1, "cputrack")
-        r = run([CPUTRACK, "-o", "/dev/full", "-c", "cpu-clock", "true"])
-        self.assertEqual(r.returncode, 1, r.stderr)
-        self.assertIn(f"cputrack: /dev/full: {ENOSPC}\n", r.stderr)
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "log")
+            write_fails(self, [CPUTRACK, "-o", out, "-c", "cpu-clock", "true"], out, 1,
+                        "cputrack")
 
     def test_cpustat(self):
         self.full([CPUSTAT, "-h"], 1, "cpustat")
@@ -113,11 +146,11 @@ class WriteErrors(unittest.TestCase):
         data = Recording.get()
         self.full([PMCSTAT, "-R", data], 74, "pmcstat")
         self.full([PMCSTAT, "-R", data, "-G", "-"], 74, "pmcstat")
-        for argv in (["-R", data, "-o", "/dev/full"], ["-R", data, "-G", "/dev/full"],
-                     ["-o", "/dev/full", "-p", "task-clock", "true"]):
-            r = run([PMCSTAT, *argv])
-            self.assertEqual(r.returncode, 74, (argv, r.stderr))
-            self.assertIn(f"pmcstat: /dev/full: {ENOSPC}\n", r.stderr, argv)
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "out")
+            for argv in (["-R", data, "-o", out], ["-R", data, "-G", out],
+                         ["-o", out, "-p", "task-clock", "true"]):
+                write_fails(self, [PMCSTAT, *argv], out, 74, "pmcstat")
 
     def test_pmccontrol(self):
         for opt in ("-L", "-l", "-s"):

@@ -578,7 +578,14 @@ static int run_all(struct stat_run *s)
 	r->interrupted = interrupted;
 	stat_report_end(r);
 	if (ferror(r->out) || (r->out != stderr && fflush(r->out) != 0)) {
-		fprintf(stderr, "hwc stat: cannot write the report: %s\n", strerror(errno));
+		if (!s->outfile) {
+			fprintf(stderr, "hwc stat: cannot write the report: %s\n", strerror(errno));
+		} else if (hwc_output_commit(s->outfile)) {
+			/* It fails on the stream's error, says why, and removes the file. */
+			fprintf(stderr, "hwc stat: %s\n", hwc_errdetail());
+		}
+		s->outfile = NULL;
+		r->out = stderr;
 		return EXIT_ERROR;
 	}
 	s->reported = true;

@@ -435,7 +435,7 @@ static int analyze(void)
 		else if (args.mapfile)
 			map = start_file(args.mapfile, &mo);
 		rc = pmcstat_gprof(args.inputpath, args.samplesdir, args.verbosity, args.printfile, map);
-		if (mo && !rc)
+		if (mo && (!rc || rc == EX_IOERR)) /* the commit says why a write failed */
 			end_output(mo);
 		else if (mo)
 			drop_output(mo);
@@ -445,7 +445,7 @@ static int analyze(void)
 		FILE *g = strcmp(args.graphfile, "-") == 0 ? args.printfile
 							   : start_file(args.graphfile, &go);
 		rc = pmcstat_callgraph(args.inputpath, g, args.graphdepth);
-		if (go && !rc)
+		if (go && (!rc || rc == EX_IOERR)) /* the commit says why a write failed */
 			end_output(go);
 		else if (go)
 			drop_output(go);
