@@ -357,23 +357,22 @@ class Timing(unittest.TestCase):
                 self.assertIn(cause, self.CAUSES, late[0].group(0))
             self.assertAlmostEqual(sum(float(v) for v, _ in parts), over, delta=0.011 * len(parts))
 
-    def test_sampling_a_command(self):
-        p = run([HWC, "top", "--batch", "-n", "3", "-d", "0.3", "--", HOTSPOTS, LONG])
+    def check_run(self, args, n, delay):
+        """hwc top --batch -n N -d DELAY ARGS: N frames, each checked."""
+        p = run([HWC, "top", "--batch", "-n", str(n), "-d", str(delay), *args])
         self.assertEqual(p.returncode, 0, p.stderr)
         fs = frames(p.stdout)
-        self.assertEqual(len(fs), 3, p.stdout)
+        self.assertEqual(len(fs), n, p.stdout)
         for f in fs:
-            self.check(f, 0.3)
+            self.check(f, delay)
+
+    def test_sampling_a_command(self):
+        self.check_run(["--", HOTSPOTS, LONG], 3, 0.3)
 
     def test_sampling_every_cpu(self):
         if os.geteuid() != 0:
             self.skipTest("system-wide sampling needs root here")
-        p = run([HWC, "top", "--batch", "-n", "2", "-d", "0.5", "-g"])
-        self.assertEqual(p.returncode, 0, p.stderr)
-        fs = frames(p.stdout)
-        self.assertEqual(len(fs), 2, p.stdout)
-        for f in fs:
-            self.check(f, 0.5)
+        self.check_run(["-g"], 2, 0.5)
 
     def test_counting_and_cut_short(self):
         # The command ends before the first refresh: one frame, cut short,
@@ -386,12 +385,9 @@ class Timing(unittest.TestCase):
         self.check(fs[0], 5)
         w = start_workload()
         try:
-            p = run([HWC, "top", "--count", "--batch", "-n", "2", "-d", "0.3", "-p", str(w.pid)])
+            self.check_run(["--count", "-p", str(w.pid)], 2, 0.3)
         finally:
             stop(w)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        for f in frames(p.stdout):
-            self.check(f, 0.3)
 
 
 class Errors(unittest.TestCase):
