@@ -421,9 +421,10 @@ static int run(const struct top_opts *o, struct top_view *v, uint64_t start)
 			busy = 0;
 			if (o->iterations && tick.n >= o->iterations)
 				break;
-			next += delay;
-			if (next <= now)
-				next = now + delay; /* late (a stopped terminal): no burst of refreshes */
+			/* A full interval from this one, even after a late one
+			 * (a stopped terminal, a slow first look at symbols): no
+			 * burst of refreshes, no sliver of an interval. */
+			next = taken + delay;
 			continue;
 		}
 		int ms = (int)((next - now + 999999) / 1000000);
