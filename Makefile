@@ -6,7 +6,9 @@
 #   make install PREFIX=/opt/hwc [DESTDIR=...]
 
 .DEFAULT_GOAL := all
-VERSION   := 0.1.0
+# One version for everything: the public header's HWC_VERSION_STRING, which
+# hwc --version prints; every .pc file and the libraries' file names take it.
+VERSION   := $(shell sed -n 's/^.define HWC_VERSION_STRING "\(.*\)"$$/\1/p' include/hwc/hwc.h)
 PREFIX    ?= /usr/local
 DESTDIR   ?=
 BUILD     ?= build
@@ -58,7 +60,12 @@ PERFMON_OBJS    := $(call objs,compat/perfmon) $(call objs,compat/common)
 PCTR_TOOL_OBJS  := $(call objs,tools/pctr) $(TOOLS_COMMON_OBJS)
 COMPAT_NAMES    := pctr perfmon
 COMPAT_LIBS     := $(patsubst %,$(BUILD)/lib/lib%.so,$(COMPAT_NAMES))
-PC_FILES        := libhwc.pc.in compat/pctr/pctr.pc.in compat/perfmon/perfmon.pc.in
+# Every package's pkg-config file; all carry the rpath, so that a client
+# built against a prefix off the loader's path starts with no LD_LIBRARY_PATH.
+PC_FILES        := libhwc.pc.in compat/pctr/pctr.pc.in compat/perfmon/perfmon.pc.in \
+                   compat/cpc/libcpc.pc.in compat/pctx/libpctx.pc.in compat/pmc/libpmc.pc.in
+PC_SED          = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|'
+vpath %.pc.in $(dir $(PC_FILES))
 
 # illumos cpc on Linux: libpctx.so.1, libcpc.so.1 (public headers in
 # compat/), and the cputrack and cpustat tools (sharing tools/cpucmds/).
@@ -120,9 +127,9 @@ $(BUILD)/lib/libhwc.so: $(BUILD)/lib/libhwc.so.$(VERSION)
 $(BUILD)/lib/libhwc.a: $(LIBHWC_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/lib/pkgconfig/libhwc.pc: libhwc.pc.in Makefile
+$(BUILD)/lib/pkgconfig/%.pc: %.pc.in Makefile include/hwc/hwc.h
 	@mkdir -p $(dir $@)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+	$(PC_SED) $< > $@
 
 # ncurses draws hwc top's live view: the tool links it, libhwc does not.
 # It and libm (sqrt, round) are linked statically: as shared libraries the
@@ -150,15 +157,6 @@ $(BUILD)/bin/pmcstat: $(PMCSTAT_OBJS) $(PMC_LIB)
 $(BUILD)/bin/pmccontrol: $(PMCCONTROL_OBJS) $(PMC_LIB)
 	$(CC) $(LDFLAGS) -o $@ $(PMCCONTROL_OBJS) -L$(BUILD)/lib -lpmc $(RPATH)
 
-$(BUILD)/lib/pkgconfig/%.pc: compat/cpc/%.pc.in Makefile
-	@mkdir -p $(dir $@)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|1|' $< > $@
-$(BUILD)/lib/pkgconfig/%.pc: compat/pctx/%.pc.in Makefile
-	@mkdir -p $(dir $@)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|1|' $< > $@
-$(BUILD)/lib/pkgconfig/%.pc: compat/pmc/%.pc.in Makefile
-	@mkdir -p $(dir $@)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|1|' $< > $@
 # pkg-config prefers NAME-uninstalled.pc: the build tree, for the tests.
 $(BUILD)/lib/pkgconfig/%-uninstalled.pc: $(BUILD)/lib/pkgconfig/%.pc
 	sed -e 's|^libdir=.*|libdir=$(abspath $(BUILD))/lib|' \
@@ -185,7 +183,7 @@ $(BUILD)/tests/pctx_%: tests/pctx_%.c tests/check.h tests/cpc_test.h $(CPC_LIBS)
 $(BUILD)/lib/libpctr.so.$(VERSION): $(PCTR_OBJS)
 $(BUILD)/lib/libperfmon.so.$(VERSION): $(PERFMON_OBJS)
 $(patsubst %,%.$(VERSION),$(COMPAT_LIBS)): $(BUILD)/lib/libhwc.so
-	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(basename $(basename $(basename $(@F)))).0 \
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(patsubst %.so.$(VERSION),%.so.0,$(@F)) \
 		-Wl,--no-undefined -o $@ $(filter %.o,$^) -L$(BUILD)/lib -lhwc -lpthread -lm \
 		-Wl,-rpath,'$$ORIGIN'
 $(COMPAT_LIBS): $(BUILD)/lib/%.so: $(BUILD)/lib/%.so.$(VERSION)
@@ -269,9 +267,7 @@ install: all
 	install -m 755 $(BUILD)/bin/hwc $(BUILD)/bin/pctr $(CPC_TOOLS) $(PMC_TOOLS) $(DESTDIR)$(BINDIR)/
 	for l in libpctx libcpc libpmc; do \
 		install -m 755 $(BUILD)/lib/$$l.so.1 $(DESTDIR)$(LIBDIR)/; \
-		ln -sf $$l.so.1 $(DESTDIR)$(LIBDIR)/$$l.so; \
-		sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|1|' compat/*/$$l.pc.in \
-			> $(DESTDIR)$(LIBDIR)/pkgconfig/$$l.pc; done
+		ln -sf $$l.so.1 $(DESTDIR)$(LIBDIR)/$$l.so; done
 	install -m 644 $(CPC_HEADERS) $(PMC_HEADERS) $(DESTDIR)$(INCDIR)/
 	for l in libhwc $(patsubst %,lib%,$(COMPAT_NAMES)); do \
 		install -m 755 $(BUILD)/lib/$$l.so.$(VERSION) $(DESTDIR)$(LIBDIR)/ && \
@@ -281,8 +277,7 @@ install: all
 	install -m 644 include/hwc/*.h $(DESTDIR)$(INCDIR)/hwc/
 	install -m 644 $(MACHINE_HDRS) $(DESTDIR)$(INCDIR)/hwc-compat/machine/
 	for pc in $(PC_FILES); do \
-		sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $$pc \
-			> $(DESTDIR)$(LIBDIR)/pkgconfig/$$(basename $$pc .in) || exit 1; done
+		$(PC_SED) $$pc > $(DESTDIR)$(LIBDIR)/pkgconfig/$$(basename $$pc .in) || exit 1; done
 	for m in $(MAN_PAGES); do \
 		s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
 		install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
@@ -293,10 +288,9 @@ uninstall:
 		$(patsubst %.in,$(DESTDIR)$(LIBDIR)/pkgconfig/%,$(notdir $(PC_FILES)))
 	rm -f $(DESTDIR)$(BINDIR)/cputrack $(DESTDIR)$(BINDIR)/cpustat \
 		$(DESTDIR)$(LIBDIR)/libcpc.so* $(DESTDIR)$(LIBDIR)/libpctx.so* \
-		$(DESTDIR)$(LIBDIR)/pkgconfig/libcpc.pc $(DESTDIR)$(LIBDIR)/pkgconfig/libpctx.pc \
 		$(DESTDIR)$(INCDIR)/libcpc.h $(DESTDIR)$(INCDIR)/libpctx.h
 	rm -f $(DESTDIR)$(BINDIR)/pmcstat $(DESTDIR)$(BINDIR)/pmccontrol $(DESTDIR)$(LIBDIR)/libpmc.so* \
-		$(DESTDIR)$(LIBDIR)/pkgconfig/libpmc.pc $(DESTDIR)$(INCDIR)/pmc.h $(DESTDIR)$(INCDIR)/pmclog.h
+		$(DESTDIR)$(INCDIR)/pmc.h $(DESTDIR)$(INCDIR)/pmclog.h
 	rm -rf $(DESTDIR)$(INCDIR)/hwc $(DESTDIR)$(INCDIR)/hwc-compat
 	for m in $(MAN_PAGES); do rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/}; done
 

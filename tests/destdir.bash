@@ -21,13 +21,6 @@ expect_installed() {
 	done
 }
 
-# sanitize_like LIB: the flags a client needs to load LIB (a sanitized
-# build installs sanitized libraries, and the client must be so too).
-sanitize_like() {
-	[[ $(readelf -d "$1") == *libasan* ]] && echo "-fsanitize=address,undefined"
-	return 0
-}
-
 # expect_uninstalled: make uninstall takes it all away again.
 expect_uninstalled() {
 	run_make uninstall

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `make install PREFIX=...` as the README shows it: afterwards PREFIX/bin/hwc
-# runs, the man pages render, and a client built with
-# `pkg-config --cflags --libs libhwc` (PKG_CONFIG_PATH into the prefix)
-# counts.  Installs into a fresh temporary prefix, then uninstalls.
+# runs, the man pages render, and a client linked with the static libhwc.a
+# and pkg-config's --static libraries counts.  Installs into a fresh
+# temporary prefix, then uninstalls.  (Clients of the shared libraries:
+# tests/compat_clients.sh.)
 set -euo pipefail
 : "${HWC_BUILD:?}" "${HWC_SRC:?}"
 prefix=$(mktemp -d)/hwc
@@ -28,41 +29,10 @@ for m in hwc.1 hwc-stat.1 hwc-list.1 hwc-info.1; do
 	man -l "$prefix/share/man/man1/$m" >/dev/null 2>&1 || { echo "$m does not render"; fail=1; }
 done
 
-cat >"$prefix/client.c" <<'C'
-#include <hwc/hwc.h>
-#include <stdio.h>
-#include <stdlib.h>
-int main(void)
-{
-	hwc_evlist *l;
-	hwc_counters *c;
-	struct hwc_target t = {.kind = HWC_TARGET_SELF};
-	if (hwc_evlist_new(&l) || hwc_evlist_add(l, "page-faults") || hwc_counters_open(&c, l, &t) ||
-	    hwc_counters_start(c)) {
-		fprintf(stderr, "%s\n", hwc_errdetail());
-		return 1;
-	}
-	volatile char *p = malloc(1 << 22);
-	for (int i = 0; i < (1 << 22); i += 4096)
-		p[i] = 1;
-	struct hwc_value v;
-	if (hwc_counters_read(c) || hwc_counters_value(c, HWC_ALL, 0, &v))
-		return 2;
-	printf("ok %d\n", v.raw >= 1000);
-	free((void *)p);
-	hwc_counters_close(c);
-	hwc_evlist_free(l);
-	return 0;
-}
-C
-flags=$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs libhwc)
 san=
 [[ $(readelf -d "$prefix/lib/libhwc.so.0") == *libasan* ]] && san="-fsanitize=address,undefined"
-cc $san -o "$prefix/client" "$prefix/client.c" $flags
-out=$("$prefix/client")
-[[ $out == "ok 1" ]] || { echo "client built with pkg-config says '$out'"; fail=1; }
-# Static linking works too (libhwc.a plus its private dependencies).
-cc $san -o "$prefix/client-static" "$prefix/client.c" -I"$prefix/include" "$prefix/lib/libhwc.a" \
+# A static client: libhwc.a plus its private dependencies.
+cc $san -o "$prefix/client-static" "$HWC_SRC/tests/clients/hwc_example.c" -I"$prefix/include" "$prefix/lib/libhwc.a" \
 	$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --static --libs-only-l libhwc | sed 's/-lhwc//')
 [[ $("$prefix/client-static") == "ok 1" ]] || { echo "static client fails"; fail=1; }
 # Only the documented API is exported.

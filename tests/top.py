@@ -1,9 +1,10 @@
 """hwc top on the bundled workload: --batch frames system-wide, of a process
 (-p) and of a command, with shares near the workload's 1:3 split of f1:f2;
 call chains (-g); --count rates against hwc stat of the same workload; the
-target's end and SIGINT (the cut-short interval is shown); the errors (bad
-and dead pids, unknown events, unprivileged system-wide, no terminal, bad
-usage); and the ncurses view driven in tmux (header and rows, q, resize,
+target's end and SIGINT (the cut-short interval is shown); the timing notes
+(the first refresh counts from the start, a late one says why); the errors
+(bad and dead pids, unknown events, unprivileged system-wide, no terminal,
+bad usage); and the ncurses view driven in tmux (header and rows, q, resize,
 Ctrl-C restoring the terminal).  Nothing here depends on timing: tests wait
 for what the output shows, and shares are taken within the workload's own
 samples, whatever else the machine runs."""
@@ -315,6 +316,78 @@ class Counting(unittest.TestCase):
             stop(victim)
             top.send_signal(signal.SIGINT)
             top.communicate(timeout=LIMIT)
+
+
+class Timing(unittest.TestCase):
+    """The first refresh is due an interval after hwc top's start (starting
+    up is part of it, never a delay before it), and a refresh that comes
+    late says by how much and why.  Nothing here measures time itself: the
+    frames' own numbers must agree with the interval asked for."""
+
+    CAUSES = ("starting up", "symbolizing samples", "waiting to run")
+
+    def check(self, f, delay):
+        m = re.match(r"^refresh (\d+)( \(cut short\))?: ([\d.]+) s", f.status)
+        self.assertTrue(m, f.status)
+        n, cut, secs = int(m.group(1)), bool(m.group(2)), float(m.group(3))
+        notes = [l for l in f.lines[:f.lines.index(f.titles)] if l.startswith("note: ")]
+        started = [re.match(r"^note: counted from hwc top's start: ([\d.]+) s starting up, "
+                            r"then ([\d.]+) s watching$", l) for l in notes]
+        started = [m for m in started if m]
+        if n == 1:
+            # The first refresh covers starting up too, and says so.
+            self.assertEqual(len(started), 1, "\n".join(f.lines))
+            up, watching = float(started[0].group(1)), float(started[0].group(2))
+            self.assertAlmostEqual(up + watching, secs, delta=0.011)
+        else:
+            self.assertEqual(started, [], "\n".join(f.lines))
+        late = [re.match(r"^note: ([\d.]+) s late(?:: (.*))?$", l) for l in notes]
+        late = [m for m in late if m]
+        self.assertLessEqual(len(late), 1, notes)
+        if cut:
+            self.assertEqual(late, [], notes)  # shorter than asked, never late
+            return
+        # No longer than asked, but for what the frame explains.
+        over = float(late[0].group(1)) if late else 0
+        self.assertLessEqual(secs, delay + over + 0.011, "\n".join(f.lines))
+        if late:
+            parts = re.findall(r"([\d.]+) s ([a-z ]+?)(?:, |$)", late[0].group(2) or "")
+            self.assertTrue(parts, late[0].group(0))
+            for _, cause in parts:
+                self.assertIn(cause, self.CAUSES, late[0].group(0))
+            self.assertAlmostEqual(sum(float(v) for v, _ in parts), over, delta=0.011 * len(parts))
+
+    def check_run(self, args, n, delay):
+        """hwc top --batch -n N -d DELAY ARGS: N frames, each checked."""
+        p = run([HWC, "top", "--batch", "-n", str(n), "-d", str(delay), *args])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        fs = frames(p.stdout)
+        self.assertEqual(len(fs), n, p.stdout)
+        for f in fs:
+            self.check(f, delay)
+
+    def test_sampling_a_command(self):
+        self.check_run(["--", HOTSPOTS, LONG], 3, 0.3)
+
+    def test_sampling_every_cpu(self):
+        if os.geteuid() != 0:
+            self.skipTest("system-wide sampling needs root here")
+        self.check_run(["-g"], 2, 0.5)
+
+    def test_counting_and_cut_short(self):
+        # The command ends before the first refresh: one frame, cut short,
+        # that still says how much of it was starting up.
+        p = run([HWC, "top", "--count", "--batch", "-d", "5", "--", HOTSPOTS, "1"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        fs = frames(p.stdout)
+        self.assertEqual(len(fs), 1, p.stdout)
+        self.assertIn("(cut short)", fs[0].status)
+        self.check(fs[0], 5)
+        w = start_workload()
+        try:
+            self.check_run(["--count", "-p", str(w.pid)], 2, 0.3)
+        finally:
+            stop(w)
 
 
 class Errors(unittest.TestCase):

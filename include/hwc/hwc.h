@@ -20,6 +20,8 @@
 extern "C" {
 #endif
 
+/* The version of everything hwc installs: the Makefile reads the string
+ * for the .pc files and the libraries' file names. */
 #define HWC_VERSION_MAJOR 0
 #define HWC_VERSION_MINOR 1
 #define HWC_VERSION_STRING "0.1"

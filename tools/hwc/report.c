@@ -12,10 +12,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char usage_text[] =
 	"usage: hwc report [options] [FILE]\n"
-	"Summarize a recording made by `hwc record` or `perf record` (default ./perf.data).\n"
+	"Summarize a recording made by `hwc record` or `perf record` (default ./hwc.data,\n"
+	"else ./perf.data).\n"
 	"\n"
 	"views (one):\n"
 	"  --view=flat        functions by self share (default)\n"
@@ -195,8 +197,27 @@ static int parse_opts(int argc, char **argv, struct rp_opts *o)
 		}
 		o->input = argv[optind];
 	}
-	if (!o->input)
-		o->input = "perf.data";
+	return 0;
+}
+
+/* No file named: hwc record's default output, else perf record's.  Which
+ * one is read is named on stderr when the output will not say it (exports
+ * only) or when both are here. */
+static int default_input(struct rp_opts *o)
+{
+	struct stat st;
+	bool hwc = lstat("hwc.data", &st) == 0, perf = lstat("perf.data", &st) == 0;
+	if (!hwc && !perf) {
+		fprintf(stderr, "hwc report: no hwc.data or perf.data here: record one with "
+				"`hwc record -- CMD` or name a file\n");
+		return -1;
+	}
+	o->input = hwc ? "hwc.data" : "perf.data";
+	if (hwc && perf)
+		fprintf(stderr, "hwc report: reading hwc.data (perf.data is here too: name it to "
+				"read it)\n");
+	else if ((o->pprof || o->flamegraph || o->folded) && o->view == V_FLAT && !o->json)
+		fprintf(stderr, "hwc report: reading %s\n", o->input);
 	return 0;
 }
 
@@ -205,6 +226,8 @@ int cmd_report(int argc, char **argv)
 	struct rp_report r = {0};
 	if (parse_opts(argc, argv, &r.o))
 		return 2;
+	if (!r.o.input && default_input(&r.o))
+		return 1;
 	r.o.prog = "hwc report";
 	int rc = 1;
 	cli_raise_fd_limit(); /* libdw keeps each DSO's file open */

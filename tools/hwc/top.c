@@ -25,6 +25,7 @@
 
 #define BATCH_ROWS 30
 #define MAX_WAIT_MS 100 /* keys, signals and the target's end are noticed this often */
+#define MAX_GRACE_NS 100000000 /* a refresh waits at most this for the samples just taken */
 
 static const char usage_text[] =
 	"usage: hwc top [options]                      every CPU (needs privilege)\n"
@@ -197,6 +198,37 @@ void top_describe_target(const struct top_opts *o, pid_t pid, char *buf, size_t 
 	}
 }
 
+void top_tick_notes(const struct top_tick *tick, const char *work, struct top_frame *f)
+{
+	if (tick->n == 1)
+		top_frame_add(f, "note: counted from hwc top's start: %.2f s starting up, then %.2f s "
+				 "watching",
+			      tick->startup, tick->seconds - tick->startup);
+	if (tick->last || tick->late < 0.01)
+		return;
+	/* What made it late: starting up (the first), the view's work, and
+	 * the rest, which is waiting for a CPU. */
+	char why[256] = "";
+	size_t len = 0;
+	double rest = tick->late;
+	double startup = tick->n == 1 ? tick->startup - (tick->seconds - tick->late) : 0;
+	if (startup > rest)
+		startup = rest;
+	if (startup >= 0.01) {
+		len += (size_t)snprintf(why + len, sizeof(why) - len, ": %.2f s starting up", startup);
+		rest -= startup;
+	}
+	double busy = tick->busy < rest ? tick->busy : rest;
+	if (busy >= 0.01 && work && len < sizeof(why)) {
+		len += (size_t)snprintf(why + len, sizeof(why) - len, "%s%.2f s %s", len ? ", " : ": ",
+					busy, work);
+		rest -= busy;
+	}
+	if (rest >= 0.01 && len < sizeof(why))
+		snprintf(why + len, sizeof(why) - len, "%s%.2f s waiting to run", len ? ", " : ": ", rest);
+	top_frame_add(f, "note: %.2f s late%s", tick->late, why);
+}
+
 void top_end_message(const struct top_opts *o, pid_t pid, int status, char *msg, size_t size)
 {
 	const struct cli_target *t = &o->t;
@@ -344,36 +376,54 @@ static void header(const struct top_opts *o, const struct top_view *v, const str
 }
 
 /* Refresh until the iterations are done, q, a stop signal or the target's
- * end.  Returns the exit status. */
-static int run(const struct top_opts *o, struct top_view *v)
+ * end.  The first refresh is due an interval after START, hwc top's own
+ * start: starting up (opening events, reading /proc) is part of it, never
+ * a delay before it.  Returns the exit status. */
+static int run(const struct top_opts *o, struct top_view *v, uint64_t start)
 {
 	struct screen sc = {.rows = o->rows};
 	struct top_frame f = {.titles = SIZE_MAX};
 	if (!o->batch && !screen_start(&sc))
 		return 1;
+	uint64_t delay = (uint64_t)(o->delay * 1e9), last = start, next = start + delay;
+	uint64_t opened = top_now();
+	double startup = (double)(opened - start) / 1e9;
 	header(o, v, &sc, &f);
-	top_frame_add(&f, "first refresh in %g s", o->delay);
+	top_frame_add(&f, "first refresh in %.1f s", opened < next ? (double)(next - opened) / 1e9 : 0);
 	if (sc.curses)
 		show(&sc, &f);
-	uint64_t delay = (uint64_t)(o->delay * 1e9), last = top_now(), next = last + delay;
+	/* The interval's samples are taken in as they come; a refresh waits
+	 * at most a tenth of the interval for the last of them, the last
+	 * refresh (-n) for all. */
+	uint64_t grace = delay / 10 < MAX_GRACE_NS ? delay / 10 : MAX_GRACE_NS;
 	struct top_tick tick = {0};
+	double busy = 0; /* the view's work after the refresh was due */
 	int status = -1;
 	char msg[512] = "";
 	bool ended = false, quit = false;
 	while (!cli_stop_signal && !quit) {
 		uint64_t now = top_now();
 		if (now >= next) {
-			v->wait(v->state, 0);
-			tick = (struct top_tick){tick.n + 1, (double)(now - last) / 1e9, false};
+			bool final = o->iterations && tick.n + 1 >= o->iterations;
+			v->wait(v->state, 0, final ? UINT64_MAX : now + grace);
+			uint64_t taken = top_now();
+			busy += (double)(taken - now) / 1e9;
+			tick = (struct top_tick){
+				.n = tick.n + 1, .seconds = (double)(taken - last) / 1e9,
+				.startup = tick.n ? 0 : startup, .late = (double)(taken - next) / 1e9,
+				.busy = busy,
+			};
 			header(o, v, &sc, &f);
 			v->fill(v->state, &tick, &f);
 			show(&sc, &f);
-			last = now;
+			last = taken;
+			busy = 0;
 			if (o->iterations && tick.n >= o->iterations)
 				break;
-			next += delay;
-			if (next <= now)
-				next = now + delay; /* late (a stopped terminal): no burst of refreshes */
+			/* A full interval from this one, even after a late one
+			 * (a stopped terminal, a slow first look at symbols): no
+			 * burst of refreshes, no sliver of an interval. */
+			next = taken + delay;
 			continue;
 		}
 		int ms = (int)((next - now + 999999) / 1000000);
@@ -382,11 +432,11 @@ static int run(const struct top_opts *o, struct top_view *v)
 		if (sc.curses) {
 			struct pollfd in = {STDIN_FILENO, POLLIN, 0};
 			poll(&in, 1, ms); /* a signal (SIGWINCH, SIGINT) ends it early */
-			v->wait(v->state, 0);
+			busy += v->wait(v->state, 0, next);
 			/* A terminal gone without a SIGHUP ends the view too. */
 			quit = keys(&sc, &f) || (in.revents & (POLLHUP | POLLERR | POLLNVAL));
 		} else {
-			v->wait(v->state, ms);
+			busy += v->wait(v->state, ms, next);
 		}
 		if (v->ended(v->state, &status, msg, sizeof(msg))) {
 			ended = true;
@@ -396,8 +446,9 @@ static int run(const struct top_opts *o, struct top_view *v)
 	/* In text, what came since the last refresh is shown, not lost: the
 	 * target's end or a signal cut the interval short. */
 	if (!sc.curses && (ended || cli_stop_signal) && top_now() > last) {
-		v->wait(v->state, 0);
-		tick = (struct top_tick){tick.n + 1, (double)(top_now() - last) / 1e9, true};
+		v->wait(v->state, 0, UINT64_MAX);
+		tick = (struct top_tick){.n = tick.n + 1, .seconds = (double)(top_now() - last) / 1e9,
+					 .last = true, .startup = tick.n ? 0 : startup};
 		header(o, v, &sc, &f);
 		v->fill(v->state, &tick, &f);
 		show(&sc, &f);
@@ -434,6 +485,7 @@ int cmd_top(int argc, char **argv)
 	int r = parse_options(argc, argv, &o);
 	if (r >= 0)
 		goto out;
+	uint64_t start = top_now();
 	if (!o.batch && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
 		fprintf(stderr, "hwc top: the live view needs a terminal on stdin and stdout; "
 				"give --batch for plain text\n");
@@ -447,7 +499,7 @@ int cmd_top(int argc, char **argv)
 	struct top_view v = {0};
 	if ((r = o.count ? top_count_open(&o, &v) : top_sample_open(&o, &v)))
 		goto out;
-	r = run(&o, &v);
+	r = run(&o, &v, start);
 	v.close(v.state);
 out:
 	free(o.specs);

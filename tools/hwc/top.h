@@ -38,8 +38,11 @@ void top_frame_clear(struct top_frame *f);
 /* The refresh being made. */
 struct top_tick {
 	long n;         /* 1 for the first */
-	double seconds; /* since the previous refresh (or the start) */
+	double seconds; /* since the previous refresh (or hwc top's start) */
 	bool last;      /* cut short: the target ended or a signal came */
+	double startup; /* the first: seconds of it spent starting up */
+	double late;    /* seconds after the refresh was due */
+	double busy;    /* seconds of the view's work after the refresh was due */
 };
 
 /* A way of watching.  Each function gets the STATE its open function set. */
@@ -47,8 +50,10 @@ struct top_view {
 	void *state;
 	/* One line saying what is watched: "cpu-clock at 4000 Hz, every CPU (2)". */
 	char what[512];
-	/* Wait up to MS milliseconds (0: not at all) for data, then take it in. */
-	void (*wait)(void *state, int ms);
+	/* Wait up to MS milliseconds (0: not at all) for data, then take it in,
+	 * starting no work after UNTIL (top_now()) that can wait for the next
+	 * refresh.  Returns the seconds of work done after UNTIL. */
+	double (*wait)(void *state, int ms, uint64_t until);
 	/* Describe the interval that just ended into F (after the header line
 	 * the loop adds), then start the next. */
 	void (*fill)(void *state, const struct top_tick *tick, struct top_frame *f);
@@ -69,6 +74,11 @@ void top_describe_target(const struct top_opts *o, pid_t pid, char *buf, size_t 
 
 /* What the end of the target PID says on stderr: the command's exit
  * (STATUS from wait(2)), or the process or thread gone. */
+/* The notes on TICK's timing that follow a view's refresh line: how much
+ * of the first refresh was starting up, and why a refresh came late (WORK
+ * names the view's work after the refresh was due: "symbolizing samples"). */
+void top_tick_notes(const struct top_tick *tick, const char *work, struct top_frame *f);
+
 void top_end_message(const struct top_opts *o, pid_t pid, int status, char *msg, size_t size);
 
 /* The name of task TID of process PID (its comm); false and "?" when it

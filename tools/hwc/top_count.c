@@ -335,6 +335,7 @@ static void count_fill(void *state, const struct top_tick *tick, struct top_fram
 	else
 		top_frame_add(f, "refresh %ld%s: %.2f s, %zu thread%s", tick->n,
 			      tick->last ? " (cut short)" : "", tick->seconds, v->n, v->n == 1 ? "" : "s");
+	top_tick_notes(tick, NULL, f);
 	if (v->failed)
 		top_frame_add(f, "note: %s", v->why);
 	top_frame_add(f, "rates per second%s%s%s", "; task-clock and cpu-clock in CPUs",
@@ -390,11 +391,12 @@ static void count_fill(void *state, const struct top_tick *tick, struct top_fram
 
 /* ------------------------------------------------------------ the target */
 
-static void count_wait(void *state, int ms)
+static double count_wait(void *state, int ms, uint64_t until)
 {
-	(void)state;
+	(void)state, (void)until;
 	if (ms > 0)
 		poll(NULL, 0, ms);
+	return 0; /* counters are read at the refresh */
 }
 
 static bool count_ended(void *state, int *status, char *msg, size_t size)

@@ -44,6 +44,7 @@ struct sview {
 	const struct perf_event_attr *attr; /* the sampled event */
 	char note[1024];                    /* the event fallback, or "" */
 	struct bytes pending;               /* samples taken, not yet resolved */
+	uint64_t npending;                  /* how many */
 	uint64_t malformed;                 /* samples hwc_sample_parse() refused */
 	uint64_t dropped;                   /* samples left out for want of memory */
 	bool stopped, ended;
@@ -53,11 +54,14 @@ struct sview {
 /* Take every record waiting.  The address-space records of all buffers go
  * to the symbolizer before any sample is resolved: the buffers are read one
  * CPU after the other, and the maps of a process (at its exec, say) can sit
- * in another CPU's buffer than its first samples. */
-static void take(struct sview *v)
+ * in another CPU's buffer than its first samples.  Samples are resolved
+ * until UNTIL (top_now()); the rest wait for the next call, so that a
+ * slow first look at a file (the kernel's symbols, a big library) delays
+ * no refresh by more than itself.  Returns the seconds spent after UNTIL. */
+static double take(struct sview *v, uint64_t until)
 {
+	uint64_t t0 = top_now();
 	struct hwc_record rec;
-	v->pending.len = 0;
 	while (hwc_sampler_next(v->s, &rec) > 0) {
 		if (rec.hdr->type != PERF_RECORD_SAMPLE) {
 			/* A record too short for its fields changes nothing; the
@@ -65,25 +69,33 @@ static void take(struct sview *v)
 			hwc_symbols_record(v->syms, rec.hdr, rec.attr);
 		} else if (rec.attr == v->attr && !put(&v->pending, rec.hdr, rec.hdr->size)) {
 			v->dropped++;
+		} else if (rec.attr == v->attr) {
+			v->npending++;
 		}
 	}
-	for (size_t off = 0; off < v->pending.len;) {
+	size_t off = 0;
+	while (off < v->pending.len && top_now() < until) {
 		const struct perf_event_header *h = (const void *)(v->pending.p + off);
 		off += h->size;
+		v->npending--;
 		struct hwc_sample smp;
 		if (hwc_sample_parse(h, v->attr, &smp))
 			v->malformed++;
 		else
 			rp_add_sample(&v->r, &smp, v->attr);
 	}
+	memmove(v->pending.p, v->pending.p + off, v->pending.len - off);
+	v->pending.len -= off;
+	uint64_t t1 = top_now(), from = t0 > until ? t0 : until;
+	return t1 > from ? (double)(t1 - from) / 1e9 : 0;
 }
 
-static void sample_wait(void *state, int ms)
+static double sample_wait(void *state, int ms, uint64_t until)
 {
 	struct sview *v = state;
 	if (ms > 0 && !v->stopped)
 		hwc_sampler_poll(v->s, ms);
-	take(v);
+	return take(v, until);
 }
 
 static void sample_fill(void *state, const struct top_tick *tick, struct top_frame *f)
@@ -95,6 +107,11 @@ static void sample_fill(void *state, const struct top_tick *tick, struct top_fra
 			 " samples, %" PRIu64 " lost, %" PRIu64 " throttled",
 		      tick->n, tick->last ? " (cut short)" : "", tick->seconds, v->r.samples, st.samples,
 		      st.lost, st.throttled);
+	top_tick_notes(tick, "symbolizing samples", f);
+	if (v->npending)
+		top_frame_add(f, "note: %" PRIu64 " samples taken are still to be symbolized: they "
+				 "count in the next refresh",
+			      v->npending);
 	if (v->note[0])
 		top_frame_add(f, "note: %s", v->note);
 	if (hwc_sampler_user_only(v->s))
@@ -125,7 +142,7 @@ static bool sample_ended(void *state, int *status, char *msg, size_t size)
 		/* The records still in the buffers belong to the last refresh. */
 		hwc_sampler_stop(v->s);
 		v->stopped = true;
-		take(v);
+		take(v, UINT64_MAX);
 	}
 	if (!v->ended)
 		return false;
