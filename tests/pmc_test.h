@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -139,6 +140,15 @@ static inline int64_t spin_ms(long ms)
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
 	} while (ts_diff_ns(a, b) < ms * 1000000L);
 	return ts_diff_ns(a, b);
+}
+
+/* How many times this thread has been switched out so far. */
+static inline int64_t thread_switches(void)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_THREAD, &ru))
+		abort();
+	return ru.ru_nvcsw + ru.ru_nivcsw;
 }
 
 #endif
