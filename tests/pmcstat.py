@@ -141,8 +141,13 @@ class Sampling(unittest.TestCase):
         shutil.rmtree(self.tmp)
 
     def record(self, mode, *extra, rounds="8"):
+        # One sample per ms of CPU: hotspots' ~0.4 s give the profiles
+        # hundreds of samples, and the log's 256 KB per CPU hold 2 s of them
+        # should the writer thread wait that long on a loaded machine.  At
+        # the default 65536 ns they held 140 ms, and -S sampled both CPUs
+        # at 15 kHz: it lost samples and warned ("sampling was paused").
         log = os.path.join(self.tmp, "sample.out")
-        r = run(mode, "cpu-clock", *extra, "-O", log, "--", self.prog, rounds)
+        r = run("-n", "1000000", mode, "cpu-clock", *extra, "-O", log, "--", self.prog, rounds)
         if r.returncode != 0 and "Operation not permitted" in r.stderr:
             self.skipTest("no system-wide sampling for this user")
         self.assertEqual(r.returncode, 0, r.stderr)
