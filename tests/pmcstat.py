@@ -71,6 +71,30 @@ class Counting(unittest.TestCase):
         r = run("-p", "task-clock", "--", "sh", "-c", f"{HOTSPOTS} 3 | {HOTSPOTS} 3")
         self.assertLess(counts(r.stderr)[1][-1][0] * 10, ns)
 
+    def test_counts_the_command_only(self):
+        # The command's page faults, not those of pmcstat's child before it
+        # execs the command (~75 copy-on-write faults).  pmcstat waits for
+        # the child to say it is waiting before attaching; when it did not,
+        # the child ran after the PMCs had started whenever it had to wait
+        # for the CPU (on one CPU, every other run), and with two PMCs
+        # started in turn one could count faults the other missed.
+        cpu = {min(os.sched_getaffinity(0))}
+        def pin():
+            os.sched_setaffinity(0, cpu)
+        # The reference: hwc stat counts from the exec on (enable_on_exec).
+        ref = []
+        for _ in range(3):
+            r = subprocess.run([os.path.join(BUILD, "bin", "hwc"), "stat", "-x,", "-e", "minor-faults",
+                                "--", SLEEPER, "1"], capture_output=True, text=True, timeout=LIMIT)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            ref.append(int(next(l for l in r.stderr.splitlines() if ",minor-faults," in l).split(",")[0]))
+        for _ in range(10):
+            r = run("-p", "minor-faults", "-p", "minor-faults", "--", SLEEPER, "1", preexec_fn=pin)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            last = counts(r.stderr)[1][-1]
+            self.assertEqual(last[0], last[1], r.stderr)
+            self.assertLess(last[0], min(ref) * SLACK + 20, (ref, r.stderr))
+
     def test_system_per_cpu(self):
         r = run("-c", "0", "-s", "page-faults", "--", "taskset", "-c", "0", PAGETOUCH, "3000")
         if r.returncode != 0 and "Operation not permitted" in r.stderr:
