@@ -157,8 +157,10 @@ class Counting(unittest.TestCase):
 class Sampling(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp()
-        # A copy with a name of its own: other programs may run a hotspots too.
-        self.prog = os.path.join(self.tmp, "hotspots-pmcstat")
+        # A copy with a name of its own: other programs may run a hotspots
+        # too, and -S samples them; so may this test in another suite.
+        self.name = f"hotspots-pmcstat-{os.getpid()}"
+        self.prog = os.path.join(self.tmp, self.name)
         shutil.copy(HOTSPOTS, self.prog)
 
     def tearDown(self):
@@ -187,7 +189,7 @@ class Sampling(unittest.TestCase):
         mapfile = os.path.join(self.tmp, "map")
         r = run("-R", log, "-g", "-D", out, "-M", mapfile)
         self.assertEqual(r.returncode, 0, r.stderr)
-        gmon = os.path.join(out, "cpu-clock", "hotspots-pmcstat.gmon")
+        gmon = os.path.join(out, "cpu-clock", self.name + ".gmon")
         with open(mapfile) as f:
             self.assertIn(f"{gmon} {self.prog}\n", f.read())
         g = subprocess.run(["gprof", "-b", "-p", self.prog, gmon], capture_output=True, text=True,
@@ -236,7 +238,7 @@ class Sampling(unittest.TestCase):
         kinds = {l.split()[0] for l in lines}
         self.assertTrue({"attach", "map-in", "exec", "sample", "fork"} <= kinds, kinds)
         self.assertNotIn("callchain", kinds)  # -N: no call chains
-        self.assertTrue(any(re.match(r'^exec +0x[0-9a-f]+ \d+ 0x[0-9a-f]+ ".*/hotspots-pmcstat"$', l)
+        self.assertTrue(any(re.match(r'^exec +0x[0-9a-f]+ \d+ 0x[0-9a-f]+ ".*/%s"$' % self.name, l)
                             for l in lines))
 
     def test_exit_and_switch_counts(self):
