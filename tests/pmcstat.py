@@ -31,6 +31,23 @@ def run(*args, prog=PMCSTAT, **kw):
     return subprocess.run([prog, *args], capture_output=True, text=True, timeout=LIMIT, **kw)
 
 
+def wait_exec(pid, name):
+    """Wait until process PID has exec'd NAME (its comm), or its parent
+    process PID has a child that has; return that process's pid."""
+    for _ in range(LIMIT * 100):
+        try:
+            with open(f"/proc/{pid}/task/{pid}/children") as f:
+                pids = [pid] + [int(c) for c in f.read().split()]
+            for q in pids:
+                with open(f"/proc/{q}/comm") as f:
+                    if f.read().strip() == name:
+                        return q
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} never ran {name}")
+
+
 def counts(text):
     """The header's columns and each line of values after it."""
     lines = [l for l in text.splitlines() if l.strip()]
@@ -129,7 +146,9 @@ class Counting(unittest.TestCase):
         # SIGINT ends the measurement (and the command): the counts are printed.
         p = subprocess.Popen([PMCSTAT, "-p", "page-faults", "--", SLEEPER, "100000"],
                              stderr=subprocess.PIPE, text=True)
-        time.sleep(0.5)
+        # pmcstat handles SIGINT by the time it lets the command run; a
+        # fixed 0.5 s wait assumed it had got there, loaded and sanitized.
+        wait_exec(p.pid, "sleeper")
         p.send_signal(signal.SIGINT)
         _, err = p.communicate(timeout=LIMIT)
         self.assertEqual(p.returncode, 0, err)
@@ -138,11 +157,14 @@ class Counting(unittest.TestCase):
     def test_target_processes(self):
         tmp = tempfile.mkdtemp()
         try:
-            probe = os.path.join(tmp, "pmcstatprobe")
+            # A name no other process has (another suite may run this test),
+            # and -t only once the probe runs it: Popen returns at the fork.
+            name = f"pmcprobe{os.getpid()}"
+            probe = os.path.join(tmp, name)
             shutil.copy(SLEEPER, probe)
-            p = subprocess.Popen([probe, "400"])
-            time.sleep(0.05)
-            r = run("-t", "^pmcstatprobe$", "-p", "context-switches")
+            p = subprocess.Popen([probe, "1000"])
+            wait_exec(p.pid, name)
+            r = run("-t", f"^{name}$", "-p", "context-switches")
             p.wait(timeout=LIMIT)
             self.assertEqual(r.returncode, 0, r.stderr)
             # It ends when the target does, having seen its sleeps.
