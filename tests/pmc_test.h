@@ -14,7 +14,9 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* A child that waits for release() and then runs FN (exit status its
@@ -117,8 +119,17 @@ static inline pmc_value_t read_pmc(pmc_id_t id)
 	return v;
 }
 
-/* A CPU-time spin of about MS milliseconds of this thread's time. */
-static inline void spin_ms(long ms)
+/* B - A in nanoseconds.  Whole nanoseconds: dividing the tv_nsec
+ * difference alone truncates towards zero, which rounds up by up to 1 ms
+ * whenever B is in a later second with a smaller tv_nsec. */
+static inline int64_t ts_diff_ns(struct timespec a, struct timespec b)
+{
+	return (int64_t)(b.tv_sec - a.tv_sec) * 1000000000 + (b.tv_nsec - a.tv_nsec);
+}
+
+/* A CPU-time spin of at least MS milliseconds of this thread's time; how
+ * many nanoseconds of it CLOCK_THREAD_CPUTIME_ID measured. */
+static inline int64_t spin_ms(long ms)
 {
 	struct timespec a, b;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
@@ -127,7 +138,17 @@ static inline void spin_ms(long ms)
 		for (int i = 0; i < 100000; i++)
 			x += (unsigned long)i;
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
-	} while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
+	} while (ts_diff_ns(a, b) < ms * 1000000L);
+	return ts_diff_ns(a, b);
+}
+
+/* How many times this thread has been switched out so far. */
+static inline int64_t thread_switches(void)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_THREAD, &ru))
+		abort();
+	return ru.ru_nvcsw + ru.ru_nivcsw;
 }
 
 #endif

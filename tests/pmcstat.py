@@ -31,6 +31,23 @@ def run(*args, prog=PMCSTAT, **kw):
     return subprocess.run([prog, *args], capture_output=True, text=True, timeout=LIMIT, **kw)
 
 
+def wait_exec(pid, name):
+    """Wait until process PID has exec'd NAME (its comm), or its parent
+    process PID has a child that has; return that process's pid."""
+    for _ in range(LIMIT * 100):
+        try:
+            with open(f"/proc/{pid}/task/{pid}/children") as f:
+                pids = [pid] + [int(c) for c in f.read().split()]
+            for q in pids:
+                with open(f"/proc/{q}/comm") as f:
+                    if f.read().strip() == name:
+                        return q
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} never ran {name}")
+
+
 def counts(text):
     """The header's columns and each line of values after it."""
     lines = [l for l in text.splitlines() if l.strip()]
@@ -99,6 +116,30 @@ class Counting(unittest.TestCase):
         self.assertIn("cpu-clock is a software event, counted by the kernel: it takes usr and "
                       "os, not 'cmask=2'", r.stderr)
 
+    def test_counts_the_command_only(self):
+        # The command's page faults, not those of pmcstat's child before it
+        # execs the command (~75 copy-on-write faults).  pmcstat waits for
+        # the child to say it is waiting before attaching; when it did not,
+        # the child ran after the PMCs had started whenever it had to wait
+        # for the CPU (on one CPU, every other run), and with two PMCs
+        # started in turn one could count faults the other missed.
+        cpu = {min(os.sched_getaffinity(0))}
+        def pin():
+            os.sched_setaffinity(0, cpu)
+        # The reference: hwc stat counts from the exec on (enable_on_exec).
+        ref = []
+        for _ in range(3):
+            r = subprocess.run([os.path.join(BUILD, "bin", "hwc"), "stat", "-x,", "-e", "minor-faults",
+                                "--", SLEEPER, "1"], capture_output=True, text=True, timeout=LIMIT)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            ref.append(int(next(l for l in r.stderr.splitlines() if ",minor-faults," in l).split(",")[0]))
+        for _ in range(10):
+            r = run("-p", "minor-faults", "-p", "minor-faults", "--", SLEEPER, "1", preexec_fn=pin)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            last = counts(r.stderr)[1][-1]
+            self.assertEqual(last[0], last[1], r.stderr)
+            self.assertLess(last[0], min(ref) * SLACK + 20, (ref, r.stderr))
+
     def test_system_per_cpu(self):
         r = run("-c", "0", "-s", "page-faults", "--", "taskset", "-c", "0", PAGETOUCH, "3000")
         if r.returncode != 0 and "Operation not permitted" in r.stderr:
@@ -133,7 +174,9 @@ class Counting(unittest.TestCase):
         # SIGINT ends the measurement (and the command): the counts are printed.
         p = subprocess.Popen([PMCSTAT, "-p", "page-faults", "--", SLEEPER, "100000"],
                              stderr=subprocess.PIPE, text=True)
-        time.sleep(0.5)
+        # pmcstat handles SIGINT by the time it lets the command run; a
+        # fixed 0.5 s wait assumed it had got there, loaded and sanitized.
+        wait_exec(p.pid, "sleeper")
         p.send_signal(signal.SIGINT)
         _, err = p.communicate(timeout=LIMIT)
         self.assertEqual(p.returncode, 0, err)
@@ -142,11 +185,14 @@ class Counting(unittest.TestCase):
     def test_target_processes(self):
         tmp = tempfile.mkdtemp()
         try:
-            probe = os.path.join(tmp, "pmcstatprobe")
+            # A name no other process has (another suite may run this test),
+            # and -t only once the probe runs it: Popen returns at the fork.
+            name = f"pmcprobe{os.getpid()}"
+            probe = os.path.join(tmp, name)
             shutil.copy(SLEEPER, probe)
-            p = subprocess.Popen([probe, "400"])
-            time.sleep(0.05)
-            r = run("-t", "^pmcstatprobe$", "-p", "context-switches")
+            p = subprocess.Popen([probe, "1000"])
+            wait_exec(p.pid, name)
+            r = run("-t", f"^{name}$", "-p", "context-switches")
             p.wait(timeout=LIMIT)
             self.assertEqual(r.returncode, 0, r.stderr)
             # It ends when the target does, having seen its sleeps.
@@ -161,16 +207,23 @@ class Counting(unittest.TestCase):
 class Sampling(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp()
-        # A copy with a name of its own: other programs may run a hotspots too.
-        self.prog = os.path.join(self.tmp, "hotspots-pmcstat")
+        # A copy with a name of its own: other programs may run a hotspots
+        # too, and -S samples them; so may this test in another suite.
+        self.name = f"hotspots-pmcstat-{os.getpid()}"
+        self.prog = os.path.join(self.tmp, self.name)
         shutil.copy(HOTSPOTS, self.prog)
 
     def tearDown(self):
         shutil.rmtree(self.tmp)
 
     def record(self, mode, *extra, rounds="8"):
+        # One sample per ms of CPU: hotspots' ~0.4 s give the profiles
+        # hundreds of samples, and the log's 256 KB per CPU hold 2 s of them
+        # should the writer thread wait that long on a loaded machine.  At
+        # the default 65536 ns they held 140 ms, and -S sampled both CPUs
+        # at 15 kHz: it lost samples and warned ("sampling was paused").
         log = os.path.join(self.tmp, "sample.out")
-        r = run(mode, "cpu-clock", *extra, "-O", log, "--", self.prog, rounds)
+        r = run("-n", "1000000", mode, "cpu-clock", *extra, "-O", log, "--", self.prog, rounds)
         if r.returncode != 0 and "Operation not permitted" in r.stderr:
             self.skipTest("no system-wide sampling for this user")
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -186,7 +239,7 @@ class Sampling(unittest.TestCase):
         mapfile = os.path.join(self.tmp, "map")
         r = run("-R", log, "-g", "-D", out, "-M", mapfile)
         self.assertEqual(r.returncode, 0, r.stderr)
-        gmon = os.path.join(out, "cpu-clock", "hotspots-pmcstat.gmon")
+        gmon = os.path.join(out, "cpu-clock", self.name + ".gmon")
         with open(mapfile) as f:
             self.assertIn(f"{gmon} {self.prog}\n", f.read())
         g = subprocess.run(["gprof", "-b", "-p", self.prog, gmon], capture_output=True, text=True,
@@ -235,7 +288,7 @@ class Sampling(unittest.TestCase):
         kinds = {l.split()[0] for l in lines}
         self.assertTrue({"attach", "map-in", "exec", "sample", "fork"} <= kinds, kinds)
         self.assertNotIn("callchain", kinds)  # -N: no call chains
-        self.assertTrue(any(re.match(r'^exec +0x[0-9a-f]+ \d+ 0x[0-9a-f]+ ".*/hotspots-pmcstat"$', l)
+        self.assertTrue(any(re.match(r'^exec +0x[0-9a-f]+ \d+ 0x[0-9a-f]+ ".*/%s"$' % self.name, l)
                             for l in lines))
 
     def test_exit_and_switch_counts(self):

@@ -340,7 +340,10 @@ struct child {
 	int go, status; /* release pipe; exec status pipe */
 };
 
-/* Fork the command; it waits until the PMCs are attached and started. */
+/* Fork the command; it waits until the PMCs are attached and started.
+ * As FreeBSD's pmcstat, wait for the child to say it is waiting: what it
+ * does before (copy-on-write faults, say) must not be counted by the PMCs
+ * started while it still runs and missed by those started after. */
 static struct child create_process(void)
 {
 	int go[2], st[2];
@@ -355,7 +358,7 @@ static struct child create_process(void)
 		close(go[1]);
 		close(st[0]);
 		signal(SIGINT, SIG_DFL);
-		if (read(go[0], &token, 1) != 1)
+		if (write(st[1], "+", 1) != 1 || read(go[0], &token, 1) != 1)
 			_exit(EX_OSERR);
 		close(go[0]);
 		execvp(args.argv[0], args.argv);
@@ -366,6 +369,12 @@ static struct child create_process(void)
 	}
 	close(go[0]);
 	close(st[1]);
+	char ready;
+	ssize_t n;
+	while ((n = read(st[0], &ready, 1)) < 0 && errno == EINTR)
+		;
+	if (n != 1)
+		errx(EX_OSERR, "ERROR: cannot start \"%s\": its process ended", args.argv[0]);
 	return (struct child){pid, go[1], st[0]};
 }
 
