@@ -139,6 +139,7 @@ struct parser {
 	struct table seen;        /* dedupe keys of side-band records */
 	struct table csw;         /* (tid << 16 | cpu, id) -> last value */
 	struct table execs;       /* pid -> 1 while an exec waits for its map */
+	struct table exec_maps;   /* pid -> dedupe key of the map its exec reported */
 	size_t last_attr;
 	struct pmclog_ev *q;      /* made, not yet returned */
 	size_t qhead, qlen, qcap;
@@ -344,6 +345,7 @@ static void unload(struct parser *p)
 	table_free(&p->seen);
 	table_free(&p->csw);
 	table_free(&p->execs);
+	table_free(&p->exec_maps);
 	p->qhead = p->qlen = 0;
 	p->made = 0;
 	p->started = p->ended = p->closed = false;
@@ -636,12 +638,21 @@ static void mapping(struct parser *p, const struct hwc_perfdata_record *r)
 	uint64_t key = mix((uint64_t)(uint32_t)pid << 32 ^ len, start);
 	for (const char *c = name; *c; c++)
 		key = mix(key, (unsigned char)*c);
-	if (!first_time(&p->seen, PERF_RECORD_MMAP, key))
-		return;
-	struct pmcinfo *pi = pmc_of(p, r->attr);
 	struct kv *exec = lookup(&p->execs, (uint32_t)pid, 0, false, NULL);
+	if (!first_time(&p->seen, PERF_RECORD_MMAP, key)) {
+		/* Another sampler's copy of an exec (its COMM, then this map)
+		 * that was already reported: the exec waits for nothing more. */
+		struct kv *m = lookup(&p->exec_maps, (uint32_t)pid, 0, false, NULL);
+		if (exec && exec->v && m && m->v == key)
+			exec->v = 0;
+		return;
+	}
+	struct pmcinfo *pi = pmc_of(p, r->attr);
 	if (exec && exec->v) {
 		exec->v = 0;
+		struct kv *m = lookup(&p->exec_maps, (uint32_t)pid, 0, true, NULL);
+		if (m)
+			m->v = key;
 		struct pmclog_ev *ev = emit(p, PMCLOG_TYPE_PROCEXEC, r->offset, t, h);
 		if (ev) {
 			ev->pl_u.pl_x.pl_pid = pid;
