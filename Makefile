@@ -108,8 +108,11 @@ $(BUILD)/obj/compat/%.o $(BUILD)/obj/tools/pctr/%.o: CPPFLAGS += $(COMPAT_CPPFLA
 $(BUILD)/obj/tools/hwc/%.o $(BUILD)/obj/tools/profile/%.o: CPPFLAGS += -Itools/profile
 $(BUILD)/obj/tools/%.o: CPPFLAGS += -Itools/common
 # Each object depends on the headers it includes: the compiler lists them
-# (-MMD) in a .d file beside the object, read back here.
-$(BUILD)/obj/%.o: %.c | $(BUILD)
+# (-MMD) in a .d file beside the object, read back here.  An object without
+# its .d file (a build tree from before) is rebuilt.
+$(BUILD)/obj/%.d: ;
+.PRECIOUS: $(BUILD)/obj/%.d
+$(BUILD)/obj/%.o: %.c $(BUILD)/obj/%.d | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -fPIC -fvisibility=hidden -fno-semantic-interposition \
 		-c $< -o $@
