@@ -421,7 +421,11 @@ class Naming(unittest.TestCase):
             ours[e["comm"]] = ours.get(e["comm"], 0) + e["self"]
         self.assertIn("swapper", ours, ours)
         self.assertAlmostEqual(ours["swapper"], theirs["swapper"], delta=0.01)
-        self.assertNotIn("[unknown]", ours)
+        # A task sampled with no COMM record (one that lived between the
+        # /proc scan and its first record) is unnamed in both: perf calls
+        # it ":PID", hwc "[unknown]"; the idle task is never one of them.
+        unnamed = sum(v for k, v in theirs.items() if k.startswith(":"))
+        self.assertAlmostEqual(ours.get("[unknown]", 0), unnamed, delta=0.05, msg=(theirs, ours))
         text = run([HWC, "report", "--sort", "comm", path]).stdout
         self.assertRegex(text, r"(?m)^\s+[\d.]+%.*\bswapper\b")
 
