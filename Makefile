@@ -110,13 +110,15 @@ $(BUILD)/obj/tools/%.o: CPPFLAGS += -Itools/common
 # Each object depends on the headers it includes: the compiler lists them
 # (-MMD) in a .d file beside the object, read back here.  An object without
 # its .d file (a build tree from before) is rebuilt.
-$(BUILD)/obj/%.d: ;
-.PRECIOUS: $(BUILD)/obj/%.d
+# (Named one by one: a missing .d made by a pattern rule would be an
+# intermediate file, which forces nothing.)
+DEP_FILES := $(patsubst %.c,$(BUILD)/obj/%.d,$(wildcard src/*.c compat/*/*.c tools/*/*.c))
+$(DEP_FILES):
 $(BUILD)/obj/%.o: %.c $(BUILD)/obj/%.d | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -fPIC -fvisibility=hidden -fno-semantic-interposition \
 		-c $< -o $@
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(wildcard $(DEP_FILES))
 
 $(BUILD):
 	@mkdir -p $(BUILD)/lib $(BUILD)/bin $(BUILD)/tests $(BUILD)/workloads
