@@ -185,15 +185,14 @@ $(BUILD)/tests/pctx_%: tests/pctx_%.c tests/check.h tests/cpc_test.h $(CPC_LIBS)
 
 # Shim libraries export only the calls they interpose (and rdpmc's helper);
 # they find libhwc beside them.
-$(BUILD)/lib/libpctr.so.$(VERSION): $(PCTR_OBJS)
-$(BUILD)/lib/libperfmon.so.$(VERSION): $(PERFMON_OBJS)
-$(patsubst %,%.$(VERSION),$(COMPAT_LIBS)): $(BUILD)/lib/libhwc.so
-	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(patsubst %.so.$(VERSION),%.so.0,$(@F)) \
+# Every compat library is named as the others: libNAME.so.1 (its soname)
+# and libNAME.so; only libhwc carries the project's version.
+$(BUILD)/lib/libpctr.so.1: $(PCTR_OBJS)
+$(BUILD)/lib/libperfmon.so.1: $(PERFMON_OBJS)
+$(patsubst %,%.1,$(COMPAT_LIBS)): $(BUILD)/lib/libhwc.so
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(@F) \
 		-Wl,--no-undefined -o $@ $(filter %.o,$^) -L$(BUILD)/lib -lhwc -lpthread -lm \
 		-Wl,-rpath,'$$ORIGIN'
-$(COMPAT_LIBS): $(BUILD)/lib/%.so: $(BUILD)/lib/%.so.$(VERSION)
-	ln -sf $*.so.$(VERSION) $(BUILD)/lib/$*.so.0
-	ln -sf $*.so.$(VERSION) $@
 
 # pctr(1) is an OpenBSD program: <machine/pctr.h> and /dev/pctr, plus
 # libhwc's event list for -l.
@@ -270,14 +269,13 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/hwc \
 		$(DESTDIR)$(INCDIR)/hwc-compat/machine $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
 	install -m 755 $(BUILD)/bin/hwc $(BUILD)/bin/pctr $(CPC_TOOLS) $(PMC_TOOLS) $(DESTDIR)$(BINDIR)/
-	for l in libpctx libcpc libpmc; do \
-		install -m 755 $(BUILD)/lib/$$l.so.1 $(DESTDIR)$(LIBDIR)/; \
-		ln -sf $$l.so.1 $(DESTDIR)$(LIBDIR)/$$l.so; done
+	for l in libpctx libcpc libpmc $(patsubst %,lib%,$(COMPAT_NAMES)); do \
+		install -m 755 $(BUILD)/lib/$$l.so.1 $(DESTDIR)$(LIBDIR)/ && \
+		ln -sf $$l.so.1 $(DESTDIR)$(LIBDIR)/$$l.so || exit 1; done
 	install -m 644 $(CPC_HEADERS) $(PMC_HEADERS) $(DESTDIR)$(INCDIR)/
-	for l in libhwc $(patsubst %,lib%,$(COMPAT_NAMES)); do \
-		install -m 755 $(BUILD)/lib/$$l.so.$(VERSION) $(DESTDIR)$(LIBDIR)/ && \
-		ln -sf $$l.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$$l.so.0 && \
-		ln -sf $$l.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$$l.so || exit 1; done
+	install -m 755 $(BUILD)/lib/libhwc.so.$(VERSION) $(DESTDIR)$(LIBDIR)/
+	ln -sf libhwc.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libhwc.so.0
+	ln -sf libhwc.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libhwc.so
 	install -m 644 $(BUILD)/lib/libhwc.a $(DESTDIR)$(LIBDIR)/
 	install -m 644 include/hwc/*.h $(DESTDIR)$(INCDIR)/hwc/
 	install -m 644 $(MACHINE_HDRS) $(DESTDIR)$(INCDIR)/hwc-compat/machine/
