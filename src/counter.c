@@ -55,7 +55,8 @@ struct hwc_counters {
 	size_t page_size;
 	pthread_t owner;
 	pid_t pid;                /* target or child pid, -1 for none */
-	struct hwc__child child;  /* COMMAND */
+	struct hwc__child child;  /* COMMAND, or CPUS with argv */
+	int pidfd;                /* hwc_counters_wait_fd(), -1 until asked for */
 	bool running;             /* between start and stop */
 	struct ovf *ovf;          /* [inst * nev + ev]; NULL until overflow is used */
 };
@@ -321,6 +322,7 @@ HWC_EXPORT int hwc_counters_open(hwc_counters **out, const hwc_evlist *list,
 	c->kind = t->kind;
 	c->flags = t->flags;
 	c->pid = -1;
+	c->pidfd = -1;
 	hwc__child_init(&c->child);
 	int err = setup(c, list);
 	if (!err && (t->kind == HWC_TARGET_PROCESS || t->kind == HWC_TARGET_THREAD)) {
@@ -328,7 +330,9 @@ HWC_EXPORT int hwc_counters_open(hwc_counters **out, const hwc_evlist *list,
 			err = hwc__fail(-EINVAL, "invalid pid %d", (int)t->pid);
 		c->pid = t->pid;
 	}
-	if (!err && t->kind == HWC_TARGET_COMMAND) {
+	/* A CPUS target with argv runs the command while it counts every CPU
+	 * (perf stat -a -- CMD): the child waits until the counters run. */
+	if (!err && (t->kind == HWC_TARGET_COMMAND || (t->kind == HWC_TARGET_CPUS && t->argv))) {
 		err = hwc__child_spawn(&c->child, t->argv);
 		c->pid = c->child.pid;
 	}
@@ -358,6 +362,8 @@ HWC_EXPORT void hwc_counters_close(hwc_counters *c)
 	unmap_pages(c);
 	close_all(c);
 	hwc__child_discard(&c->child);
+	if (c->pidfd >= 0)
+		close(c->pidfd);
 	hwc__events_free(&c->evs);
 	free(c->inst);
 	free(c->fd);
@@ -389,6 +395,11 @@ HWC_EXPORT int hwc_counters_start(hwc_counters *c)
 	if (!err)
 		err = ioctl_leaders(c, PERF_EVENT_IOC_ENABLE);
 	c->running = err == 0;
+	if (!err && c->child.pid > 0 && !c->child.started) {
+		/* CPUS with argv: the CPUs count; now the command may exec. */
+		if ((err = hwc__child_release(&c->child)))
+			c->pid = -1; /* reaped; the CPUs count on until stopped */
+	}
 	return err;
 }
 
@@ -567,6 +578,27 @@ HWC_EXPORT int hwc_counters_reset(hwc_counters *c)
 HWC_EXPORT pid_t hwc_counters_pid(const hwc_counters *c)
 {
 	return c->pid;
+}
+
+HWC_EXPORT int hwc_counters_wait_fd(hwc_counters *c)
+{
+	hwc__clear_error();
+	if (c->pidfd >= 0)
+		return c->pidfd;
+	if (c->pid <= 0)
+		return hwc__fail(-EINVAL, "the counters have no process to wait for: the target is "
+					  "this thread or CPUs without a command");
+	int fd = hwc__pidfd_open(c->pid, c->kind == HWC_TARGET_THREAD);
+	if (fd == -ESRCH)
+		return hwc__fail(fd, "task %d has ended", (int)c->pid);
+	if (fd == -EOPNOTSUPP)
+		return hwc__fail(fd, "this kernel cannot watch thread %d, which does not lead its "
+				     "process (Linux 6.9 can): look for it now and then",
+				 (int)c->pid);
+	if (fd < 0)
+		return hwc__fail(fd, "cannot watch task %d: pidfd_open: %s", (int)c->pid,
+				 strerror(-fd));
+	return c->pidfd = fd;
 }
 
 HWC_EXPORT size_t hwc_counters_ninstances(const hwc_counters *c)

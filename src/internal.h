@@ -85,6 +85,11 @@ int hwc__child_release(struct hwc__child *ch);
 int hwc__child_reap(struct hwc__child *ch, int *status);
 /* Close the pipes; a child never released is reaped. */
 void hwc__child_discard(struct hwc__child *ch);
+/* A pidfd that polls readable once PID (THREAD: the thread PID) ends, or
+ * -errno: -ESRCH when it is gone, -EOPNOTSUPP for a thread this kernel
+ * cannot watch (before Linux 6.9, one that does not lead its process).
+ * The one place that knows the PIDFD_THREAD fallback; sets no detail. */
+int hwc__pidfd_open(pid_t pid, bool thread);
 /* The CPUs of target T (all online ones when T lists none), validated;
  * *CPUS is malloc'ed. */
 int hwc__target_cpus(const struct hwc_target *t, int **cpus, size_t *n);

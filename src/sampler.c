@@ -29,10 +29,6 @@
 #define DEFAULT_STACK 8192
 #define MAX_STACK PF_RECORD_MAX_ALIGNED /* the kernel's limit: a sample is one record */
 
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL
-#endif
-
 /* ----------------------------------------------------------------- events */
 
 static void sampling_attr(const hwc_sampler *s, struct perf_event_attr *a)
@@ -178,9 +174,8 @@ static int start_target(hwc_sampler *s, const struct hwc_target *t)
 		s->tgid = t->pid;
 		if (t->kind == HWC_TARGET_THREAD && (s->tgid = hwc__tgid_of(t->pid)) < 0)
 			return hwc__fail(-ESRCH, "no thread with id %d", (int)t->pid);
-		s->pidfd = (int)syscall(SYS_pidfd_open, t->pid,
-					t->kind == HWC_TARGET_THREAD ? PIDFD_THREAD : 0);
-		if (s->pidfd < 0 && errno == ESRCH)
+		s->pidfd = hwc__pidfd_open(t->pid, t->kind == HWC_TARGET_THREAD);
+		if (s->pidfd == -ESRCH)
 			return hwc__fail(-ESRCH, "no process with pid %d", (int)t->pid);
 		return 0;
 	case HWC_TARGET_SELF:
@@ -196,7 +191,7 @@ static int start_target(hwc_sampler *s, const struct hwc_target *t)
 				return err;
 		}
 		s->pid = s->tgid = s->child.pid;
-		s->pidfd = (int)syscall(SYS_pidfd_open, s->pid, 0);
+		s->pidfd = hwc__pidfd_open(s->pid, false);
 		return 0;
 	}
 	return hwc__fail(-EINVAL, "unknown target kind %d", (int)t->kind);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -114,6 +115,22 @@ void hwc__child_discard(struct hwc__child *ch)
 	ch->go_fd = ch->exec_fd = -1;
 	if (ch->pid > 0 && !ch->started)
 		hwc__child_reap(ch, NULL);
+}
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+int hwc__pidfd_open(pid_t pid, bool thread)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, thread ? PIDFD_THREAD : 0);
+	/* Before Linux 6.9 a pidfd names a whole process: a thread that leads
+	 * its process is watched as the process, any other cannot be. */
+	if (fd < 0 && thread && errno == EINVAL)
+		fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (fd < 0 && thread && errno == EINVAL)
+		return -EOPNOTSUPP;
+	return fd < 0 ? -errno : fd;
 }
 
 /* The online CPUs, read once and sized from the machine: *N of them in

@@ -8,6 +8,7 @@
 #include "check.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -334,6 +335,53 @@ static void test_per_cpu(void)
 	hwc_evlist_free(l);
 }
 
+/* A CPUS target with argv runs the command while every CPU counts (perf
+ * stat -a -- CMD): the caller gets its pid, a descriptor that says when it
+ * ended, and its exit status; an exec failure comes back from start. */
+static void test_cpus_with_command(void)
+{
+	hwc_evlist *l = check_evlist("page-faults");
+	char *argv[] = {"sh", "-c", "\"$0\" 3000; exit 7", workload("pagetouch"), NULL};
+	struct hwc_target t = {.kind = HWC_TARGET_CPUS, .argv = argv};
+	hwc_counters *c;
+	int err = hwc_counters_open(&c, l, &t);
+	if (err == -EACCES || err == -EPERM) {
+		SKIP_SUB("system-wide counting not permitted: %s", hwc_errdetail());
+		hwc_evlist_free(l);
+		return;
+	}
+	CHECK_OK(err);
+	pid_t pid = hwc_counters_pid(c);
+	CHECK(pid > 0);
+	CHECK_OK(hwc_counters_start(c));
+	int fd = hwc_counters_wait_fd(c);
+	CHECK(fd >= 0);
+	if (pid <= 0 || fd < 0) { /* no command to wait for */
+		hwc_counters_close(c);
+		hwc_evlist_free(l);
+		return;
+	}
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	CHECK_INT(poll(&p, 1, -1), ==, 1);
+	int status;
+	CHECK_INT(waitpid(pid, &status, 0), ==, pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 7);
+	CHECK_OK(hwc_counters_stop(c));
+	CHECK_OK(hwc_counters_read(c));
+	CHECK_U64(value(c, 0), >=, 3000);
+	hwc_counters_close(c);
+
+	char *bad[] = {"/nonexistent/hwc-no-such-command", NULL};
+	t.argv = bad;
+	c = open_or_die(l, &t);
+	CHECK_INT(hwc_counters_start(c), ==, -ENOENT);
+	CHECK_STR_CONTAINS(hwc_errdetail(), "cannot execute");
+	CHECK_INT(hwc_counters_pid(c), ==, -1); /* reaped */
+	CHECK_INT(hwc_counters_wait_fd(c), ==, -EINVAL);
+	hwc_counters_close(c);
+	hwc_evlist_free(l);
+}
+
 static void test_errors(void)
 {
 	hwc_evlist *l = check_evlist("task-clock");
@@ -532,6 +580,7 @@ int main(void)
 	RUN(test_attach_existing_threads);
 	RUN(test_inherit);
 	RUN(test_per_cpu);
+	RUN(test_cpus_with_command);
 	RUN(test_errors);
 	RUN(test_unsupported_hardware);
 	RUN(test_scale);

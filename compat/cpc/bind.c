@@ -71,21 +71,16 @@ static void release_counters(cpc_set_t *set)
 		set->req[i].ev = -1;
 }
 
-/* Open SET's requests as one group on TARGET and start them; overflow
- * signals go to thread SIG_TID. */
-static int bind_set(cpc_t *cpc, cpc_set_t *set, const char *fn, const struct hwc_target *target,
-		    pid_t sig_tid)
+/* Reset every request of SET to its preset; ORDER gets the requests that
+ * count, in group order: the first with CPC_OVF_NOTIFY_EMT leads, as its
+ * overflow stops the whole group.  Returns how many count. */
+static int group_order(cpc_set_t *set, int *order)
 {
-	/* The first request with CPC_OVF_NOTIFY_EMT leads: its overflow
-	 * stops the whole group. */
-	int lead = -1;
+	int lead = -1, n = 0;
 	for (int i = 0; i < set->nreq && lead < 0; i++)
 		if (counts(&set->req[i]) && (set->req[i].flags & CPC_OVF_NOTIFY_EMT) &&
 		    cpc__overflow_period(set->req[i].preset))
 			lead = i;
-	int *order = malloc((size_t)set->nreq * sizeof(*order)), n = 0;
-	if (!order)
-		return cpc__fail(ENOMEM);
 	if (lead >= 0)
 		order[n++] = lead;
 	for (int i = 0; i < set->nreq; i++)
@@ -98,39 +93,41 @@ static int bind_set(cpc_t *cpc, cpc_set_t *set, const char *fn, const struct hwc
 		r->base = 0;
 		r->start = r->origin = r->preset;
 	}
-	if (n == 0) {
-		free(order);
-		return 0; /* nothing counts: every request stays at its preset */
-	}
+	return n;
+}
+
+/* The hwc spec of the group: "{spec,spec,...}" in ORDER, or NULL. */
+static char *group_spec(const cpc_set_t *set, const int *order, int n)
+{
 	size_t len = 3;
 	for (int k = 0; k < n; k++)
 		len += strlen(set->req[order[k]].spec) + 1;
 	char *spec = malloc(len);
-	if (!spec) {
-		free(order);
-		return cpc__fail(ENOMEM);
-	}
+	if (!spec)
+		return NULL;
 	size_t off = 0;
 	spec[off++] = '{';
 	for (int k = 0; k < n; k++)
 		off += (size_t)sprintf(spec + off, "%s%s", k ? "," : "", set->req[order[k]].spec);
 	spec[off++] = '}';
 	spec[off] = '\0';
-	hwc_evlist *l;
-	int err = hwc_evlist_new(&l);
+	return spec;
+}
+
+/* Resolve the group into *OUT and give each event its request's privilege
+ * levels and overflow period: 0, or an hwc -errno with its detail. */
+static int group_list(cpc_set_t *set, const int *order, int n, hwc_evlist **out)
+{
+	char *spec = group_spec(set, order, n);
+	if (!spec)
+		return -ENOMEM;
+	int err = hwc_evlist_new(out);
 	if (!err)
-		err = hwc_evlist_add(l, spec);
+		err = hwc_evlist_add(*out, spec);
 	free(spec);
-	if (err) {
-		char detail[1024];
-		snprintf(detail, sizeof(detail), "%s", hwc_errdetail());
-		hwc_evlist_free(l);
-		free(order);
-		return bind_error(cpc, fn, err, detail);
-	}
-	for (int k = 0; k < n; k++) {
+	for (int k = 0; !err && k < n; k++) {
 		struct req *r = &set->req[order[k]];
-		struct perf_event_attr *a = hwc_evlist_attr(l, (size_t)k);
+		struct perf_event_attr *a = hwc_evlist_attr(*out, (size_t)k);
 		a->exclude_user = !(r->flags & CPC_COUNT_USER);
 		a->exclude_kernel = !(r->flags & CPC_COUNT_SYSTEM);
 		a->exclude_hv = !(r->flags & CPC_COUNT_HV);
@@ -138,8 +135,13 @@ static int bind_set(cpc_t *cpc, cpc_set_t *set, const char *fn, const struct hwc
 			a->sample_period = cpc__overflow_period(r->preset);
 		r->ev = k;
 	}
-	err = hwc_counters_open(&set->counters, l, target);
-	hwc_evlist_free(l);
+	return err;
+}
+
+/* Route the overflow of every CPC_OVF_NOTIFY_EMT request to thread SIG_TID. */
+static int arm_overflow(cpc_set_t *set, const int *order, int n, pid_t sig_tid)
+{
+	int err = 0;
 	for (int k = 0; !err && k < n; k++) {
 		struct req *r = &set->req[order[k]];
 		r->ovf = (r->flags & CPC_OVF_NOTIFY_EMT) && cpc__overflow_period(r->preset);
@@ -147,8 +149,29 @@ static int bind_set(cpc_t *cpc, cpc_set_t *set, const char *fn, const struct hwc
 			err = hwc_counters_overflow_signal(set->counters, 0, (size_t)k, cpc_sigemt(),
 							   sig_tid);
 	}
-	if (!err)
+	return err;
+}
+
+/* Open SET's requests as one group on TARGET and start them; overflow
+ * signals go to thread SIG_TID.  With no counting request, every request
+ * stays at its preset. */
+static int bind_set(cpc_t *cpc, cpc_set_t *set, const char *fn, const struct hwc_target *target,
+		    pid_t sig_tid)
+{
+	int *order = malloc((size_t)set->nreq * sizeof(*order));
+	if (!order)
+		return cpc__fail(ENOMEM);
+	int n = group_order(set, order), err = 0;
+	hwc_evlist *l = NULL;
+	if (n > 0)
+		err = group_list(set, order, n, &l);
+	if (n > 0 && !err)
+		err = hwc_counters_open(&set->counters, l, target);
+	if (n > 0 && !err)
+		err = arm_overflow(set, order, n, sig_tid);
+	if (n > 0 && !err)
 		err = hwc_counters_start(set->counters);
+	hwc_evlist_free(l);
 	free(order);
 	if (err) {
 		char detail[1024];

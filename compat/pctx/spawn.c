@@ -173,6 +173,12 @@ fail:
 	return NULL;
 }
 
+/* The fork, go pipe and exec-status pipe are libhwc's hwc__child_spawn()
+ * again, written out here on purpose: libpctx does not link libhwc (it only
+ * controls processes; libcpc, which links both, counts), the core's spawner
+ * is internal, and pctx_create() must seize the child between the fork and
+ * the go signal, then hold it at its exec, which that spawner has no hook
+ * for. */
 PCTX_EXPORT pctx_t *pctx_create(const char *filename, char *const *argv, void *arg, int verbose,
 				pctx_errfn_t *errfn)
 {

@@ -124,8 +124,8 @@ enum hwc_target_kind {
 struct hwc_target {
 	enum hwc_target_kind kind;
 	pid_t pid;            /* PROCESS, THREAD */
-	char *const *argv;    /* COMMAND: argv[0] is looked up in PATH; CPUS: a sampler also
-			       * runs this command, and ends with it (hwc_sampler_open) */
+	char *const *argv;    /* COMMAND: argv[0] is looked up in PATH; CPUS: also run this
+			       * command, started once the CPUs count (perf stat -a -- CMD) */
 	const int *cpus;      /* CPUS: the CPUs to count on; NULL means all online */
 	size_t ncpus;
 	unsigned flags;       /* HWC_NO_INHERIT | ... */
@@ -151,16 +151,19 @@ static inline bool hwc_value_multiplexed(const struct hwc_value *v)
 
 typedef struct hwc_counters hwc_counters;
 
-/* Open every event of LIST on TARGET, disabled.  For HWC_TARGET_COMMAND the
- * process is created here and waits; hwc_counters_start() lets it exec. */
+/* Open every event of LIST on TARGET, disabled.  For HWC_TARGET_COMMAND (or
+ * HWC_TARGET_CPUS with argv) the process is created here and waits;
+ * hwc_counters_start() lets it exec.  The caller reaps it (waitpid on
+ * hwc_counters_pid()) once started. */
 int hwc_counters_open(hwc_counters **out, const hwc_evlist *list, const struct hwc_target *target);
 
 /* Close all events.  A COMMAND child that was never started is reaped. */
 void hwc_counters_close(hwc_counters *c);
 
 /* Enable counting.  For a COMMAND target: release the child to exec (the
- * counters are enabled by the exec itself); if exec fails, the child is
- * reaped and the error (e.g. -ENOENT) returned. */
+ * counters are enabled by the exec itself); for a CPUS target with argv:
+ * enable, then release the child.  If exec fails, the child is reaped and
+ * the error (e.g. -ENOENT) returned, hwc_counters_pid() is then -1. */
 int hwc_counters_start(hwc_counters *c);
 int hwc_counters_stop(hwc_counters *c);
 
@@ -185,8 +188,16 @@ int hwc_counters_values(const hwc_counters *c, size_t inst, struct hwc_value *ou
 /* Make the last snapshot the new zero without reading again (interval mode). */
 void hwc_counters_rebase(hwc_counters *c);
 
-/* The pid of a COMMAND target's process, else the target pid, else -1. */
+/* The pid of the command's process (COMMAND, or CPUS with argv), else the
+ * target pid, else -1. */
 pid_t hwc_counters_pid(const hwc_counters *c);
+
+/* A descriptor that polls readable once the command, process or thread of
+ * C ends (a pidfd, owned by C, opened on the first call).  -ESRCH: it has
+ * ended already; -EOPNOTSUPP: before Linux 6.9, a thread that does not
+ * lead its process cannot be watched (look for it now and then); -EINVAL:
+ * there is no process (SELF, CPUS without argv). */
+int hwc_counters_wait_fd(hwc_counters *c);
 
 /* Instances: one per CPU for HWC_TARGET_CPUS, one per thread otherwise. */
 size_t hwc_counters_ninstances(const hwc_counters *c);

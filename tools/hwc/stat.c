@@ -8,7 +8,6 @@
 #include <hwc/output.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -18,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -157,7 +155,12 @@ static void on_signal(int sig)
  * the check and the wait.  Installed before the command is forked; exec
  * resets caught handlers to the default, so the command still gets Ctrl-C.
  * Installed even when inherited as ignored (a background job): the report
- * must not be lost to `kill -INT` either. */
+ * must not be lost to `kill -INT` either.
+ * Not cli_catch_stop_signals(): record and top wait in hwc_sampler_poll(),
+ * which cannot take a signal mask, so they catch signals unblocked and may
+ * miss one that lands between the check and the poll for a poll's length;
+ * stat waits in its own ppoll() and can close that gap.  And stat has never
+ * caught SIGHUP: a hangup ends it, and the command, as it ends perf stat. */
 static void setup_signals(sigset_t *wait_mask)
 {
 	struct sigaction sa = {0};
@@ -184,9 +187,12 @@ struct stat_run {
 	size_t *map;       /* report event -> evlist index */
 	sigset_t wait_mask;
 	pid_t child;       /* the command, or -1 */
-	int wait_fd;       /* pidfd of the command, process or thread, or -1 */
+	int wait_fd;       /* the counters' pidfd of the command, process or thread, or -1 */
 	bool poll_tid;     /* no pidfd for the thread: look for it now and then */
 	bool gone;         /* the process was gone before the wait began */
+	bool ended;        /* the command, process or thread ended */
+	struct timespec t0; /* the start of the run */
+	double last;       /* seconds from t0 to the last interval printed */
 	int status;        /* wait status of the command */
 	bool child_done;
 	struct rusage ru;
@@ -199,55 +205,6 @@ static double seconds_since(const struct timespec *t0)
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
-static int pidfd_open(pid_t pid, unsigned flags)
-{
-	return (int)syscall(SYS_pidfd_open, pid, flags);
-}
-
-/* -a/-C with a command: the counters already run; start the command.
- * Exec failure comes back through a close-on-exec pipe. */
-static int spawn(struct stat_run *s)
-{
-	int pipefd[2];
-	if (pipe2(pipefd, O_CLOEXEC) < 0) {
-		fprintf(stderr, "hwc stat: pipe: %s\n", strerror(errno));
-		return EXIT_ERROR;
-	}
-	pid_t pid = fork();
-	if (pid < 0) {
-		fprintf(stderr, "hwc stat: cannot fork: %s\n", strerror(errno));
-		close(pipefd[0]);
-		close(pipefd[1]);
-		return EXIT_ERROR;
-	}
-	if (pid == 0) {
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		close(pipefd[0]);
-		execvp(s->o->t.argv[0], s->o->t.argv);
-		int e = errno;
-		if (write(pipefd[1], &e, sizeof(e)) < 0)
-			_exit(EXIT_NOEXEC);
-		_exit(EXIT_NOEXEC);
-	}
-	close(pipefd[1]);
-	int e = 0;
-	ssize_t r;
-	do
-		r = read(pipefd[0], &e, sizeof(e));
-	while (r < 0 && errno == EINTR);
-	close(pipefd[0]);
-	if (r == (ssize_t)sizeof(e)) {
-		waitpid(pid, NULL, 0);
-		fprintf(stderr, "hwc stat: cannot execute '%s': %s%s\n", s->o->t.argv[0], strerror(e),
-			e == ENOENT && !strchr(s->o->t.argv[0], '/') ? " (not found in PATH)" : "");
-		return EXIT_NOEXEC;
-	}
-	s->child = pid;
-	return 0;
 }
 
 /* Values of the last snapshot, [row][report event]. */
@@ -270,95 +227,74 @@ static void add_values(struct hwc_value *sum, const struct hwc_value *v, size_t 
 	}
 }
 
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL
-#endif
-
-/* What to wait for: the command's or process's pidfd, or the thread's.
- * Before Linux 6.9 a pidfd names a whole process, so a thread that is not
- * its process's leader is looked for every 100 ms instead. */
-static int setup_wait(struct stat_run *s)
+/* What to wait for: the command, process or thread, through the counters'
+ * pidfd.  A thread this kernel cannot watch (before Linux 6.9, one that
+ * does not lead its process) is looked for every 100 ms instead. */
+static int setup_wait(struct stat_run *s, hwc_counters *c)
 {
 	s->wait_fd = -1;
 	s->gone = s->poll_tid = false;
-	pid_t pid = s->child > 0 ? s->child : s->o->t.pid;
-	if (pid > 0) {
-		s->wait_fd = pidfd_open(pid, 0);
-	} else if (s->o->t.tid) {
-		s->wait_fd = pidfd_open(s->o->t.tid, PIDFD_THREAD);
-		if (s->wait_fd < 0 && errno == EINVAL)
-			s->wait_fd = pidfd_open(s->o->t.tid, 0);
-		if (s->wait_fd < 0 && errno == EINVAL) {
-			s->poll_tid = true;
-			return 0;
-		}
-		pid = s->o->t.tid;
-	} else {
-		return 0;
-	}
-	if (s->wait_fd >= 0)
-		return 0;
-	if (errno == ESRCH && s->child <= 0) {
+	if (!s->o->t.argv && !s->o->t.pid && !s->o->t.tid)
+		return 0; /* -a/-C alone: until a signal */
+	int fd = hwc_counters_wait_fd(c);
+	if (fd >= 0)
+		s->wait_fd = fd;
+	else if (fd == -EOPNOTSUPP)
+		s->poll_tid = true;
+	else if (fd == -ESRCH && s->child <= 0)
 		s->gone = true; /* ended before we looked */
-		return 0;
-	}
-	fprintf(stderr, "hwc stat: cannot watch task %d: pidfd_open: %s\n", (int)pid, strerror(errno));
-	return EXIT_ERROR;
-}
-
-static void reap(struct stat_run *s, int flags)
-{
-	if (s->child <= 0 || s->child_done)
-		return;
-	pid_t r;
-	do
-		r = wait4(s->child, &s->status, flags, &s->ru);
-	while (r < 0 && errno == EINTR);
-	if (r == s->child)
-		s->child_done = true;
-}
-
-/* Count one run: start, wait for the end (printing intervals), read. */
-static int count_run(struct stat_run *s, hwc_counters *c, struct hwc_value *total)
-{
-	struct stat_report *r = &s->rep;
-	size_t n = r->nrows * r->nev;
-	struct hwc_value *v = calloc(n, sizeof(*v));
-	if (!v) {
-		fprintf(stderr, "hwc stat: out of memory\n");
+	else {
+		fprintf(stderr, "hwc stat: %s\n", hwc_errdetail());
 		return EXIT_ERROR;
 	}
-	memset(total, 0, n * sizeof(*total));
-	s->child = s->target.kind == HWC_TARGET_COMMAND ? hwc_counters_pid(c) : -1;
+	return 0;
+}
+
+/* Start the counters, and with them the command if there is one. */
+static int start(struct stat_run *s, hwc_counters *c)
+{
+	s->child = -1;
 	s->child_done = false;
 	s->status = 0;
 	memset(&s->ru, 0, sizeof(s->ru));
-	int rc = 0;
-	struct timespec t0;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_MONOTONIC, &s->t0);
 	int err = hwc_counters_start(c);
-	if (err && s->target.kind == HWC_TARGET_COMMAND) {
-		fprintf(stderr, "hwc stat: %s\n", hwc_errdetail());
-		s->child = -1;
-		rc = EXIT_NOEXEC;
-		goto out;
-	}
+	/* The command's pid is -1 after an exec failure (it was reaped). */
+	pid_t pid = s->o->t.argv ? hwc_counters_pid(c) : -1;
 	if (err) {
 		fprintf(stderr, "hwc stat: %s\n", hwc_errdetail());
-		rc = EXIT_ERROR;
-		goto out;
+		return s->o->t.argv && pid < 0 ? EXIT_NOEXEC : EXIT_ERROR;
 	}
-	if (s->target.kind == HWC_TARGET_CPUS && s->o->t.argv && (rc = spawn(s)))
-		goto out;
-	if ((rc = setup_wait(s)))
-		goto out;
+	s->child = pid;
+	return 0;
+}
 
-	double interval = (double)s->o->interval_ms / 1000, last = 0, next = interval;
-	bool ended = s->gone;
-	while (!ended && !interrupted) {
+/* Print one interval's counts (V is scratch), adding them to TOTAL. */
+static void print_interval(struct stat_run *s, hwc_counters *c, double now, struct hwc_value *v,
+			   struct hwc_value *total)
+{
+	struct stat_report *r = &s->rep;
+	if (hwc_counters_read(c) == 0) {
+		gather(s, c, v);
+		stat_report_interval(r, now, now - s->last, v);
+		add_values(total, v, r->nrows * r->nev);
+		hwc_counters_rebase(c);
+	}
+	s->last = now;
+}
+
+/* Sleep until the target ends or a signal comes, printing every interval.
+ * Sets s->ended when the target ended. */
+static int wait_for_end(struct stat_run *s, hwc_counters *c, struct hwc_value *v,
+			struct hwc_value *total)
+{
+	double interval = (double)s->o->interval_ms / 1000, next = interval;
+	s->last = 0;
+	s->ended = s->gone;
+	while (!s->ended && !interrupted) {
 		struct timespec timeout, *tp = NULL;
 		if (interval > 0 || s->poll_tid) {
-			double left = interval > 0 ? next - seconds_since(&t0) : 0.1;
+			double left = interval > 0 ? next - seconds_since(&s->t0) : 0.1;
 			if (left < 0)
 				left = 0;
 			if (s->poll_tid && left > 0.1)
@@ -371,54 +307,96 @@ static int count_run(struct stat_run *s, hwc_counters *c, struct hwc_value *tota
 		int ready = ppoll(&pfd, s->wait_fd >= 0, tp, &s->wait_mask);
 		if (ready < 0 && errno != EINTR) {
 			fprintf(stderr, "hwc stat: ppoll: %s\n", strerror(errno));
-			rc = EXIT_ERROR;
-			break;
+			return EXIT_ERROR;
 		}
-		ended = (ready > 0 && pfd.revents) ||
-			(s->poll_tid && kill(s->o->t.tid, 0) < 0 && errno == ESRCH);
-		double now = seconds_since(&t0);
-		if (interval > 0 && now >= next && !ended && !interrupted) {
-			if (hwc_counters_read(c) == 0) {
-				gather(s, c, v);
-				stat_report_interval(r, now, now - last, v);
-				add_values(total, v, n);
-				hwc_counters_rebase(c);
-			}
-			last = now;
+		s->ended = (ready > 0 && pfd.revents) ||
+			   (s->poll_tid && kill(s->o->t.tid, 0) < 0 && errno == ESRCH);
+		double now = seconds_since(&s->t0);
+		if (interval > 0 && now >= next && !s->ended && !interrupted) {
+			print_interval(s, c, now, v, total);
 			while (next <= now)
 				next += interval;
 		}
 	}
-	if (s->wait_fd >= 0)
-		close(s->wait_fd);
-	/* A SIGINT that came with the command's end (Ctrl-C reaches both) is
-	 * still pending: the run was interrupted all the same. */
+	return 0;
+}
+
+/* A SIGINT that came with the command's end (Ctrl-C reaches both) is still
+ * pending: the run was interrupted all the same. */
+static void note_pending_signal(void)
+{
 	sigset_t pending;
 	if (!interrupted && sigpending(&pending) == 0)
 		interrupted = sigismember(&pending, SIGINT) ? SIGINT : sigismember(&pending, SIGTERM) ? SIGTERM : 0;
-	reap(s, ended ? 0 : WNOHANG);
-	double elapsed = seconds_since(&t0);
+}
+
+/* Collect the command (waiting only if it ended), with its rusage. */
+static void reap(struct stat_run *s)
+{
+	if (s->child <= 0 || s->child_done)
+		return;
+	pid_t r;
+	do
+		r = wait4(s->child, &s->status, s->ended ? 0 : WNOHANG, &s->ru);
+	while (r < 0 && errno == EINTR);
+	if (r == s->child)
+		s->child_done = true;
+}
+
+/* The last read: the final interval and the run's total. */
+static int final_read(struct stat_run *s, hwc_counters *c, struct hwc_value *v,
+		      struct hwc_value *total)
+{
+	struct stat_report *r = &s->rep;
+	double elapsed = seconds_since(&s->t0);
 	if (s->target.kind != HWC_TARGET_COMMAND)
 		hwc_counters_stop(c);
 	if (hwc_counters_read(c)) {
 		fprintf(stderr, "hwc stat: %s\n", hwc_errdetail());
-		rc = EXIT_ERROR;
-		goto out;
+		return EXIT_ERROR;
 	}
 	gather(s, c, v);
-	if (interval > 0)
-		stat_report_interval(r, elapsed, elapsed - last, v);
-	add_values(total, v, n);
+	if (s->o->interval_ms > 0)
+		stat_report_interval(r, elapsed, elapsed - s->last, v);
+	add_values(total, v, r->nrows * r->nev);
 	if (stat_report_add_run(r, total, elapsed)) {
 		fprintf(stderr, "hwc stat: out of memory\n");
-		rc = EXIT_ERROR;
+		return EXIT_ERROR;
 	}
-	if (s->child_done) {
-		r->rusage_runs++;
-		r->user_s += (double)s->ru.ru_utime.tv_sec + (double)s->ru.ru_utime.tv_usec / 1e6;
-		r->sys_s += (double)s->ru.ru_stime.tv_sec + (double)s->ru.ru_stime.tv_usec / 1e6;
+	return 0;
+}
+
+/* The command's user and system time, when it was reaped. */
+static void add_rusage(struct stat_run *s)
+{
+	struct stat_report *r = &s->rep;
+	if (!s->child_done)
+		return;
+	r->rusage_runs++;
+	r->user_s += (double)s->ru.ru_utime.tv_sec + (double)s->ru.ru_utime.tv_usec / 1e6;
+	r->sys_s += (double)s->ru.ru_stime.tv_sec + (double)s->ru.ru_stime.tv_usec / 1e6;
+}
+
+/* Count one run: start, wait for the end (printing intervals), read. */
+static int count_run(struct stat_run *s, hwc_counters *c, struct hwc_value *total)
+{
+	struct stat_report *r = &s->rep;
+	struct hwc_value *v = calloc(r->nrows * r->nev, sizeof(*v));
+	if (!v) {
+		fprintf(stderr, "hwc stat: out of memory\n");
+		return EXIT_ERROR;
 	}
-out:
+	memset(total, 0, r->nrows * r->nev * sizeof(*total));
+	int rc = start(s, c);
+	if (!rc)
+		rc = setup_wait(s, c);
+	if (!rc) {
+		rc = wait_for_end(s, c, v, total);
+		note_pending_signal();
+		reap(s);
+	}
+	if (!rc && !(rc = final_read(s, c, v, total)))
+		add_rusage(s);
 	free(v);
 	return rc;
 }
