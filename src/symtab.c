@@ -387,21 +387,29 @@ struct hwc__plt *hwc__plt_build(Dwfl_Module *mod)
 				sl = find_slot(slots, nslots, got);
 			else if (!x86 && (off - first) / esize < nplt_relocs)
 				sl = &slots[(off - first) / esize]; /* in relocation order */
-			if (!sl)
+			/* The lazy PLT's first entry is the trampoline to the dynamic
+			 * linker's resolver: newer perf names it ".plt". */
+			bool header = x86 && !sl && off == 0 && strcmp(name, ".plt") == 0;
+			if (!sl && !header)
 				continue;
 			char buf[512];
-			const char *what = sl->name;
-			if (!what) {
-				/* IRELATIVE: the stub reaches what the ifunc resolver picks;
-				 * name it after the resolver's symbol, as newer perf does. */
-				GElf_Off o;
-				GElf_Sym s;
-				what = dwfl_module_addrinfo(mod, sl->addend + bias, &o, &s, NULL, NULL,
-							    NULL);
-				if (!what || o)
-					continue;
+			if (header) {
+				snprintf(buf, sizeof(buf), ".plt");
+			} else {
+				const char *what = sl->name;
+				if (!what) {
+					/* IRELATIVE: the stub reaches what the ifunc resolver
+					 * picks; name it after the resolver's symbol, as newer
+					 * perf does. */
+					GElf_Off o;
+					GElf_Sym s;
+					what = dwfl_module_addrinfo(mod, sl->addend + bias, &o, &s, NULL,
+								    NULL, NULL);
+					if (!what || o)
+						continue;
+				}
+				snprintf(buf, sizeof(buf), "%.*s@plt", (int)strcspn(what, "@"), what);
 			}
-			snprintf(buf, sizeof(buf), "%.*s@plt", (int)strcspn(what, "@"), what);
 			if (p->n == cap) {
 				cap = cap ? cap * 2 : 64;
 				struct plt_stub *ns = realloc(p->s, cap * sizeof(*ns));

@@ -200,9 +200,18 @@ static size_t compare_plt(const char *path)
 		unsigned long long addr;
 		char label[512];
 		size_t len;
-		if (sscanf(line, "%llx <%511[^>]>:", &addr, label) != 2 ||
-		    (len = strlen(label)) < 4 || strcmp(label + len - 4, "@plt") != 0)
-			continue; /* also the lazy PLT's header, "<first@plt-0x10>" */
+		if (sscanf(line, "%llx <%511[^>]>:", &addr, label) != 2)
+			continue;
+		if (strstr(label, "@plt-0x")) {
+			/* The lazy PLT's header ("<first@plt-0x10>"): ".plt". */
+			uint64_t start = 0, size = 0;
+			const char *name = p ? hwc__plt_lookup(p, addr + 6, &start, &size) : NULL;
+			CHECK_STR_EQ(name, ".plt");
+			CHECK_U64(start, ==, addr);
+			continue;
+		}
+		if ((len = strlen(label)) < 4 || strcmp(label + len - 4, "@plt") != 0)
+			continue;
 		for (uint64_t at = addr; at < addr + 16; at += 15) {
 			uint64_t start = 0, size = 0;
 			const char *name = p ? hwc__plt_lookup(p, at, &start, &size) : NULL;
