@@ -243,6 +243,63 @@ static size_t sample_frames(struct rp_report *r, const struct hwc_sample *s,
 	return k;
 }
 
+/* Flat: self to the leaf's row and function; children once per sample to
+ * each distinct function and row of the chain. */
+static void add_flat(struct rp_report *r, struct rp_func **chain, size_t n, const char *comm,
+		     const struct hwc_sample *s, uint64_t period)
+{
+	unsigned stamp = r->stamp;
+	struct rp_row *leaf = intern_row(r, chain[0], comm, s->pid, s->tid);
+	leaf->self += period;
+	leaf->samples++;
+	chain[0]->self += period;
+	chain[0]->self_samples++;
+	for (size_t i = 0; i < n; i++) {
+		struct rp_func *f = chain[i];
+		if (f->seen != stamp) {
+			f->seen = stamp;
+			f->total += period;
+			f->total_samples++;
+		}
+		struct rp_row *w = i ? intern_row(r, f, comm, s->pid, s->tid) : leaf;
+		if (w->seen != stamp) {
+			w->seen = stamp;
+			w->children += period;
+		}
+	}
+}
+
+/* Edges (gprof): each distinct caller -> callee pair once per sample. */
+static void add_edges(struct rp_report *r, struct rp_func **chain, size_t n, uint64_t period)
+{
+	for (size_t i = 0; i + 1 < n; i++) {
+		struct rp_edge *e = intern_edge(r, chain[i + 1], chain[i]);
+		if (e->seen != r->stamp) {
+			e->seen = r->stamp;
+			e->period += period;
+			e->samples++;
+		}
+	}
+}
+
+/* One path from ROOT through the N frames of CHAIN, each STEP apart
+ * starting at FIRST: the sample's period to every node on it, its self
+ * to the last. */
+static void add_path(struct rp_report *r, struct rp_node *root, struct rp_func **first,
+		     ptrdiff_t step, size_t n, uint64_t period)
+{
+	struct rp_node *node = root;
+	node->total += period;
+	node->total_samples++;
+	for (size_t i = 0; i < n; i++) {
+		node = child_of(r, node, first[(ptrdiff_t)i * step]);
+		node->total += period;
+		node->total_samples++;
+	}
+	node->self += period;
+	node->self_samples++;
+}
+
 void rp_add_sample(struct rp_report *r, const struct hwc_sample *s, const struct perf_event_attr *a)
 {
 	struct rp_func *chain[MAX_FRAMES];
@@ -264,55 +321,11 @@ void rp_add_sample(struct rp_report *r, const struct hwc_sample *s, const struct
 	struct rp_thread *t = rp_thread_get(r, s->pid, s->tid);
 	t->samples++;
 	t->period += period;
-	unsigned stamp = ++r->stamp;
-	/* Flat: self to the leaf, children once per distinct function/row. */
-	struct rp_row *leaf = intern_row(r, chain[0], comm, s->pid, s->tid);
-	leaf->self += period;
-	leaf->samples++;
-	chain[0]->self += period;
-	chain[0]->self_samples++;
-	for (size_t i = 0; i < n; i++) {
-		struct rp_func *f = chain[i];
-		if (f->seen != stamp) {
-			f->seen = stamp;
-			f->total += period;
-			f->total_samples++;
-		}
-		struct rp_row *w = i ? intern_row(r, f, comm, s->pid, s->tid) : leaf;
-		if (w->seen != stamp) {
-			w->seen = stamp;
-			w->children += period;
-		}
-		if (i + 1 < n) {
-			struct rp_edge *e = intern_edge(r, chain[i + 1], f);
-			if (e->seen != stamp) {
-				e->seen = stamp;
-				e->period += period;
-				e->samples++;
-			}
-		}
-	}
-	/* Trees: callers first, and callees first. */
-	struct rp_node *node = &r->root;
-	node->total += period;
-	node->total_samples++;
-	for (size_t i = n; i-- > 0;) {
-		node = child_of(r, node, chain[i]);
-		node->total += period;
-		node->total_samples++;
-	}
-	node->self += period;
-	node->self_samples++;
-	node = &r->croot;
-	node->total += period;
-	node->total_samples++;
-	for (size_t i = 0; i < n; i++) {
-		node = child_of(r, node, chain[i]);
-		node->total += period;
-		node->total_samples++;
-	}
-	node->self += period;
-	node->self_samples++;
+	++r->stamp;
+	add_flat(r, chain, n, comm, s, period);
+	add_edges(r, chain, n, period);
+	add_path(r, &r->root, chain + n - 1, -1, n, period);  /* callers first */
+	add_path(r, &r->croot, chain, 1, n, period);          /* callees first */
 }
 
 static void free_thread(void *entry)
