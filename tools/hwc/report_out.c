@@ -47,15 +47,14 @@ static int cmp_rows(const void *a, const void *b)
 
 struct rp_row **rp_sorted_rows(struct rp_report *r, size_t *n)
 {
-	struct rp_row **v = calloc(r->nrows + 1, sizeof(*v));
+	struct rp_row **v = calloc(r->rows.len + 1, sizeof(*v));
 	if (!v) {
 		*n = 0;
 		return NULL;
 	}
 	size_t k = 0;
-	for (size_t i = 0; i < r->rcap; i++)
-		for (struct rp_row *w = r->rbuckets[i]; w; w = w->next)
-			v[k++] = w;
+	for (struct rp_row *w = NULL; (w = rp_table_next(&r->rows, w));)
+		v[k++] = w;
 	g_order = r->o.order == O_PERIOD ? O_SELF : r->o.order;
 	qsort(v, k, sizeof(*v), cmp_rows);
 	*n = k;
@@ -74,12 +73,11 @@ static int cmp_funcs(const void *a, const void *b)
 
 struct rp_func **rp_sorted_funcs(struct rp_report *r, size_t *n)
 {
-	struct rp_func **v = calloc(r->nfuncs + 1, sizeof(*v));
+	struct rp_func **v = calloc(r->funcs.len + 1, sizeof(*v));
 	size_t k = 0;
-	for (size_t i = 0; v && i < r->fcap; i++)
-		for (struct rp_func *f = r->fbuckets[i]; f; f = f->next)
-			if (f->total)
-				v[k++] = f;
+	for (struct rp_func *f = NULL; v && (f = rp_table_next(&r->funcs, f));)
+		if (f->total)
+			v[k++] = f;
 	if (v)
 		qsort(v, k, sizeof(*v), cmp_funcs);
 	*n = k;
@@ -270,12 +268,11 @@ static int cmp_edges(const void *a, const void *b)
 static struct rp_edge **sorted_edges(struct rp_report *r, const unsigned *rank, bool by_callee,
 				     size_t *n)
 {
-	struct rp_edge **v = calloc(r->nedges + 1, sizeof(*v));
+	struct rp_edge **v = calloc(r->edges.len + 1, sizeof(*v));
 	size_t k = 0;
-	for (size_t b = 0; v && b < r->ecap; b++)
-		for (struct rp_edge *e = r->ebuckets[b]; e; e = e->next)
-			if (e->caller != e->callee && rank[e->caller->id] && rank[e->callee->id])
-				v[k++] = e;
+	for (struct rp_edge *e = NULL; v && (e = rp_table_next(&r->edges, e));)
+		if (e->caller != e->callee && rank[e->caller->id] && rank[e->callee->id])
+			v[k++] = e;
 	g_rank = rank;
 	g_by_callee = by_callee;
 	if (v)
@@ -298,7 +295,7 @@ void rp_print_gprof(struct rp_report *r, FILE *out)
 	print_header(r, out);
 	size_t n, nin = 0, nout = 0;
 	struct rp_func **fs = rp_sorted_funcs(r, &n);
-	unsigned *rank = calloc(r->nfuncs + 2, sizeof(*rank));
+	unsigned *rank = calloc(r->funcs.len + 2, sizeof(*rank));
 	for (size_t i = 0; i < n && rank; i++)
 		rank[fs[i]->id] = (unsigned)i + 1;
 	/* Both lists follow the functions' order: one pass over each. */
@@ -343,11 +340,10 @@ static int cmp_threads(const void *a, const void *b)
 
 static struct rp_thread **sorted_threads(struct rp_report *r)
 {
-	struct rp_thread **v = calloc(r->nthreads + 1, sizeof(*v));
+	struct rp_thread **v = calloc(r->threads.len + 1, sizeof(*v));
 	size_t k = 0;
-	for (size_t i = 0; v && i < r->tcap; i++)
-		for (struct rp_thread *t = r->tbuckets[i]; t; t = t->next)
-			v[k++] = t;
+	for (struct rp_thread *t = NULL; v && (t = rp_table_next(&r->threads, t));)
+		v[k++] = t;
 	if (v)
 		qsort(v, k, sizeof(*v), cmp_threads);
 	return v;
@@ -360,7 +356,7 @@ void rp_print_threads(struct rp_report *r, FILE *out)
 	fprintf(out, "#\n#     Pid      Tid  %-16s  Samples        Period  Share  Switches  Exited  "
 		     "Counts\n",
 		"Command");
-	for (size_t i = 0; ts && i < r->nthreads; i++) {
+	for (size_t i = 0; ts && i < r->threads.len; i++) {
 		const struct rp_thread *t = ts[i];
 		if (!rp_pid_selected(r->o.pids, t->pid, t->tid))
 			continue;
@@ -540,22 +536,21 @@ void rp_print_json(struct rp_report *r, FILE *out)
 	if (r->o.view == V_GPROF) {
 		fprintf(out, ",\n \"edges\": [");
 		first = true;
-		for (size_t b = 0; b < r->ecap; b++)
-			for (struct rp_edge *e = r->ebuckets[b]; e; e = e->next) {
-				fprintf(out, "%s\n  {\"caller\": {", first ? "" : ",");
-				json_func(out, e->caller);
-				fprintf(out, "}, \"callee\": {");
-				json_func(out, e->callee);
-				fprintf(out, "}, \"period\": %" PRIu64 ", \"samples\": %" PRIu64 "}", e->period,
-					e->samples);
-				first = false;
-			}
+		for (struct rp_edge *e = NULL; (e = rp_table_next(&r->edges, e));) {
+			fprintf(out, "%s\n  {\"caller\": {", first ? "" : ",");
+			json_func(out, e->caller);
+			fprintf(out, "}, \"callee\": {");
+			json_func(out, e->callee);
+			fprintf(out, "}, \"period\": %" PRIu64 ", \"samples\": %" PRIu64 "}", e->period,
+				e->samples);
+			first = false;
+		}
 		fprintf(out, "\n ]");
 	}
 	fprintf(out, ",\n \"threads\": [");
 	struct rp_thread **ts = sorted_threads(r);
 	first = true;
-	for (size_t i = 0; ts && i < r->nthreads; i++) {
+	for (size_t i = 0; ts && i < r->threads.len; i++) {
 		const struct rp_thread *t = ts[i];
 		fprintf(out, "%s\n  {\"pid\": %u, \"tid\": %u, \"comm\": ", first ? "" : ",", t->pid, t->tid);
 		rp_json_string(out, t->comm);

@@ -5,7 +5,6 @@
  * few hash look-ups per frame. */
 #include "profile.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,70 +20,49 @@ static uint64_t hash_ptr(const void *p)
 	return k ^ (k >> 32);
 }
 
-static void *xcalloc(size_t n, size_t size)
+static uint64_t func_hash(const void *entry)
 {
-	void *p = calloc(n, size);
-	if (!p) {
-		fprintf(stderr, "%s: out of memory\n", program_invocation_short_name);
-		exit(1);
-	}
-	return p;
+	const struct rp_func *f = entry;
+	return hash_ptr(f->sym) ^ hash_ptr(f->file) * 31 ^ f->line * 0x9e3779b97f4a7c15ULL;
 }
 
-/* Grow a chained hash table (array of list heads) when it gets full. */
-#define GROW(buckets, cap, len, type, hashfn)                                            \
-	do {                                                                             \
-		if ((len) + 1 > (cap)) {                                                 \
-			size_t ncap_ = (cap) ? (cap) * 4 : 1024;                         \
-			type **nb_ = xcalloc(ncap_, sizeof(*nb_));                       \
-			for (size_t i_ = 0; i_ < (cap); i_++)                            \
-				for (type *e_ = (buckets)[i_], *n_; e_; e_ = n_) {       \
-					n_ = e_->next;                                   \
-					size_t h_ = hashfn(e_) & (ncap_ - 1);            \
-					e_->next = nb_[h_];                              \
-					nb_[h_] = e_;                                    \
-				}                                                        \
-			free(buckets);                                                   \
-			(buckets) = nb_;                                                 \
-			(cap) = ncap_;                                                   \
-		}                                                                        \
-	} while (0)
-
-static uint64_t func_hash3(const struct hwc_symbol *sym, const char *file, unsigned line)
+static bool same_func(const void *entry, const void *key)
 {
-	return hash_ptr(sym) ^ hash_ptr(file) * 31 ^ line * 0x9e3779b97f4a7c15ULL;
-}
-static uint64_t func_hash(const struct rp_func *f)
-{
-	return func_hash3(f->sym, f->file, f->line);
+	const struct rp_func *f = entry, *k = key;
+	return f->sym == k->sym && f->file == k->file && f->line == k->line;
 }
 
 static struct rp_func *intern_func(struct rp_report *r, const struct hwc_location *l)
 {
-	const char *file = r->o.srcline ? l->file : NULL;
-	unsigned line = r->o.srcline ? l->line : 0;
-	if (r->fcap) {
-		for (struct rp_func *f = r->fbuckets[func_hash3(l->sym, file, line) & (r->fcap - 1)]; f;
-		     f = f->next)
-			if (f->sym == l->sym && f->file == file && f->line == line)
-				return f;
-	}
-	GROW(r->fbuckets, r->fcap, r->nfuncs, struct rp_func, func_hash);
-	struct rp_func *f = xcalloc(1, sizeof(*f));
-	f->sym = l->sym;
-	f->file = file;
-	f->line = line;
-	f->id = (unsigned)++r->nfuncs;
-	size_t h = func_hash(f) & (r->fcap - 1);
-	f->next = r->fbuckets[h];
-	r->fbuckets[h] = f;
+	struct rp_func key = {
+		.sym = l->sym,
+		.file = r->o.srcline ? l->file : NULL,
+		.line = r->o.srcline ? l->line : 0,
+	};
+	uint64_t h = func_hash(&key);
+	struct rp_func *f = rp_table_find(&r->funcs, h, same_func, &key);
+	if (f)
+		return f;
+	f = rp_table_new(&r->funcs, sizeof(*f), h, func_hash);
+	f->sym = key.sym;
+	f->file = key.file;
+	f->line = key.line;
+	f->id = (unsigned)r->funcs.len;
 	return f;
 }
 
-static uint64_t row_hash(const struct rp_row *w)
+static uint64_t row_hash(const void *entry)
 {
+	const struct rp_row *w = entry;
 	return hash_ptr(w->key_func) ^ hash_ptr(w->key_dso) * 5 ^ hash_ptr(w->comm) * 7 ^
 	       ((uint64_t)w->pid << 32 | w->tid) * 31;
+}
+
+static bool same_row(const void *entry, const void *key)
+{
+	const struct rp_row *w = entry, *k = key;
+	return w->key_func == k->key_func && w->key_dso == k->key_dso && w->comm == k->comm &&
+	       w->pid == k->pid && w->tid == k->tid;
 }
 
 /* The row of FUNC for a sample of (COMM, PID, TID) under the --sort keys. */
@@ -100,46 +78,56 @@ static struct rp_row *intern_row(struct rp_report *r, struct rp_func *func, cons
 		.pid = k & (K_PID | K_TID) ? pid : 0,
 		.tid = k & K_TID ? tid : 0,
 	};
-	if (r->rcap)
-		for (struct rp_row *w = r->rbuckets[row_hash(&key) & (r->rcap - 1)]; w; w = w->next)
-			if (w->key_func == key.key_func && w->key_dso == key.key_dso &&
-			    w->comm == key.comm && w->pid == key.pid && w->tid == key.tid)
-				return w;
-	GROW(r->rbuckets, r->rcap, r->nrows, struct rp_row, row_hash);
-	struct rp_row *w = xcalloc(1, sizeof(*w));
+	uint64_t h = row_hash(&key);
+	struct rp_row *w = rp_table_find(&r->rows, h, same_row, &key);
+	if (w)
+		return w;
+	w = rp_table_new(&r->rows, sizeof(*w), h, row_hash);
+	key.link = w->link;
 	*w = key;
-	size_t h = row_hash(w) & (r->rcap - 1);
-	w->next = r->rbuckets[h];
-	r->rbuckets[h] = w;
-	r->nrows++;
 	return w;
 }
 
-static uint64_t edge_hash(const struct rp_edge *e)
+static uint64_t pair_hash(const void *a, const void *b)
 {
-	return hash_ptr(e->caller) * 3 ^ hash_ptr(e->callee);
+	return hash_ptr(a) * 3 ^ hash_ptr(b);
+}
+
+static uint64_t edge_hash(const void *entry)
+{
+	const struct rp_edge *e = entry;
+	return pair_hash(e->caller, e->callee);
+}
+
+static bool same_edge(const void *entry, const void *key)
+{
+	const struct rp_edge *e = entry, *k = key;
+	return e->caller == k->caller && e->callee == k->callee;
 }
 
 static struct rp_edge *intern_edge(struct rp_report *r, struct rp_func *caller, struct rp_func *callee)
 {
 	struct rp_edge key = {.caller = caller, .callee = callee};
-	if (r->ecap)
-		for (struct rp_edge *e = r->ebuckets[edge_hash(&key) & (r->ecap - 1)]; e; e = e->next)
-			if (e->caller == caller && e->callee == callee)
-				return e;
-	GROW(r->ebuckets, r->ecap, r->nedges, struct rp_edge, edge_hash);
-	struct rp_edge *e = xcalloc(1, sizeof(*e));
-	*e = key;
-	size_t h = edge_hash(e) & (r->ecap - 1);
-	e->next = r->ebuckets[h];
-	r->ebuckets[h] = e;
-	r->nedges++;
+	uint64_t h = edge_hash(&key);
+	struct rp_edge *e = rp_table_find(&r->edges, h, same_edge, &key);
+	if (e)
+		return e;
+	e = rp_table_new(&r->edges, sizeof(*e), h, edge_hash);
+	e->caller = caller;
+	e->callee = callee;
 	return e;
 }
 
-static uint64_t node_hash(const struct rp_node *n)
+static uint64_t node_hash(const void *entry)
 {
-	return hash_ptr(n->parent) * 3 ^ hash_ptr(n->func);
+	const struct rp_node *n = entry;
+	return pair_hash(n->parent, n->func);
+}
+
+static bool same_node(const void *entry, const void *key)
+{
+	const struct rp_node *n = entry, *k = key;
+	return n->parent == k->parent && n->func == k->func;
 }
 
 /* The child of PARENT for F, found through one hash of all tree nodes
@@ -147,53 +135,38 @@ static uint64_t node_hash(const struct rp_node *n)
 static struct rp_node *child_of(struct rp_report *r, struct rp_node *parent, struct rp_func *f)
 {
 	struct rp_node key = {.func = f, .parent = parent};
-	if (r->ncap)
-		for (struct rp_node *c = r->nbuckets[node_hash(&key) & (r->ncap - 1)]; c; c = c->next)
-			if (c->parent == parent && c->func == f)
-				return c;
-	GROW(r->nbuckets, r->ncap, r->nnodes, struct rp_node, node_hash);
-	struct rp_node *c = xcalloc(1, sizeof(*c));
+	uint64_t h = node_hash(&key);
+	struct rp_node *c = rp_table_find(&r->nodes, h, same_node, &key);
+	if (c)
+		return c;
+	c = rp_table_new(&r->nodes, sizeof(*c), h, node_hash);
 	c->func = f;
 	c->parent = parent;
 	c->sibling = parent->child;
 	parent->child = c;
-	size_t h = node_hash(c) & (r->ncap - 1);
-	c->next = r->nbuckets[h];
-	r->nbuckets[h] = c;
-	r->nnodes++;
 	return c;
 }
 
-static void free_tree(struct rp_node *n)
+static uint64_t thread_hash(const void *entry)
 {
-	for (struct rp_node *c = n->child, *next; c; c = next) {
-		next = c->sibling;
-		free_tree(c);
-		free(c);
-	}
-	n->child = NULL;
+	return (uint64_t)((const struct rp_thread *)entry)->tid * 0x9e3779b97f4a7c15ULL;
 }
 
-static uint64_t thread_hash(const struct rp_thread *t)
+static bool same_thread(const void *entry, const void *key)
 {
-	return (uint64_t)t->tid * 0x9e3779b97f4a7c15ULL;
+	return ((const struct rp_thread *)entry)->tid == ((const struct rp_thread *)key)->tid;
 }
 
 struct rp_thread *rp_thread_get(struct rp_report *r, uint32_t pid, uint32_t tid)
 {
 	struct rp_thread key = {.tid = tid};
-	if (r->tcap)
-		for (struct rp_thread *t = r->tbuckets[thread_hash(&key) & (r->tcap - 1)]; t; t = t->next)
-			if (t->tid == tid)
-				return t;
-	GROW(r->tbuckets, r->tcap, r->nthreads, struct rp_thread, thread_hash);
-	struct rp_thread *t = xcalloc(1, sizeof(*t));
+	uint64_t h = thread_hash(&key);
+	struct rp_thread *t = rp_table_find(&r->threads, h, same_thread, &key);
+	if (t)
+		return t;
+	t = rp_table_new(&r->threads, sizeof(*t), h, thread_hash);
 	t->pid = pid;
 	t->tid = tid;
-	size_t h = thread_hash(t) & (r->tcap - 1);
-	t->next = r->tbuckets[h];
-	r->tbuckets[h] = t;
-	r->nthreads++;
 	return t;
 }
 
@@ -270,6 +243,63 @@ static size_t sample_frames(struct rp_report *r, const struct hwc_sample *s,
 	return k;
 }
 
+/* Flat: self to the leaf's row and function; children once per sample to
+ * each distinct function and row of the chain. */
+static void add_flat(struct rp_report *r, struct rp_func **chain, size_t n, const char *comm,
+		     const struct hwc_sample *s, uint64_t period)
+{
+	unsigned stamp = r->stamp;
+	struct rp_row *leaf = intern_row(r, chain[0], comm, s->pid, s->tid);
+	leaf->self += period;
+	leaf->samples++;
+	chain[0]->self += period;
+	chain[0]->self_samples++;
+	for (size_t i = 0; i < n; i++) {
+		struct rp_func *f = chain[i];
+		if (f->seen != stamp) {
+			f->seen = stamp;
+			f->total += period;
+			f->total_samples++;
+		}
+		struct rp_row *w = i ? intern_row(r, f, comm, s->pid, s->tid) : leaf;
+		if (w->seen != stamp) {
+			w->seen = stamp;
+			w->children += period;
+		}
+	}
+}
+
+/* Edges (gprof): each distinct caller -> callee pair once per sample. */
+static void add_edges(struct rp_report *r, struct rp_func **chain, size_t n, uint64_t period)
+{
+	for (size_t i = 0; i + 1 < n; i++) {
+		struct rp_edge *e = intern_edge(r, chain[i + 1], chain[i]);
+		if (e->seen != r->stamp) {
+			e->seen = r->stamp;
+			e->period += period;
+			e->samples++;
+		}
+	}
+}
+
+/* One path from ROOT through the N frames of CHAIN, each STEP apart
+ * starting at FIRST: the sample's period to every node on it, its self
+ * to the last. */
+static void add_path(struct rp_report *r, struct rp_node *root, struct rp_func **first,
+		     ptrdiff_t step, size_t n, uint64_t period)
+{
+	struct rp_node *node = root;
+	node->total += period;
+	node->total_samples++;
+	for (size_t i = 0; i < n; i++) {
+		node = child_of(r, node, first[(ptrdiff_t)i * step]);
+		node->total += period;
+		node->total_samples++;
+	}
+	node->self += period;
+	node->self_samples++;
+}
+
 void rp_add_sample(struct rp_report *r, const struct hwc_sample *s, const struct perf_event_attr *a)
 {
 	struct rp_func *chain[MAX_FRAMES];
@@ -291,83 +321,28 @@ void rp_add_sample(struct rp_report *r, const struct hwc_sample *s, const struct
 	struct rp_thread *t = rp_thread_get(r, s->pid, s->tid);
 	t->samples++;
 	t->period += period;
-	unsigned stamp = ++r->stamp;
-	/* Flat: self to the leaf, children once per distinct function/row. */
-	struct rp_row *leaf = intern_row(r, chain[0], comm, s->pid, s->tid);
-	leaf->self += period;
-	leaf->samples++;
-	chain[0]->self += period;
-	chain[0]->self_samples++;
-	for (size_t i = 0; i < n; i++) {
-		struct rp_func *f = chain[i];
-		if (f->seen != stamp) {
-			f->seen = stamp;
-			f->total += period;
-			f->total_samples++;
-		}
-		struct rp_row *w = i ? intern_row(r, f, comm, s->pid, s->tid) : leaf;
-		if (w->seen != stamp) {
-			w->seen = stamp;
-			w->children += period;
-		}
-		if (i + 1 < n) {
-			struct rp_edge *e = intern_edge(r, chain[i + 1], f);
-			if (e->seen != stamp) {
-				e->seen = stamp;
-				e->period += period;
-				e->samples++;
-			}
-		}
-	}
-	/* Trees: callers first, and callees first. */
-	struct rp_node *node = &r->root;
-	node->total += period;
-	node->total_samples++;
-	for (size_t i = n; i-- > 0;) {
-		node = child_of(r, node, chain[i]);
-		node->total += period;
-		node->total_samples++;
-	}
-	node->self += period;
-	node->self_samples++;
-	node = &r->croot;
-	node->total += period;
-	node->total_samples++;
-	for (size_t i = 0; i < n; i++) {
-		node = child_of(r, node, chain[i]);
-		node->total += period;
-		node->total_samples++;
-	}
-	node->self += period;
-	node->self_samples++;
+	++r->stamp;
+	add_flat(r, chain, n, comm, s, period);
+	add_edges(r, chain, n, period);
+	add_path(r, &r->root, chain + n - 1, -1, n, period);  /* callers first */
+	add_path(r, &r->croot, chain, 1, n, period);          /* callees first */
+}
+
+static void free_thread(void *entry)
+{
+	free(((struct rp_thread *)entry)->last);
 }
 
 void rp_clear(struct rp_report *r)
 {
-	for (size_t i = 0; i < r->fcap; i++)
-		for (struct rp_func *f = r->fbuckets[i], *n; f; f = n)
-			n = f->next, free(f);
-	for (size_t i = 0; i < r->rcap; i++)
-		for (struct rp_row *w = r->rbuckets[i], *n; w; w = n)
-			n = w->next, free(w);
-	for (size_t i = 0; i < r->ecap; i++)
-		for (struct rp_edge *e = r->ebuckets[i], *n; e; e = n)
-			n = e->next, free(e);
-	for (size_t i = 0; i < r->tcap; i++)
-		for (struct rp_thread *t = r->tbuckets[i], *n; t; t = n)
-			n = t->next, free(t->last), free(t);
-	free(r->fbuckets);
-	free(r->rbuckets);
-	free(r->ebuckets);
-	free(r->tbuckets);
-	free(r->nbuckets);
+	/* The nodes table owns both trees' nodes. */
+	rp_table_free(&r->funcs, NULL);
+	rp_table_free(&r->rows, NULL);
+	rp_table_free(&r->edges, NULL);
+	rp_table_free(&r->threads, free_thread);
+	rp_table_free(&r->nodes, NULL);
 	free(r->urecs);
-	free_tree(&r->root);
-	free_tree(&r->croot);
-	r->fbuckets = NULL, r->rbuckets = NULL, r->ebuckets = NULL, r->tbuckets = NULL;
-	r->nbuckets = NULL, r->urecs = NULL;
-	r->fcap = r->rcap = r->ecap = r->tcap = r->ncap = 0;
-	r->nfuncs = r->nrows = r->nedges = r->nthreads = r->nnodes = 0;
+	r->urecs = NULL;
 	r->nurecs = r->capurecs = 0;
 	r->samples = r->period = r->lost = r->skipped = r->unwind_failures = 0;
 	r->root = (struct rp_node){0};

@@ -268,11 +268,10 @@ static int read_samples(struct rp_report *r)
 		return -1;
 	}
 	/* Name the threads (at their last sample or exit). */
-	for (size_t i = 0; i < r->tcap; i++)
-		for (struct rp_thread *t = r->tbuckets[i]; t; t = t->next) {
-			t->comm = hwc_symbols_comm(r->syms, t->tid, t->exit_time ? t->exit_time : UINT64_MAX);
-			finish_thread(t);
-		}
+	for (struct rp_thread *t = NULL; (t = rp_table_next(&r->threads, t));) {
+		t->comm = hwc_symbols_comm(r->syms, t->tid, t->exit_time ? t->exit_time : UINT64_MAX);
+		finish_thread(t);
+	}
 	return 0;
 }
 

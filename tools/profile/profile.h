@@ -6,9 +6,39 @@
 #include <hwc/symbol.h>
 #include <stdio.h>
 
+/* table.c: the chained hash table every aggregate lives in.  An entry
+ * starts with its link; the table owns the entries.  Entries do not keep
+ * their hash (there are millions of tree nodes): the table calls the
+ * function rp_table_new() was given to grow and to iterate. */
+struct rp_link {
+	struct rp_link *next;
+};
+
+struct rp_table {
+	struct rp_link **buckets;
+	size_t cap, len;
+	uint64_t (*hash)(const void *entry);
+};
+
+/* The entry under HASH that SAME(entry, KEY) accepts, or NULL. */
+void *rp_table_find(const struct rp_table *t, uint64_t hash,
+		    bool (*same)(const void *entry, const void *key), const void *key);
+/* A new zeroed entry of SIZE bytes (its struct first) under HASH, which
+ * HASHFN(entry) must give back once the caller has filled in the key. */
+void *rp_table_new(struct rp_table *t, size_t size, uint64_t hash,
+		   uint64_t (*hashfn)(const void *entry));
+/* The entry after PREV (NULL: the first), or NULL after the last, in
+ * bucket order:
+ *     for (struct rp_row *w = NULL; (w = rp_table_next(&r->rows, w));) */
+void *rp_table_next(const struct rp_table *t, const void *prev);
+/* Free every entry (FINI, when not NULL, first frees what it holds) and
+ * the table's own memory; the table is then empty. */
+void rp_table_free(struct rp_table *t, void (*fini)(void *entry));
+
 /* A frame as the views see it: a function, or with --srcline a function at
  * one source line (interned: one pointer per distinct frame). */
 struct rp_func {
+	struct rp_link link; /* first */
 	const struct hwc_symbol *sym;
 	const char *file; /* --srcline only */
 	unsigned line;
@@ -16,20 +46,20 @@ struct rp_func {
 	uint64_t self_samples, total_samples;
 	unsigned id;                    /* 1-based, for pprof */
 	unsigned seen;                  /* sample stamp: count once per sample */
-	struct rp_func *next;
 };
 
 /* A node of the call tree, root to leaf (callers above callees). */
 struct rp_node {
+	struct rp_link link; /* first */
 	struct rp_func *func;
 	uint64_t total, self;
 	uint64_t total_samples, self_samples;
 	struct rp_node *parent, *child, *sibling;
-	struct rp_node *next; /* (parent, func) hash chain */
 };
 
 /* A row of the flat view: the --sort keys of a sample's leaf. */
 struct rp_row {
+	struct rp_link link; /* first */
 	struct rp_func *func;       /* a function of the row, for display */
 	struct rp_func *key_func;   /* with the symbol key: the function */
 	const char *key_dso;        /* with the dso key: the DSO */
@@ -38,15 +68,14 @@ struct rp_row {
 	uint64_t self, children;
 	uint64_t samples;
 	unsigned seen;
-	struct rp_row *next;
 };
 
 /* A call edge for the gprof view. */
 struct rp_edge {
+	struct rp_link link; /* first */
 	struct rp_func *caller, *callee;
 	uint64_t period, samples;
 	unsigned seen;
-	struct rp_edge *next;
 };
 
 /* Per-thread totals: samples plus the exit and context-switch records. */
@@ -60,6 +89,7 @@ struct rp_cpu_values {
 };
 
 struct rp_thread {
+	struct rp_link link; /* first */
 	uint32_t pid, tid;
 	const char *comm;
 	uint64_t samples, period;
@@ -74,7 +104,6 @@ struct rp_thread {
 	bool exit_counts;          /* the counts are the sums of its PERF_RECORD_READs */
 	struct rp_cpu_values *last; /* each CPU's latest context-switch sample values */
 	size_t nlast;
-	struct rp_thread *next;
 };
 
 /* A user record: a sample of the user-record event with raw data. */
@@ -115,19 +144,13 @@ struct rp_report {
 	uint64_t unwind_failures;
 	bool have_callchains;
 	unsigned stamp;
-	size_t nfuncs, nrows, nedges;
-	struct rp_func **fbuckets;
-	size_t fcap;
-	struct rp_row **rbuckets;
-	size_t rcap;
-	struct rp_edge **ebuckets;
-	size_t ecap;
+	struct rp_table funcs;   /* struct rp_func */
+	struct rp_table rows;    /* struct rp_row */
+	struct rp_table edges;   /* struct rp_edge */
 	struct rp_node root;  /* callers first: main -> g -> f2 */
 	struct rp_node croot; /* callees first: f2 -> g -> main */
-	struct rp_node **nbuckets;
-	size_t ncap, nnodes;
-	struct rp_thread **tbuckets;
-	size_t tcap, nthreads;
+	struct rp_table nodes;   /* struct rp_node of both trees, by (parent, func) */
+	struct rp_table threads; /* struct rp_thread */
 	struct rp_urec *urecs;
 	size_t nurecs, capurecs;
 };

@@ -1,0 +1,83 @@
+/* The one hash table of the profile: chained, intrusive (an entry starts
+ * with its struct rp_link), sized in powers of two. */
+#include "profile.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+/* calloc, or exit after saying so (the tools have nothing to fall back on). */
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n, size);
+	if (!p) {
+		fprintf(stderr, "%s: out of memory\n", program_invocation_short_name);
+		exit(1);
+	}
+	return p;
+}
+
+void *rp_table_find(const struct rp_table *t, uint64_t hash,
+		    bool (*same)(const void *entry, const void *key), const void *key)
+{
+	if (!t->cap)
+		return NULL;
+	for (struct rp_link *l = t->buckets[hash & (t->cap - 1)]; l; l = l->next)
+		if (same(l, key))
+			return l;
+	return NULL;
+}
+
+void *rp_table_new(struct rp_table *t, size_t size, uint64_t hash,
+		   uint64_t (*hashfn)(const void *entry))
+{
+	t->hash = hashfn;
+	/* Grow before allocating the entry, so that the entries land where
+	 * they always have: the unsorted listings follow pointer hashes. */
+	if (t->len + 1 > t->cap) {
+		size_t ncap = t->cap ? t->cap * 4 : 1024;
+		struct rp_link **nb = xcalloc(ncap, sizeof(*nb));
+		for (size_t i = 0; i < t->cap; i++)
+			for (struct rp_link *l = t->buckets[i], *next; l; l = next) {
+				size_t h = hashfn(l) & (ncap - 1);
+				next = l->next;
+				l->next = nb[h];
+				nb[h] = l;
+			}
+		free(t->buckets);
+		t->buckets = nb;
+		t->cap = ncap;
+	}
+	struct rp_link *l = xcalloc(1, size);
+	l->next = t->buckets[hash & (t->cap - 1)];
+	t->buckets[hash & (t->cap - 1)] = l;
+	t->len++;
+	return l;
+}
+
+void *rp_table_next(const struct rp_table *t, const void *prev)
+{
+	const struct rp_link *l = prev;
+	size_t i = 0;
+	if (l) {
+		if (l->next)
+			return l->next;
+		i = (t->hash(l) & (t->cap - 1)) + 1;
+	}
+	for (; i < t->cap; i++)
+		if (t->buckets[i])
+			return t->buckets[i];
+	return NULL;
+}
+
+void rp_table_free(struct rp_table *t, void (*fini)(void *entry))
+{
+	for (size_t i = 0; i < t->cap; i++)
+		for (struct rp_link *l = t->buckets[i], *next; l; l = next) {
+			next = l->next;
+			if (fini)
+				fini(l);
+			free(l);
+		}
+	free(t->buckets);
+	*t = (struct rp_table){0};
+}
