@@ -207,10 +207,12 @@ class Recordings(unittest.TestCase):
         run([HWC, "record", "-g", "-F", "2000", "-o", out, "--", "sh", "-c",
              "for i in 1 2 3 4 5 6 7 8; do ls -lR /usr/lib >/dev/null; done; %s 2" % HOTSPOTS])
         for view in ("flat", "gprof", "caller", "callee"):
-            first = run([HWC, "report", "--view", view, out]).stdout
-            self.assertGreater(len(first.splitlines()), 20, view)
-            for _ in range(2):
-                self.assertEqual(run([HWC, "report", "--view", view, out]).stdout, first, view)
+            for fmt in ([], ["--json"]):  # JSON's gprof edges too
+                argv = [HWC, "report", "--view", view, *fmt, out]
+                first = run(argv).stdout
+                self.assertGreater(len(first.splitlines()), 20, argv)
+                for _ in range(2):
+                    self.assertEqual(run(argv).stdout, first, argv)
 
     # ---------------------------------------------------------- exports
 

@@ -281,6 +281,30 @@ static struct rp_edge **sorted_edges(struct rp_report *r, const unsigned *rank, 
 	return v;
 }
 
+/* Every edge, self-calls too, in an order that follows the recording, not
+ * the heap: by period, then by the order the functions first appeared. */
+static int cmp_json_edges(const void *a, const void *b)
+{
+	const struct rp_edge *x = *(struct rp_edge *const *)a, *y = *(struct rp_edge *const *)b;
+	if (x->period != y->period)
+		return x->period > y->period ? -1 : 1;
+	if (x->caller->id != y->caller->id)
+		return x->caller->id < y->caller->id ? -1 : 1;
+	return x->callee->id < y->callee->id ? -1 : x->callee->id > y->callee->id;
+}
+
+static struct rp_edge **json_edges(struct rp_report *r, size_t *n)
+{
+	struct rp_edge **v = calloc(r->edges.len + 1, sizeof(*v));
+	size_t k = 0;
+	for (struct rp_edge *e = NULL; v && (e = rp_table_next(&r->edges, e));)
+		v[k++] = e;
+	if (v)
+		qsort(v, k, sizeof(*v), cmp_json_edges);
+	*n = k;
+	return v;
+}
+
 static void print_edge(const struct rp_report *r, FILE *out, const struct rp_func *other,
 		       const struct rp_edge *e, const unsigned *rank)
 {
@@ -536,7 +560,10 @@ void rp_print_json(struct rp_report *r, FILE *out)
 	if (r->o.view == V_GPROF) {
 		fprintf(out, ",\n \"edges\": [");
 		first = true;
-		for (struct rp_edge *e = NULL; (e = rp_table_next(&r->edges, e));) {
+		size_t ne = 0;
+		struct rp_edge **es = json_edges(r, &ne);
+		for (size_t i = 0; i < ne; i++) {
+			const struct rp_edge *e = es[i];
 			fprintf(out, "%s\n  {\"caller\": {", first ? "" : ",");
 			json_func(out, e->caller);
 			fprintf(out, "}, \"callee\": {");
@@ -545,6 +572,7 @@ void rp_print_json(struct rp_report *r, FILE *out)
 				e->samples);
 			first = false;
 		}
+		free(es);
 		fprintf(out, "\n ]");
 	}
 	fprintf(out, ",\n \"threads\": [");
