@@ -47,18 +47,8 @@ static int cmp_rows(const void *a, const void *b)
 
 struct rp_row **rp_sorted_rows(struct rp_report *r, size_t *n)
 {
-	struct rp_row **v = calloc(r->rows.len + 1, sizeof(*v));
-	if (!v) {
-		*n = 0;
-		return NULL;
-	}
-	size_t k = 0;
-	for (struct rp_row *w = NULL; (w = rp_table_next(&r->rows, w));)
-		v[k++] = w;
 	g_order = r->o.order == O_PERIOD ? O_SELF : r->o.order;
-	qsort(v, k, sizeof(*v), cmp_rows);
-	*n = k;
-	return v;
+	return rp_table_sorted(&r->rows, NULL, NULL, cmp_rows, n);
 }
 
 static int cmp_funcs(const void *a, const void *b)
@@ -71,17 +61,15 @@ static int cmp_funcs(const void *a, const void *b)
 	return x->id < y->id ? -1 : 1;
 }
 
+static bool has_total(const void *entry, const void *arg)
+{
+	(void)arg;
+	return ((const struct rp_func *)entry)->total != 0;
+}
+
 struct rp_func **rp_sorted_funcs(struct rp_report *r, size_t *n)
 {
-	struct rp_func **v = calloc(r->funcs.len + 1, sizeof(*v));
-	size_t k = 0;
-	for (struct rp_func *f = NULL; v && (f = rp_table_next(&r->funcs, f));)
-		if (f->total)
-			v[k++] = f;
-	if (v)
-		qsort(v, k, sizeof(*v), cmp_funcs);
-	*n = k;
-	return v;
+	return rp_table_sorted(&r->funcs, has_total, NULL, cmp_funcs, n);
 }
 
 bool rp_row_shown(const struct rp_report *r, const struct rp_row *w)
@@ -264,21 +252,20 @@ static int cmp_edges(const void *a, const void *b)
 	return ox < oy ? -1 : ox > oy;
 }
 
+static bool ranked_call(const void *entry, const void *rank_)
+{
+	const struct rp_edge *e = entry;
+	const unsigned *rank = rank_;
+	return e->caller != e->callee && rank[e->caller->id] && rank[e->callee->id];
+}
+
 /* The edges other than self-calls, sorted by one end (caller frees). */
 static struct rp_edge **sorted_edges(struct rp_report *r, const unsigned *rank, bool by_callee,
 				     size_t *n)
 {
-	struct rp_edge **v = calloc(r->edges.len + 1, sizeof(*v));
-	size_t k = 0;
-	for (struct rp_edge *e = NULL; v && (e = rp_table_next(&r->edges, e));)
-		if (e->caller != e->callee && rank[e->caller->id] && rank[e->callee->id])
-			v[k++] = e;
 	g_rank = rank;
 	g_by_callee = by_callee;
-	if (v)
-		qsort(v, k, sizeof(*v), cmp_edges);
-	*n = k;
-	return v;
+	return rp_table_sorted(&r->edges, ranked_call, rank, cmp_edges, n);
 }
 
 /* Every edge, self-calls too, in an order that follows the recording, not
@@ -291,18 +278,6 @@ static int cmp_json_edges(const void *a, const void *b)
 	if (x->caller->id != y->caller->id)
 		return x->caller->id < y->caller->id ? -1 : 1;
 	return x->callee->id < y->callee->id ? -1 : x->callee->id > y->callee->id;
-}
-
-static struct rp_edge **json_edges(struct rp_report *r, size_t *n)
-{
-	struct rp_edge **v = calloc(r->edges.len + 1, sizeof(*v));
-	size_t k = 0;
-	for (struct rp_edge *e = NULL; v && (e = rp_table_next(&r->edges, e));)
-		v[k++] = e;
-	if (v)
-		qsort(v, k, sizeof(*v), cmp_json_edges);
-	*n = k;
-	return v;
 }
 
 static void print_edge(const struct rp_report *r, FILE *out, const struct rp_func *other,
@@ -364,13 +339,8 @@ static int cmp_threads(const void *a, const void *b)
 
 static struct rp_thread **sorted_threads(struct rp_report *r)
 {
-	struct rp_thread **v = calloc(r->threads.len + 1, sizeof(*v));
-	size_t k = 0;
-	for (struct rp_thread *t = NULL; v && (t = rp_table_next(&r->threads, t));)
-		v[k++] = t;
-	if (v)
-		qsort(v, k, sizeof(*v), cmp_threads);
-	return v;
+	size_t n;
+	return rp_table_sorted(&r->threads, NULL, NULL, cmp_threads, &n);
 }
 
 void rp_print_threads(struct rp_report *r, FILE *out)
@@ -561,7 +531,7 @@ void rp_print_json(struct rp_report *r, FILE *out)
 		fprintf(out, ",\n \"edges\": [");
 		first = true;
 		size_t ne = 0;
-		struct rp_edge **es = json_edges(r, &ne);
+		struct rp_edge **es = rp_table_sorted(&r->edges, NULL, NULL, cmp_json_edges, &ne);
 		for (size_t i = 0; i < ne; i++) {
 			const struct rp_edge *e = es[i];
 			fprintf(out, "%s\n  {\"caller\": {", first ? "" : ",");

@@ -31,6 +31,12 @@ void *rp_table_new(struct rp_table *t, size_t size, uint64_t hash,
  * bucket order:
  *     for (struct rp_row *w = NULL; (w = rp_table_next(&r->rows, w));) */
 void *rp_table_next(const struct rp_table *t, const void *prev);
+/* The entries KEEP(entry, ARG) accepts (every one when KEEP is NULL) in an
+ * array sorted by CMP (qsort's, given pointers to the entries' pointers),
+ * NULL-terminated; *N gets their number.  NULL (and *N 0) without memory;
+ * the caller frees the array. */
+void *rp_table_sorted(const struct rp_table *t, bool (*keep)(const void *entry, const void *arg),
+		      const void *arg, int (*cmp)(const void *, const void *), size_t *n);
 /* Free every entry (FINI, when not NULL, first frees what it holds) and
  * the table's own memory; the table is then empty. */
 void rp_table_free(struct rp_table *t, void (*fini)(void *entry));

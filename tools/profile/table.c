@@ -69,6 +69,20 @@ void *rp_table_next(const struct rp_table *t, const void *prev)
 	return NULL;
 }
 
+void *rp_table_sorted(const struct rp_table *t, bool (*keep)(const void *entry, const void *arg),
+		      const void *arg, int (*cmp)(const void *, const void *), size_t *n)
+{
+	*n = 0;
+	const void **v = calloc(t->len + 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	for (const void *e = NULL; (e = rp_table_next(t, e));)
+		if (!keep || keep(e, arg))
+			v[(*n)++] = e;
+	qsort(v, *n, sizeof(*v), cmp);
+	return v;
+}
+
 void rp_table_free(struct rp_table *t, void (*fini)(void *entry))
 {
 	for (size_t i = 0; i < t->cap; i++)
