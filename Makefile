@@ -4,6 +4,8 @@
 #   make check-sanitize   the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench            run the benchmarks against perf and PAPI
 #   make install PREFIX=/opt/hwc [DESTDIR=...]
+#   make ARCH=arm64       cross-build for aarch64 into build-arm64 (Debian's
+#                         gcc-aarch64-linux-gnu and :arm64 libraries; scripts/deps arm64)
 
 .DEFAULT_GOAL := all
 # One version for everything: the public header's HWC_VERSION_STRING, which
@@ -11,7 +13,18 @@
 VERSION   := $(shell sed -n 's/^.define HWC_VERSION_STRING "\(.*\)"$$/\1/p' include/hwc/hwc.h)
 PREFIX    ?= /usr/local
 DESTDIR   ?=
+# ARCH=arm64 on another host cross-compiles with Debian's cross compiler;
+# the :arm64 multiarch libraries are on its default search path.
+ifeq ($(ARCH),arm64)
+ifneq ($(shell uname -m),aarch64)
+CC        := aarch64-linux-gnu-gcc
+endif
+BUILD     ?= build-arm64
+endif
 BUILD     ?= build
+# The machine the build is for, as the compiler names it.
+TARGET    := $(shell $(CC) -dumpmachine)
+X86       := $(if $(filter x86_64-% i386-% i486-% i586-% i686-%,$(TARGET)),1)
 BINDIR    := $(PREFIX)/bin
 LIBDIR    := $(PREFIX)/lib
 INCDIR    := $(PREFIX)/include
@@ -41,6 +54,9 @@ LIBHWC_OBJS := $(call objs,src)
 TOOLS_COMMON_OBJS := $(call objs,tools/common)
 HWC_OBJS    := $(call objs,tools/hwc) $(call objs,tools/profile) $(TOOLS_COMMON_OBJS)
 TEST_SRCS   := $(wildcard tests/*.c)
+ifneq ($(X86),1)
+TEST_SRCS   := $(filter-out tests/pctr_% tests/perfmon_% tests/compat_golden.c,$(TEST_SRCS))
+endif
 TEST_BINS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 # Programs that run a workload: the bundled workloads and test helpers.
 WORK_SRCS   := $(wildcard workloads/*.c)
@@ -54,15 +70,23 @@ BENCH_BINS  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 # <machine/*.h> headers and pkg-config files, and the pctr tool.
 COMPAT_CPPFLAGS := -Icompat/pctr -Icompat/perfmon
 COMPAT_HDRS     := $(wildcard compat/*/*.h compat/*/machine/*.h)
-MACHINE_HDRS    := $(wildcard compat/*/machine/*.h)
+MACHINE_HDRS    := $(if $(X86),$(wildcard compat/*/machine/*.h))
 PCTR_OBJS       := $(call objs,compat/pctr) $(call objs,compat/common)
 PERFMON_OBJS    := $(call objs,compat/perfmon) $(call objs,compat/common)
 PCTR_TOOL_OBJS  := $(call objs,tools/pctr) $(TOOLS_COMMON_OBJS)
+# OpenBSD pctr and FreeBSD perfmon exist on x86 only (their headers are the
+# x86 PERFEVTSEL and TSC): elsewhere they are not built, as on those systems.
+ifeq ($(X86),1)
 COMPAT_NAMES    := pctr perfmon
+PCTR_TOOL       := $(BUILD)/bin/pctr
+else
+COMPAT_NAMES    :=
+PCTR_TOOL       :=
+endif
 COMPAT_LIBS     := $(patsubst %,$(BUILD)/lib/lib%.so,$(COMPAT_NAMES))
 # Every package's pkg-config file; all carry the rpath, so that a client
 # built against a prefix off the loader's path starts with no LD_LIBRARY_PATH.
-PC_FILES        := libhwc.pc.in compat/pctr/pctr.pc.in compat/perfmon/perfmon.pc.in \
+PC_FILES        := libhwc.pc.in $(if $(X86),compat/pctr/pctr.pc.in compat/perfmon/perfmon.pc.in) \
                    compat/cpc/libcpc.pc.in compat/pctx/libpctx.pc.in compat/pmc/libpmc.pc.in
 PC_SED          = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|'
 vpath %.pc.in $(dir $(PC_FILES))
@@ -100,7 +124,7 @@ RPATH     := -Wl,-rpath,'$$ORIGIN/../lib'
 
 .PHONY: all check check-sanitize bench install uninstall clean
 all: $(BUILD)/lib/libhwc.so $(BUILD)/lib/libhwc.a $(BUILD)/bin/hwc $(BUILD)/lib/pkgconfig/libhwc.pc \
-     $(COMPAT_LIBS) $(BUILD)/bin/pctr $(CPC_LIBS) $(CPC_PCS) $(CPC_TOOLS) $(PMC_LIB) $(PMC_PCS) \
+     $(COMPAT_LIBS) $(PCTR_TOOL) $(CPC_LIBS) $(CPC_PCS) $(CPC_TOOLS) $(PMC_LIB) $(PMC_PCS) \
      $(PMC_TOOLS) \
      $(WORK_BINS) $(TEST_BINS)
 
@@ -268,7 +292,7 @@ bench: all $(BENCH_BINS)
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/hwc \
 		$(DESTDIR)$(INCDIR)/hwc-compat/machine $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
-	install -m 755 $(BUILD)/bin/hwc $(BUILD)/bin/pctr $(CPC_TOOLS) $(PMC_TOOLS) $(DESTDIR)$(BINDIR)/
+	install -m 755 $(BUILD)/bin/hwc $(PCTR_TOOL) $(CPC_TOOLS) $(PMC_TOOLS) $(DESTDIR)$(BINDIR)/
 	for l in libpctx libcpc libpmc $(patsubst %,lib%,$(COMPAT_NAMES)); do \
 		install -m 755 $(BUILD)/lib/$$l.so.1 $(DESTDIR)$(LIBDIR)/ && \
 		ln -sf $$l.so.1 $(DESTDIR)$(LIBDIR)/$$l.so || exit 1; done
@@ -278,7 +302,7 @@ install: all
 	ln -sf libhwc.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libhwc.so
 	install -m 644 $(BUILD)/lib/libhwc.a $(DESTDIR)$(LIBDIR)/
 	install -m 644 include/hwc/*.h $(DESTDIR)$(INCDIR)/hwc/
-	install -m 644 $(MACHINE_HDRS) $(DESTDIR)$(INCDIR)/hwc-compat/machine/
+	$(if $(MACHINE_HDRS),install -m 644 $(MACHINE_HDRS) $(DESTDIR)$(INCDIR)/hwc-compat/machine/)
 	for pc in $(PC_FILES); do \
 		$(PC_SED) $$pc > $(DESTDIR)$(LIBDIR)/pkgconfig/$$(basename $$pc .in) || exit 1; done
 	for m in $(MAN_PAGES); do \
@@ -298,4 +322,4 @@ uninstall:
 	for m in $(MAN_PAGES); do rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/}; done
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-arm64

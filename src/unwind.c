@@ -161,6 +161,7 @@ HWC_EXPORT int hwc_symbols_unwind(hwc_symbols *s, const struct hwc_sample *sampl
 	hwc__clear_error();
 #if !defined(__x86_64__)
 	(void)s, (void)sample, (void)attr, (void)ips, (void)max;
+	(void)build_session, (void)frame_cb, (void)chain_generation; /* x86_64's only, so far */
 	return hwc__fail(-ENOTSUP, "DWARF unwinding is implemented for x86_64 only");
 #else
 	if (!(sample->sample_type & PERF_SAMPLE_REGS_USER) ||

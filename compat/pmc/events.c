@@ -330,6 +330,7 @@ static int soft_quals(char *out, size_t size, const char *base, bool tracepoint,
 	return with_mods(out, size, base, q, ctrspec);
 }
 
+#if defined(__x86_64__) || defined(__i386__)
 /* The kernel's cpu PMU alias of perf's generic hardware event CONFIG. */
 static const char *generic_alias(uint64_t config)
 {
@@ -340,6 +341,7 @@ static const char *generic_alias(uint64_t config)
 		"ref-cycles"};
 	return config < PMC_ARRAY_SIZE(names) ? names[config] : NULL;
 }
+#endif
 
 /* E resolved from BASE; Q sets fields of its x86 event select.  The
  * spec that opens E with them: cpu/config=.../ and Q's modes. */
