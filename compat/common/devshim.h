@@ -39,4 +39,8 @@ int devshim_event(hwc_evlist *list, uint64_t evtsel);
  * what the function counts, or the kernel's errno otherwise. */
 int devshim_counter_open(uint64_t evtsel, int inherit, hwc_counters **out);
 
+/* The same on every online CPU, all tasks (one instance per CPU), pinned so
+ * that the event never shares its counter; errnos as above. */
+int devshim_cpus_counter_open(uint64_t evtsel, hwc_counters **out);
+
 #endif
