@@ -2,9 +2,11 @@
  * OpenBSD's pctr does: an OpenBSD program on /dev/pctr and <machine/pctr.h>,
  * built with the pctr library, plus libhwc's event tables for -l.
  *
- * On Linux the counters belong to the thread that sets them (pctr(4)), so
- * `pctr -s` checks that the CPU can count the function and sets it for
- * pctr itself; the display shows the TSC and the counters of this process. */
+ * Where the user may count whole CPUs, the counters are the CPUs', as on
+ * OpenBSD (pctr(4)): `pctr -s` sets them on every CPU and the display shows
+ * the CPU pctr runs on.  Otherwise they belong to the thread that sets
+ * them, so `pctr -s` checks that the CPU can count the function and sets it
+ * for pctr itself, and the display shows this process's (unset) counters. */
 #include <machine/cpu.h>
 #include <machine/pctr.h>
 
@@ -69,6 +71,9 @@ static const char *hint(int err)
 	case EACCES:
 		return "counting kernel mode (-k) needs root or CAP_PERFMON, or "
 		       "kernel.perf_event_paranoid <= 1; -u counts user mode only";
+	case EBUSY:
+		return "another user's process holds the socket of the whole-CPU counters' "
+		       "helper (@hwc-pctr, see pctr(4)); its counters stay as they are";
 	default:
 		return NULL;
 	}

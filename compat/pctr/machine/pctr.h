@@ -6,6 +6,10 @@
  * The pctr library provides the /dev/pctr device in user space (it
  * interposes open(2), ioctl(2) and close(2) for that path) on top of
  * libhwc and perf_event_open(2).  See pctr(4).
+ *
+ * The header of the seed's generation: OpenBSD's i386 <machine/pctr.h>
+ * revision 1.16 (OpenBSD 4.9 to 6.1), without the older PCTR_INTEL_NUM,
+ * PCTR_AMD_NUM, pctr_idl, PCTR_UM_O and PCTR_UM_MOESI (pctr(4), STANDARDS).
  */
 #ifndef _MACHINE_PCTR_H_
 #define _MACHINE_PCTR_H_
@@ -69,9 +73,10 @@ struct pctrst {
 /* The time stamp counter, read directly in user mode. */
 #define rdtsc() ((pctrval)__builtin_ia32_rdtsc())
 
-/* Counter CTR (0 to PCTR_NUM - 1) of the calling thread: read from user
- * space through the kernel's self-monitoring page when the kernel allows
- * it, otherwise with one system call; 0 for a counter never set. */
+/* Counter CTR (0 to PCTR_NUM - 1) as PCIOCRD reads it: the current CPU's
+ * for whole-CPU counters; for per-thread counters, read from user space
+ * through the kernel's self-monitoring page when the kernel allows it,
+ * otherwise with one system call.  0 for a counter never set. */
 pctrval __pctr_rdpmc(unsigned int ctr);
 #define rdpmc(ctr) __pctr_rdpmc(ctr)
 
