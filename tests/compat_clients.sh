@@ -82,7 +82,8 @@ pmu=0
 [[ -e /sys/bus/event_source/devices/cpu || -e /sys/bus/event_source/devices/cpu_core ]] && pmu=1
 
 for i in "${!variants[@]}"; do
-	out=$(clean "$tmp/pctr_$i" 100000 2>&1)
+	# Its own helper name: a whole-CPU pctr(4) helper is machine-wide.
+	out=$(clean HWC_PCTR_SOCKET="hwc-pctr-test-$$" "$tmp/pctr_$i" 100000 2>&1)
 	rc=$?
 	[[ $rc -eq 0 ]] || bad "pctr_example (${variants[$i]}) exited $rc: $out"
 	grep -Eq '^Functionx took [1-9][0-9]* cycles\.$' <<<"$out" || bad "no rdtsc() timing: $out"

@@ -6,9 +6,12 @@ import unittest
 from hwctest import HAVE_CORE_PMU, program, run
 
 PCTR = program("pctr")
+# Our own whole-CPU helper name: the default one is machine-wide.
+ENV = dict(os.environ, HWC_PCTR_SOCKET="hwc-pctr-test-%d" % os.getpid())
 
 
 def pctr(*args, **kw):
+    kw["env"] = dict(ENV, **kw.get("env", {}))
     return run([PCTR, *args], **kw)
 
 
@@ -41,7 +44,7 @@ class List(unittest.TestCase):
 
     def test_skylake_listing_is_exact(self):
         # libpfm4's own switch picks the model, so this holds on any host.
-        env = dict(os.environ, LIBPFM_FORCE_PMU="skl")
+        env = dict(LIBPFM_FORCE_PMU="skl")
         r = pctr("-l", env=env)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertRegex(r.stdout, r"(?m)^c0  INST_RETIRED$")
@@ -57,6 +60,7 @@ class Set(unittest.TestCase):
         if HAVE_CORE_PMU:
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertEqual(r.stdout, "")
+            self.assertEqual(pctr("-s", "0", "-f", "0").returncode, 0)  # stops a helper
         else:
             self.assertEqual(r.returncode, 1)
             self.assertIn("cannot set counter 0 to function 0x4100c0: No such device", r.stderr)

@@ -62,6 +62,9 @@ int main(int argc, char **argv)
 		err(1, "PCIOCRD");
 	printf("PCIOCS0: counted %llu instructions for %ld loops (counter now %llu)\n",
 	    after - before, loops, st.pctr_hwc[0]);
+	fn = 0; /* stop counting: whole-CPU functions outlive this process */
+	if (ioctl(fd, PCIOCS0, &fn) < 0)
+		err(1, "PCIOCS0 0");
 	close(fd);
 	return 0;
 }
