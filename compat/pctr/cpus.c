@@ -148,7 +148,8 @@ static bool helper_answer(int fd, uid_t uid)
 		rp.err = helper_read(rq.cpu, &rp.st);
 	else
 		rp.err = EINVAL;
-	return send(fd, &rp, sizeof(rp), MSG_NOSIGNAL) == (ssize_t)sizeof(rp);
+	/* Never wait on a client: one that reads no replies is dropped. */
+	return send(fd, &rp, sizeof(rp), MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)sizeof(rp);
 }
 
 /* The helper's life: listen, tell the starter through READY (0, or the
