@@ -48,21 +48,6 @@ static int tick(pctx_t *p, pid_t pid, id_t lwpid, void *arg)
 	return 0;
 }
 
-/* The state letter of /proc/PID/stat: 'R' or 'S' when running. */
-static char proc_state(pid_t pid)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return '?';
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	const char *close_paren = strrchr(buf, ')');
-	return close_paren && close_paren[1] == ' ' ? close_paren[2] : '?';
-}
-
 /* Run a process that would sleep for 1000 s under pctx_run() until the
  * handler terminates it, with ticks every MSEC ms (0: none). */
 static void run_until_signal(int sig, uint_t msec)
