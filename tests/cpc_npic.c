@@ -160,8 +160,11 @@ static void test_every_event_has_a_pic(void)
 	CHECK_INT(missing, ==, 0);
 	CHECK_INT(refused, ==, 0);
 	/* Software events are on every pic: a set can hold all of them. */
-	CHECK(have(&on_pic[0], "task-clock"));
-	CHECK(have(&on_pic[npic - 1], "task-clock"));
+	CHECK_INT(npic, >=, 1);
+	if (npic >= 1) {
+		CHECK(have(&on_pic[0], "task-clock"));
+		CHECK(have(&on_pic[(npic < 64 ? npic : 64) - 1], "task-clock"));
+	}
 	cpc_close(cpc);
 }
 
@@ -190,7 +193,7 @@ static bool pic_lists(cpc_t *cpc, uint_t p, const char *event)
 
 static cpc_set_t *parse_like_strtoset(cpc_t *cpc, const char *spec)
 {
-	uint_t npic = cpc_npic(cpc);
+	uint_t npic = cpc_npic(cpc) < 64 ? cpc_npic(cpc) : 64; /* test_configuration checks */
 	char events[64][CPC_MAX_EVENT_LEN] = {{0}};
 	uint_t flags[64];
 	for (uint_t i = 0; i < 64; i++)
