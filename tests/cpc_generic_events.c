@@ -73,7 +73,7 @@ static void test_each_generic_event(void)
 	}
 	fprintf(stderr, "%d of %zu generic events count on this machine (%s)\n", mapped,
 		sizeof(page) / sizeof(page[0]), cpc_cciname(cpc));
-	if (cpc_npic(cpc) == 0)
+	if (strstr(cpc_cciname(cpc), "no hardware PMU"))
 		CHECK_INT(mapped, ==, 0);
 	cpc_close(cpc);
 }

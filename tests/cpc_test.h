@@ -70,4 +70,19 @@ static inline int open_fds(void)
 	return n;
 }
 
+/* The state letter of PID in /proc, or 0 when it is gone. */
+static inline char proc_state(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');
+	return p && p[1] ? p[2] : 0;
+}
+
 #endif

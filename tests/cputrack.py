@@ -62,8 +62,12 @@ class Family(unittest.TestCase):
         parent = rows[-1]["pid"]
         forks = [r for r in rows if r["event"] == "fork"]
         self.assertEqual(len(forks), 1, self.r.stdout)
+        # illumos's layout: "PARENT LWP fork # CHILD" (the forking LWP, the
+        # main thread here), from libpctx's (ppid, child, lwpid) arguments.
         self.assertEqual(forks[0]["pid"], parent)
+        self.assertEqual(forks[0]["lwp"], 1, self.r.stdout)
         child = int(forks[0]["note"])
+        self.assertNotEqual(child, parent)
         execs = [r for r in rows if r["event"] == "exec" and "note" in r]
         self.assertEqual(len(execs), 1, self.r.stdout)
         self.assertEqual(execs[0]["pid"], child)

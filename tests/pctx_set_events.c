@@ -79,7 +79,9 @@ static void ev_exit(pctx_t *p, pid_t pid, id_t lwp, int status, void *arg)
 	note("exit %s %d %d\n", who(pid), (int)lwp, status);
 }
 
-static void ev_fork(pctx_t *p, pid_t pid, id_t lwp, pid_t child, void *arg)
+/* As cputrack declares it: illumos's libpctx passes the child's pid third
+ * and the LWP id fourth, although its typedef names them the other way. */
+static void ev_fork(pctx_t *p, pid_t pid, pid_t child, id_t lwp, void *arg)
 {
 	/* In a new controller process, holding the child. */
 	forked = child;

@@ -138,10 +138,12 @@ CPC_EXPORT int cpc_set_sigemt(int sig)
 
 void cpc__lock(cpc_t *cpc, sigset_t *saved)
 {
-	sigset_t emt;
-	sigemptyset(&emt);
-	sigaddset(&emt, cpc_sigemt());
-	pthread_sigmask(SIG_BLOCK, &emt, saved);
+	/* Every signal, not only the overflow one: a handler (the overflow
+	 * handler, or one calling cpc_terminate()) may take the lock, and it
+	 * must never wait for its own thread. */
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, saved);
 	pthread_mutex_lock(&cpc->lock);
 }
 
@@ -193,7 +195,10 @@ CPC_EXPORT int cpc_close(cpc_t *cpc)
 		cpc_set_t *s = cpc->sets;
 		if (s->state != UNBOUND)
 			cpc_unbind(cpc, s);
+		sigset_t saved;
+		cpc__lock(cpc, &saved);
 		cpc->sets = s->next;
+		cpc__unlock(cpc, &saved);
 		cpc__free_set(s);
 	}
 	while (cpc->bufs) {
@@ -205,6 +210,21 @@ CPC_EXPORT int cpc_close(cpc_t *cpc)
 	pthread_mutex_destroy(&cpc->lock);
 	free(cpc);
 	return 0;
+}
+
+/* From a signal handler too: the lock is only ever held with every signal
+ * blocked, so it is never held by the thread the handler interrupted; and
+ * pctx_terminate() ignores a handle that libpctx has already freed. */
+CPC_EXPORT void cpc_terminate(cpc_t *cpc)
+{
+	int saved_errno = errno;
+	sigset_t saved;
+	cpc__lock(cpc, &saved);
+	for (cpc_set_t *s = cpc->sets; s; s = s->next)
+		if (s->state == BOUND_PCTX && s->pctx)
+			pctx_terminate(s->pctx);
+	cpc__unlock(cpc, &saved);
+	errno = saved_errno;
 }
 
 CPC_EXPORT uint_t cpc_npic(cpc_t *cpc)

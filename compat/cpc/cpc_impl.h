@@ -22,7 +22,8 @@
 
 /* What libcpc says about this machine; gathered once by cpc_open(). */
 struct cpc_machine {
-	unsigned npic;  /* core PMU counters the kernel exposes; 0 without a PMU */
+	unsigned hwpic; /* core PMU counters the kernel exposes; 0 without a PMU */
+	unsigned npic;  /* cpc_npic(): hwpic, or more so that every software event has a pic */
 	bool x86;
 	bool intel;     /* has the AnyThread bit (anythr) */
 	char cciname[CPC_MAX_IMPL_NAME];

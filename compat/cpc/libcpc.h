@@ -49,6 +49,8 @@ typedef struct {
 #define CPC_COUNT_USER 0x2
 #define CPC_COUNT_SYSTEM 0x4
 #define CPC_COUNT_HV 0x8
+/* illumos: the SPARC T3 counters' sample mode; accepted, no effect on Linux. */
+#define CPC_COUNT_SAMPLE_MODE 0x10
 
 /* cpc_caps() bits. */
 #define CPC_CAP_OVERFLOW_INTERRUPT 0x1
@@ -96,6 +98,9 @@ typedef struct __cpc_buf cpc_buf_t;
 
 extern cpc_t *cpc_open(int ver);
 extern int cpc_close(cpc_t *cpc);
+/* Make a pctx_run() counting sets of CPC return at its next stop, the
+ * process left running; safe in a signal handler. */
+extern void cpc_terminate(cpc_t *cpc);
 
 /* This machine's counters. */
 extern uint_t cpc_npic(cpc_t *cpc);

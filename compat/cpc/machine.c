@@ -17,6 +17,12 @@ int cpc__probe(const char *spec, char *detail, size_t size)
 	return err;
 }
 
+static void count_one(void *arg, const char *name)
+{
+	(void)name;
+	++*(unsigned *)arg;
+}
+
 int cpc__machine(struct cpc_machine *m)
 {
 	struct hwc_cpu_info ci;
@@ -26,7 +32,13 @@ int cpc__machine(struct cpc_machine *m)
 	/* illumos counts fixed-function counters as pics too; the NMI
 	 * watchdog's counter is not accessible. */
 	if (ci.core_pmu)
-		m->npic = (unsigned)(ci.counters - (ci.watchdog_counter ? 1 : 0) + ci.fixed);
+		m->hwpic = (unsigned)(ci.counters - (ci.watchdog_counter ? 1 : 0) + ci.fixed);
+	/* Programs such as cputrack place each event of a set on its own pic,
+	 * found with cpc_walk_events_pic(): software events need pics too, as
+	 * many as there are, so that one set can hold all of them. */
+	unsigned nsoft = 0;
+	cpc__walk_software(count_one, &nsoft);
+	m->npic = m->hwpic > nsoft ? m->hwpic : nsoft;
 #if defined(__x86_64__) || defined(__i386__)
 	m->x86 = true;
 #endif

@@ -170,11 +170,19 @@ static int make_spec(cpc_t *cpc, struct req *r)
 			return cpc__fail(EINVAL);
 		}
 		if (!def->term) { /* picnum: the kernel picks the counter on Linux */
-			if (r->hw && a->ca_val >= cpc->m.npic) {
+			if (a->ca_val >= cpc->m.npic) {
 				snprintf(detail, sizeof(detail), "picnum %llu, but this machine has %u "
 								 "counters",
 					 (unsigned long long)a->ca_val, cpc->m.npic);
 				cpc__err(cpc, fn, CPC_INVALID_PICNUM, detail);
+				return cpc__fail(EINVAL);
+			}
+			if (r->hw && a->ca_val >= cpc->m.hwpic) {
+				snprintf(detail, sizeof(detail),
+					 "picnum %llu counts only software events; '%s' needs one "
+					 "of the %u hardware counters",
+					 (unsigned long long)a->ca_val, name, cpc->m.hwpic);
+				cpc__err(cpc, fn, CPC_PIC_NOT_CAPABLE, detail);
 				return cpc__fail(EINVAL);
 			}
 			continue;
@@ -225,11 +233,15 @@ CPC_EXPORT int cpc_set_add_request(cpc_t *cpc, cpc_set_t *set, const char *event
 	static const char fn[] = "cpc_set_add_request";
 	if (!cpc__set_valid(cpc, set) || set->state != UNBOUND || !event || (nattrs && !attrs))
 		return cpc__fail(EINVAL);
-	const uint_t all = CPC_OVF_NOTIFY_EMT | CPC_COUNT_USER | CPC_COUNT_SYSTEM | CPC_COUNT_HV;
+	/* CPC_COUNT_SAMPLE_MODE selects the SPARC T3 counters' sample mode on
+	 * illumos (other platforms ignore it); no Linux PMU has one. */
+	const uint_t all = CPC_OVF_NOTIFY_EMT | CPC_COUNT_USER | CPC_COUNT_SYSTEM | CPC_COUNT_HV |
+			   CPC_COUNT_SAMPLE_MODE;
 	if (flags & ~all) {
-		char detail[128];
+		char detail[160];
 		snprintf(detail, sizeof(detail), "%#x (valid: CPC_COUNT_USER, CPC_COUNT_SYSTEM, "
-						 "CPC_COUNT_HV, CPC_OVF_NOTIFY_EMT)",
+						 "CPC_COUNT_HV, CPC_OVF_NOTIFY_EMT, "
+						 "CPC_COUNT_SAMPLE_MODE)",
 			 flags);
 		cpc__err(cpc, fn, CPC_REQ_INVALID_FLAGS, detail);
 		return cpc__fail(EINVAL);

@@ -33,7 +33,7 @@ static const char *const generic_events[] = {
 
 static void walk_generic(cpc_t *cpc, void (*fn)(void *arg, const char *name), void *arg)
 {
-	if (cpc->m.npic == 0)
+	if (cpc->m.hwpic == 0)
 		return; /* each maps to a processor event, and there are none here */
 	for (size_t i = 0; i < sizeof(generic_events) / sizeof(generic_events[0]); i++) {
 		char detail[256];
@@ -68,15 +68,17 @@ CPC_EXPORT void cpc_walk_generic_events_pic(cpc_t *cpc, uint_t picno, void *arg,
 		errno = EINVAL;
 		return;
 	}
-	/* The kernel may schedule any event on any general counter. */
+	/* The kernel may schedule any event on any hardware counter; the pics
+	 * above those count software events only. */
 	struct pic_walk w = {picno, arg, action};
-	walk_generic(cpc, pic_adapter, &w);
+	if (picno < cpc->m.hwpic)
+		walk_generic(cpc, pic_adapter, &w);
 }
 
 CPC_EXPORT void cpc_walk_events_all(cpc_t *cpc, void *arg,
 				    void (*action)(void *arg, const char *event))
 {
-	if (cpc->m.npic)
+	if (cpc->m.hwpic)
 		cpc__walk_native(action, arg);
 	cpc__walk_software(action, arg);
 }
@@ -88,8 +90,12 @@ CPC_EXPORT void cpc_walk_events_pic(cpc_t *cpc, uint_t picno, void *arg,
 		errno = EINVAL;
 		return;
 	}
+	/* Native events on the hardware counters; software events on every
+	 * pic, so that a program that fills pics from this list takes them. */
 	struct pic_walk w = {picno, arg, action};
-	cpc__walk_native(pic_adapter, &w);
+	if (picno < cpc->m.hwpic)
+		cpc__walk_native(pic_adapter, &w);
+	cpc__walk_software(pic_adapter, &w);
 }
 
 CPC_EXPORT void cpc_walk_attrs(cpc_t *cpc, void *arg, void (*action)(void *arg, const char *attr))

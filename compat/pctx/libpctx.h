@@ -42,6 +42,8 @@ extern pctx_t *pctx_capture(pid_t pid, void *arg, int verbose, pctx_errfn_t *err
  * ... in the order libpctx first sees each thread (pctx_lwp_tid() gives
  * the Linux thread ID). */
 typedef int pctx_sysc_execfn_t(pctx_t *, pid_t, id_t, char *, void *);
+/* The fork handler is called as (pctx, pid, child's pid, lwpid, arg), the
+ * order illumos's libpctx passes, whatever this typedef (illumos's) says. */
 typedef void pctx_sysc_forkfn_t(pctx_t *, pid_t, id_t, pid_t, void *);
 typedef void pctx_sysc_exitfn_t(pctx_t *, pid_t, id_t, int, void *);
 typedef int pctx_sysc_lwp_createfn_t(pctx_t *, pid_t, id_t, void *);

@@ -390,7 +390,9 @@ static void follow_child(pctx_t *p, pid_t ppid, id_t lwpid, pid_t child)
 		l->quiet_cont = true;
 	}
 	kill(child, SIGCONT);
-	forkfn(np, ppid, lwpid, child, uarg);
+	/* illumos's libpctx passes the child's pid third and the LWP id
+	 * fourth, whatever the typedef's names say; cputrack relies on it. */
+	forkfn(np, ppid, (id_t)child, (pid_t)lwpid, uarg);
 	pctx_release(np);
 	fflush(NULL);
 	_exit(0);

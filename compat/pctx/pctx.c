@@ -20,6 +20,7 @@
 #include "pctx_impl.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,23 @@
 #include <unistd.h>
 
 pctx_t *pctx__handles;
+/* Guards the list against pctx_terminate() in a signal handler: held only
+ * with every signal blocked, so never by the thread a handler interrupts. */
+static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void lock_handles(sigset_t *saved)
+{
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, saved);
+	pthread_mutex_lock(&handles_lock);
+}
+
+static void unlock_handles(const sigset_t *saved)
+{
+	pthread_mutex_unlock(&handles_lock);
+	pthread_sigmask(SIG_SETMASK, saved, NULL);
+}
 
 /* ---------------------------------------------------------------- errors */
 
@@ -88,18 +106,24 @@ pctx_t *pctx__new_handle(const char *fn, pid_t pid, void *arg, int verbose, pctx
 	p->errfn = errfn;
 	p->next_id = 1;
 	p->options = BASE_OPTIONS;
+	sigset_t saved;
+	lock_handles(&saved);
 	p->next = pctx__handles;
 	pctx__handles = p;
+	unlock_handles(&saved);
 	return p;
 }
 
 void pctx__free_handle(pctx_t *p)
 {
+	sigset_t saved;
+	lock_handles(&saved);
 	for (pctx_t **pp = &pctx__handles; *pp; pp = &(*pp)->next)
 		if (*pp == p) {
 			*pp = p->next;
 			break;
 		}
+	unlock_handles(&saved);
 	close(p->wake[0]);
 	close(p->wake[1]);
 	free(p->lwp);
@@ -271,11 +295,23 @@ PCTX_EXPORT int pctx_set_events(pctx_t *p, ...)
 	return 0;
 }
 
+/* A handle already freed is ignored: libcpc's cpc_terminate() passes every
+ * handle a set was bound to, and a controller made for a fork has freed
+ * the handles it inherited. */
 PCTX_EXPORT void pctx_terminate(pctx_t *p)
 {
-	p->terminate = 1;
-	ssize_t w = write(p->wake[1], "x", 1); /* async-signal-safe */
-	(void)w;
+	int saved_errno = errno;
+	sigset_t saved;
+	lock_handles(&saved);
+	for (pctx_t *h = pctx__handles; h; h = h->next)
+		if (h == p) {
+			p->terminate = 1;
+			ssize_t w = write(p->wake[1], "x", 1); /* async-signal-safe */
+			(void)w;
+			break;
+		}
+	unlock_handles(&saved);
+	errno = saved_errno;
 }
 
 PCTX_EXPORT pid_t pctx_lwp_tid(pctx_t *p, id_t lwpid)

@@ -2,6 +2,7 @@
  * can count, in illumos's layout, from the libcpc walkers. */
 #include "cpucmds.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define RIGHT_MARGIN 76
@@ -34,48 +35,73 @@ static void word_attr(void *arg, const char *name)
 		put_word(arg, name);
 }
 
+/* The events of pic P, for comparing lists. */
+struct names {
+	char *text;
+	size_t len;
+};
+
+static void add_name(void *arg, uint_t picno, const char *name)
+{
+	(void)picno;
+	struct names *n = arg;
+	size_t l = strlen(name);
+	char *t = realloc(n->text, n->len + l + 2);
+	if (!t)
+		return;
+	n->text = t;
+	memcpy(t + n->len, name, l);
+	n->len += l;
+	t[n->len++] = ' ';
+	t[n->len] = '\0';
+}
+
+static char *pic_names(cpc_t *cpc, uint_t p, bool generic)
+{
+	struct names n = {NULL, 0};
+	if (generic)
+		cpc_walk_generic_events_pic(cpc, p, &n, add_name);
+	else
+		cpc_walk_events_pic(cpc, p, &n, add_name);
+	return n.text ? n.text : strdup("");
+}
+
+/* illumos's layout, one line per run of pics that list the same events:
+ * the hardware counters take processor and software events, the pics
+ * above them (cpc_npic(3)) software events only. */
 static void list_pics(cpc_t *cpc, FILE *fp, bool generic)
 {
 	uint_t npic = cpc_npic(cpc);
-	if (npic == 0) {
-		fprintf(fp, "\n\t(none: no hardware counters are accessible on this machine)\n");
-		return;
+	bool any = false;
+	for (uint_t first = 0; first < npic;) {
+		char *names = pic_names(cpc, first, generic);
+		uint_t last = first;
+		while (last + 1 < npic) {
+			char *next = pic_names(cpc, last + 1, generic);
+			bool same = names && next && strcmp(names, next) == 0;
+			free(next);
+			if (!same)
+				break;
+			last++;
+		}
+		if (names && names[0]) {
+			struct wrap w = {fp, EVENT_MARGIN, EVENT_MARGIN};
+			if (first == last)
+				fprintf(fp, "\n\tevent%u: ", first);
+			else
+				fprintf(fp, "\n\tevent[%u-%u]: ", first, last);
+			if (generic)
+				cpc_walk_generic_events_pic(cpc, first, &w, word_pic);
+			else
+				cpc_walk_events_pic(cpc, first, &w, word_pic);
+			fprintf(fp, "\n");
+			any = true;
+		}
+		free(names);
+		first = last + 1;
 	}
-	/* Linux schedules any event on any general counter: one list. */
-	struct wrap w = {fp, EVENT_MARGIN, EVENT_MARGIN};
-	fprintf(fp, "\n\tevent[0-%u]: ", npic - 1);
-	if (generic)
-		cpc_walk_generic_events_pic(cpc, 0, &w, word_pic);
-	else
-		cpc_walk_events_pic(cpc, 0, &w, word_pic);
-	fprintf(fp, "\n");
-}
-
-/* Events cpc_walk_events_all() lists that no counter does: software ones. */
-struct others {
-	cpc_t *cpc;
-	struct wrap w;
-	const char *match;
-	bool found;
-};
-
-static void find_pic(void *arg, uint_t picno, const char *name)
-{
-	(void)picno;
-	struct others *o = arg;
-	if (strcmp(o->match, name) == 0)
-		o->found = true;
-}
-
-static void word_other(void *arg, const char *name)
-{
-	struct others *o = arg;
-	o->match = name;
-	o->found = false;
-	if (cpc_npic(o->cpc))
-		cpc_walk_events_pic(o->cpc, 0, o, find_pic);
-	if (!o->found)
-		put_word(&o->w, name);
+	if (!any)
+		fprintf(fp, "\n\t(none: no hardware counters are accessible on this machine)\n");
 }
 
 void cpucmds_capabilities(cpc_t *cpc, FILE *fp)
@@ -90,12 +116,6 @@ void cpucmds_capabilities(cpc_t *cpc, FILE *fp)
 
 	fprintf(fp, "\tPlatform Specific Events:\n");
 	list_pics(cpc, fp, false);
-
-	fprintf(fp, "\n\tLinux software events (no hardware counter needed):\n");
-	struct others o = {.cpc = cpc, .w = {fp, EVENT_MARGIN, EVENT_MARGIN}};
-	fprintf(fp, "\n\t%-*s", EVENT_MARGIN - 8, "event:");
-	cpc_walk_events_all(cpc, &o, word_other);
-	fprintf(fp, "\n");
 
 	struct wrap w = {fp, ATTR_MARGIN, ATTR_MARGIN};
 	fprintf(fp, "\n\tattributes: ");

@@ -299,7 +299,9 @@ static void final_ticks(pctx_t *pctx, pid_t pid, struct pstate *st)
 
 static int run(pctx_t *pctx, struct pstate *st);
 
-static void fork_event(pctx_t *pctx, pid_t pid, id_t lwpid, pid_t child, void *arg)
+/* The arguments in the order illumos's libpctx passes them (the child's
+ * pid before the LWP id), not the order its typedef names them. */
+static void fork_event(pctx_t *pctx, pid_t pid, pid_t child, id_t lwpid, void *arg)
 {
 	/* In a new controller process that holds CHILD; ARG is this process's
 	 * copy of the parent's state, which the child's handlers get too. */
