@@ -211,9 +211,10 @@ HWC_EXPORT int hwc_symbols_set_root(hwc_symbols *s, const char *root)
 		return 0;
 	}
 	struct stat st;
-	if (stat(root, &st) != 0 || !S_ISDIR(st.st_mode))
-		return hwc__fail(-EINVAL, "the root directory \"%s\" %s", root,
-				 errno == ENOENT ? "does not exist" : "is not a directory");
+	if (stat(root, &st) != 0)
+		return hwc__fail(-EINVAL, "the root directory \"%s\": %s", root, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return hwc__fail(-EINVAL, "the root directory \"%s\" is not a directory", root);
 	if (!(s->root = hwc__intern(s, root)))
 		return hwc__fail(-ENOMEM, "out of memory");
 	return 0;

@@ -680,7 +680,7 @@ static void ct_arc_free(void *e)
 	free(((struct ct_arc *)e)->samples);
 }
 
-/* The costs of PMC I, a cost line's columns. */
+/* A cost line's columns: the N PMCs' costs. */
 static void ct_costs(FILE *out, const uint64_t *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -688,11 +688,39 @@ static void ct_costs(FILE *out, const uint64_t *v, size_t n)
 	fputc('\n', out);
 }
 
+static int ct_fn_cmp(const struct ct_fn *a, const struct ct_fn *b)
+{
+	int c = strcmp(a->dso, b->dso);
+	if (!c)
+		c = strcmp(a->name, b->name);
+	return c ? c : a->start < b->start ? -1 : a->start > b->start;
+}
+
+/* Functions by object, name and address; arcs by their callee. */
+static int by_fn(const void *a, const void *b)
+{
+	return ct_fn_cmp(*(const struct ct_fn *const *)a, *(const struct ct_fn *const *)b);
+}
+
+static int by_callee(const void *a, const void *b)
+{
+	return ct_fn_cmp((*(const struct ct_arc *const *)a)->callee,
+			 (*(const struct ct_arc *const *)b)->callee);
+}
+
+static bool called_by(const void *entry, const void *caller)
+{
+	return ((const struct ct_arc *)entry)->caller == caller;
+}
+
 static void ct_arcs_of(FILE *out, const struct calltree *t, const struct ct_fn *caller)
 {
-	for (const struct ct_arc *a = NULL; (a = rp_table_next(&t->arcs, a));) {
-		if (a->caller != caller)
-			continue;
+	size_t n;
+	struct ct_arc **v = rp_table_sorted(&t->arcs, called_by, caller, by_callee, &n);
+	if (!v && t->arcs.len)
+		oom();
+	for (size_t k = 0; k < n; k++) {
+		const struct ct_arc *a = v[k];
 		uint64_t calls = 0;
 		for (size_t i = 0; i < t->npmc; i++)
 			calls += a->samples[i];
@@ -700,6 +728,7 @@ static void ct_arcs_of(FILE *out, const struct calltree *t, const struct ct_fn *
 			a->callee->name, calls, a->callee->start);
 		ct_costs(out, a->samples, t->npmc);
 	}
+	free(v);
 }
 
 int pmcstat_calltree(const char *log, FILE *out)
@@ -750,11 +779,16 @@ int pmcstat_calltree(const char *log, FILE *out)
 			fprintf(out, " 0");
 		fputc('\n', out);
 		ct_arcs_of(out, &t, NULL);
-		for (const struct ct_fn *f = NULL; (f = rp_table_next(&t.fns, f));) {
-			fprintf(out, "ob=%s\nfn=%s\n* *", f->dso, f->name);
-			ct_costs(out, f->self, s.n);
-			ct_arcs_of(out, &t, f);
+		size_t n;
+		struct ct_fn **v = rp_table_sorted(&t.fns, NULL, NULL, by_fn, &n);
+		if (!v && t.fns.len)
+			oom();
+		for (size_t k = 0; k < n; k++) {
+			fprintf(out, "ob=%s\nfn=%s\n* *", v[k]->dso, v[k]->name);
+			ct_costs(out, v[k]->self, s.n);
+			ct_arcs_of(out, &t, v[k]);
 		}
+		free(v);
 	}
 	rp_table_free(&t.arcs, ct_arc_free);
 	rp_table_free(&t.fns, ct_fn_free);
