@@ -333,6 +333,14 @@ class Options(unittest.TestCase):
     """The options FreeBSD's pmcstat has besides those above (issue 11)."""
     setUp, tearDown, record = Sampling.setUp, Sampling.tearDown, Sampling.record
 
+    def written(self, log, opt):
+        """What -R LOG OPT FILE writes into FILE."""
+        out = os.path.join(self.tmp, "written" + opt)
+        r = run("-R", log, opt, out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            return f.read()
+
     def test_list_events(self):
         r = run("-L")
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -359,11 +367,7 @@ class Options(unittest.TestCase):
 
     def test_calltree(self):
         log = self.record("-P")
-        out = os.path.join(self.tmp, "ct.out")
-        r = run("-R", log, "-F", out)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        with open(out) as f:
-            text = f.read()
+        text = self.written(log, "-F")
         head = text.split("\n\n")[0].splitlines()
         self.assertEqual(head[:4], ["version: 1", "creator: pmcstat", "positions: instr line",
                                     "events: cpu_clock_0"])
@@ -397,19 +401,16 @@ class Options(unittest.TestCase):
 
     def test_annotate(self):
         log = self.record("-P")
-        out = os.path.join(self.tmp, "m.out")
-        r = run("-R", log, "-m", out)
-        self.assertEqual(r.returncode, 0, r.stderr)
         funcs = symbols(self.prog)
         seen = {}
-        with open(out) as f:
-            for line in f:
-                pc, name, start, end = line.split()
-                pc, start, end = int(pc, 16), int(start, 16), int(end, 16)
-                self.assertTrue(start <= pc < end, line)
-                if name in funcs:
-                    self.assertEqual((start, end), funcs[name], line)
-                seen[name] = seen.get(name, 0) + 1
+        for line in self.written(log, "-m").splitlines():
+            pc, name, start, end = line.split()
+            pc, start, end = int(pc, 16), int(start, 16), int(end, 16)
+            self.assertTrue(start <= pc < end, line)
+            if name in funcs:
+                self.assertEqual((start, end), funcs[name], line)
+            seen[name] = seen.get(name, 0) + 1
+        out = os.path.join(self.tmp, "m.out")
         self.assertGreater(seen.get("f2", 0), seen.get("f1", 0) * 1.5)
         self.assertGreater(seen["f1"], 0)
         # -m and -a read a log, and are not -g or -G.
@@ -433,11 +434,7 @@ class Options(unittest.TestCase):
 
     def test_annotate_callgraph(self):
         log = self.record("-P")
-        out = os.path.join(self.tmp, "a.out")
-        r = run("-R", log, "-a", out)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        with open(out) as f:
-            chains = [c.splitlines() for c in f.read().split("--\n") if c]
+        chains = [c.splitlines() for c in self.written(log, "-a").split("--\n") if c]
         funcs = symbols(self.prog)
         hot = 0
         for chain in chains:
@@ -453,7 +450,7 @@ class Options(unittest.TestCase):
                 start, end = funcs[name]
                 self.assertTrue(start <= int(pc, 16) <= end, chain)
         self.assertGreater(hot, len(chains) // 3)
-        r = run("-a", out, "-P", "cpu-clock", "true")
+        r = run("-a", "a.out", "-P", "cpu-clock", "true")
         self.assertEqual(r.returncode, 64)
         self.assertIn("option -a requires an input file", r.stderr)
 
