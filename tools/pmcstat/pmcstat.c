@@ -835,8 +835,9 @@ int main(int argc, char **argv)
 	if (pmcstat_opts.fsroot && !args.gprof && !args.graphfile && !args.annotate && !args.top)
 		errx(EX_USAGE, "ERROR: option -r is used by -F, -G, -T, -a, -g and -m: give one of "
 			       "them.");
-	if ((pmcstat_opts.leaf_addr || pmcstat_opts.leaf_offset) && !args.graphfile && !args.top)
-		errx(EX_USAGE, "ERROR: options -A and -I change what -G, -F and -T show: give one of "
+	if ((pmcstat_opts.leaf_addr || pmcstat_opts.leaf_offset) &&
+	    (!args.graphfile || args.calltree) && !args.top)
+		errx(EX_USAGE, "ERROR: options -A and -I change what -G and -T show: give one of "
 			       "them.");
 	if (samplesdir_given && !args.gprof)
 		errx(EX_USAGE, "ERROR: option -D is only used with -g.");

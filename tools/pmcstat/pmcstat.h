@@ -13,8 +13,8 @@
 
 /* How the log is analyzed (-A, -I, -e, -f, -i, -r); pmcstat.c sets it. */
 struct pmcstat_opts {
-	bool leaf_addr;   /* -A: sampled addresses apart, shown as addresses (-T) */
-	bool leaf_offset; /* -I: sampled addresses apart, shown as name+offset (-T) */
+	bool leaf_addr;   /* -A: sampled addresses apart (-T, -G); -T shows addresses */
+	bool leaf_offset; /* -I: the same; -T shows function+offset */
 	bool wide;        /* -e: gprof buckets count past 65535 samples */
 	bool has_tid;     /* -i: only the samples of thread TID */
 	int tid;
