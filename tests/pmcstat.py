@@ -476,6 +476,11 @@ class Options(unittest.TestCase):
             self.assertTrue(m, row)
             start, end = funcs[m.group(1)]
             self.assertLess(int(m.group(2), 16), end - start)
+        # -G keeps the sampled addresses apart too, still named by function.
+        log = self.record("-P")
+        f2 = r"(?m)^\S+%  \[\d+\]\s+f2( @ \S+)?$"
+        self.assertEqual(len(re.findall(f2, run("-R", log, "-G", "-").stdout)), 1)
+        self.assertGreater(len(re.findall(f2, run("-R", log, "-I", "-G", "-").stdout)), 1)
         r = run("-A", "-P", "cpu-clock", "true")
         self.assertEqual(r.returncode, 64)
         self.assertIn("-A and -I", r.stderr)
