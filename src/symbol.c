@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* ------------------------------------------------------------ arena, hashes */
 
@@ -199,6 +200,23 @@ HWC_EXPORT int hwc_symbols_new(hwc_symbols **out, unsigned flags)
 	s->oom_location.sym = &s->oom_symbol;
 	elf_version(EV_CURRENT);
 	*out = s;
+	return 0;
+}
+
+HWC_EXPORT int hwc_symbols_set_root(hwc_symbols *s, const char *root)
+{
+	hwc__clear_error();
+	if (!root || !*root) {
+		s->root = NULL;
+		return 0;
+	}
+	struct stat st;
+	if (stat(root, &st) != 0)
+		return hwc__fail(-EINVAL, "the root directory \"%s\": %s", root, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return hwc__fail(-EINVAL, "the root directory \"%s\" is not a directory", root);
+	if (!(s->root = hwc__intern(s, root)))
+		return hwc__fail(-ENOMEM, "out of memory");
 	return 0;
 }
 

@@ -113,7 +113,7 @@ void hwc__dso_load(hwc_symbols *s, struct hwc__dso *d)
 		d->why = "no file backs this mapping";
 		return;
 	}
-	char path[4096];
+	char path[4096], rooted[8192];
 	snprintf(path, sizeof(path), "%s", d->name);
 	size_t len = strlen(path);
 	static const char deleted[] = " (deleted)";
@@ -126,7 +126,9 @@ void hwc__dso_load(hwc_symbols *s, struct hwc__dso *d)
 		memcpy(d->bid, b->id, b->len);
 		d->bidlen = b->len;
 	}
-	int err = try_candidate(s, d, path);
+	/* Under hwc_symbols_set_root()'s directory instead of at its path. */
+	snprintf(rooted, sizeof(rooted), "%s%s", s->root ? s->root : "", path);
+	int err = try_candidate(s, d, rooted);
 	if (err && d->bidlen) {
 		char h[41], cand[4200];
 		hex(h, d->bid, d->bidlen);

@@ -84,6 +84,7 @@ struct hwc__ksym;
 
 struct hwc_symbols {
 	unsigned flags;
+	const char *root; /* hwc_symbols_set_root(), interned; NULL: none */
 	struct hwc__arena arena;
 	struct hwc__map strings, dsos, procs, threads, buildids;
 	struct hwc__dso *dso_list;

@@ -127,7 +127,8 @@ struct hwc__symtab *hwc__symtab_build(Dwfl_Module *mod)
 			return NULL;
 		}
 	}
-	qsort(t->e, t->n, sizeof(*t->e), cmp_entry);
+	if (t->n) /* qsort's array may not be NULL, even empty */
+		qsort(t->e, t->n, sizeof(*t->e), cmp_entry);
 	uint64_t reach = 0;
 	for (size_t i = 0; i < t->n; i++) {
 		uint64_t end = t->e[i].value + t->e[i].size;
@@ -363,7 +364,7 @@ struct hwc__plt *hwc__plt_build(Dwfl_Module *mod)
 		free(slots);
 		return NULL;
 	}
-	if (x86) /* found by GOT address; AArch64's stay in relocation order */
+	if (x86 && nslots) /* found by GOT address; AArch64's stay in relocation order */
 		qsort(slots, nslots, sizeof(*slots), cmp_slot);
 	size_t cap = 0;
 	for (Elf_Scn *scn = NULL; nslots && (scn = elf_nextscn(elf, scn));) {
@@ -426,7 +427,8 @@ struct hwc__plt *hwc__plt_build(Dwfl_Module *mod)
 		}
 	}
 	free(slots);
-	qsort(p->s, p->n, sizeof(*p->s), cmp_stub);
+	if (p->n) /* qsort's array may not be NULL, even empty */
+		qsort(p->s, p->n, sizeof(*p->s), cmp_stub);
 	return p;
 }
 

@@ -242,6 +242,22 @@ static void test_detail_is_fresh(void)
 	free(data);
 }
 
+/* hwc_symbols_set_root() takes a directory (tests/pmcstat.py reads a
+ * program moved under one through it, with pmcstat -r). */
+static void test_set_root(void)
+{
+	hwc_symbols *s;
+	CHECK_INT(hwc_symbols_new(&s, 0), ==, 0);
+	CHECK_INT(hwc_symbols_set_root(s, "/nonexistent-root"), ==, -EINVAL);
+	CHECK_STR_CONTAINS(hwc_errdetail(), "\"/nonexistent-root\": No such file or directory");
+	CHECK_INT(hwc_symbols_set_root(s, "/etc/passwd"), ==, -EINVAL);
+	CHECK_STR_CONTAINS(hwc_errdetail(), "is not a directory");
+	CHECK_INT(hwc_symbols_set_root(s, "/"), ==, 0);
+	CHECK_STR_EQ(hwc_errdetail(), "");
+	CHECK_INT(hwc_symbols_set_root(s, NULL), ==, 0);
+	hwc_symbols_free(s);
+}
+
 /* perf.data is not time-ordered across CPUs: a child's FORK can come
  * before its parent's exec COMM in the file (perf record's workload is
  * "perf-exec" until it execs).  The child must still be named after what
@@ -373,5 +389,6 @@ int main(void)
 	RUN(test_open_errors);
 	RUN(test_detail_is_fresh);
 	RUN(test_kallsyms_names);
+	RUN(test_set_root);
 	return check_exit();
 }

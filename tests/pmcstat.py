@@ -317,6 +317,282 @@ class Sampling(unittest.TestCase):
         self.assertEqual(rows["f2"][3], "g")
 
 
+def symbols(prog):
+    """PROG's functions: name -> (start, end), from nm(1)."""
+    out = subprocess.run(["nm", "-S", "--defined-only", prog], capture_output=True, text=True,
+                         timeout=LIMIT, check=True).stdout
+    funcs = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 4 and f[2] in "tT":
+            funcs[f[3]] = (int(f[0], 16), int(f[0], 16) + int(f[1], 16))
+    return funcs
+
+
+class Options(unittest.TestCase):
+    """The options FreeBSD's pmcstat has besides those above (issue 11)."""
+    setUp, tearDown, record = Sampling.setUp, Sampling.tearDown, Sampling.record
+
+    def written(self, log, opt):
+        """What -R LOG OPT FILE writes into FILE."""
+        out = os.path.join(self.tmp, "written" + opt)
+        r = run("-R", log, opt, out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            return f.read()
+
+    def test_list_events(self):
+        r = run("-L")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        names = r.stdout.splitlines()
+        self.assertTrue(all(n.startswith("\t") and n.strip() == n[1:] for n in names), names)
+        names = [n[1:] for n in names]
+        self.assertEqual(len(names), len(set(names)))
+        for name in ("cpu-clock", "task-clock", "page-faults", "CLOCK.HARD"):
+            self.assertIn(name, names)
+        # What it lists is what -p takes.
+        r = run("-p", "page-faults", "--", "true")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # -u: the events whose name holds the text, with a description.
+        r = run("-u", "CLOCK")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        described = dict(l.split(":\t", 1) for l in lines)
+        self.assertIn("task-clock", described)
+        self.assertIn("cpu-clock", described)
+        self.assertTrue(all("clock" in n.lower() and d for n, d in described.items()), lines)
+        r = run("-u", "no-such-event-anywhere")
+        self.assertEqual(r.returncode, 65, r.stderr)
+        self.assertIn("-L lists the events", r.stderr)
+
+    def test_calltree(self):
+        log = self.record("-P")
+        text = self.written(log, "-F")
+        head = text.split("\n\n")[0].splitlines()
+        self.assertEqual(head[:4], ["version: 1", "creator: pmcstat", "positions: instr line",
+                                    "events: cpu_clock_0"])
+        total = int(re.match(r"^summary: (\d+)$", head[4]).group(1))
+        g = run("-R", log, "-G", "-")
+        self.assertEqual(total, int(re.match(r"^@ cpu-clock \[(\d+) samples\]", g.stdout).group(1)))
+        # Each function block: ob=, fn=, its self cost, then its calls.
+        blocks = {}
+        for b in re.split(r"\n(?=ob=)", text.split("\n\n", 1)[1]):
+            lines = b.splitlines()
+            fn = lines[1][3:]
+            blocks[fn] = lines
+        self.assertIn("ROOT", blocks)
+        self.assertEqual(blocks["f2"][0], "ob=" + self.prog)
+        self.assertRegex(blocks["f2"][2], r"^\* \* \d+$")
+        calls = {}
+        lines = blocks["g"]
+        for i, l in enumerate(lines):
+            if l.startswith("cfn="):
+                m = re.match(r"^calls=(\d+) 0x[0-9a-f]+ 0$", lines[i + 1])
+                cost = re.match(r"^\* \* (\d+)$", lines[i + 2])
+                self.assertTrue(m and cost, lines)
+                calls[l[4:]] = int(cost.group(1))
+        # f2 does three times f1's work; g calls nothing else.
+        self.assertEqual(set(calls), {"f1", "f2"})
+        self.assertGreater(calls["f2"], calls["f1"] * 1.5)
+        self.assertLessEqual(calls["f1"] + calls["f2"], total)
+        # "-": the print output.
+        r = run("-R", log, "-F", "-")
+        self.assertEqual(r.stdout, text)
+
+    def test_annotate(self):
+        log = self.record("-P")
+        funcs = symbols(self.prog)
+        seen = {}
+        for line in self.written(log, "-m").splitlines():
+            pc, name, start, end = line.split()
+            pc, start, end = int(pc, 16), int(start, 16), int(end, 16)
+            self.assertTrue(start <= pc < end, line)
+            if name in funcs:
+                self.assertEqual((start, end), funcs[name], line)
+            seen[name] = seen.get(name, 0) + 1
+        out = os.path.join(self.tmp, "m.out")
+        self.assertGreater(seen.get("f2", 0), seen.get("f1", 0) * 1.5)
+        self.assertGreater(seen["f1"], 0)
+        # -m and -a read a log, and are not -g or -G.
+        r = run("-m", out, "-P", "cpu-clock", "true")
+        self.assertEqual(r.returncode, 64)
+        self.assertIn("option -m requires an input file", r.stderr)
+        r = run("-R", log, "-m", out, "-G", "-")
+        self.assertEqual(r.returncode, 64)
+        self.assertIn("mutually exclusive", r.stderr)
+        # A file through hwc_output: never through a symlink in its place.
+        target = os.path.join(self.tmp, "target")
+        with open(target, "w") as f:
+            f.write("keep\n")
+        link = os.path.join(self.tmp, "link")
+        os.symlink(target, link)
+        r = run("-R", log, "-m", link)
+        self.assertEqual(r.returncode, 71, r.stderr)
+        self.assertIn("symbolic link", r.stderr)
+        with open(target) as f:
+            self.assertEqual(f.read(), "keep\n")
+
+    def test_annotate_callgraph(self):
+        log = self.record("-P")
+        chains = [c.splitlines() for c in self.written(log, "-a").split("--\n") if c]
+        funcs = symbols(self.prog)
+        hot = 0
+        for chain in chains:
+            frames = [l.split() for l in chain]
+            self.assertTrue(all(len(fr) == 3 for fr in frames), chain)
+            if frames[0][1] != "f2":
+                continue
+            hot += 1
+            # f2's line, then g's call of it, then main's of g.
+            self.assertRegex(frames[0][2], r"hotspots\.c:\d+$")
+            self.assertEqual([fr[1] for fr in frames[1:3]], ["g", "main"], chain)
+            for pc, name, _ in frames[:3]:
+                start, end = funcs[name]
+                self.assertTrue(start <= int(pc, 16) <= end, chain)
+        self.assertGreater(hot, len(chains) // 3)
+        r = run("-a", "a.out", "-P", "cpu-clock", "true")
+        self.assertEqual(r.returncode, 64)
+        self.assertIn("option -a requires an input file", r.stderr)
+
+    def test_leaf_addresses(self):
+        funcs = symbols(self.prog)
+        def rows(*opts):
+            r = run("-T", "-w", "0.3", *opts, "-P", "cpu-clock", "--", self.prog, "8")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            last = r.stdout.split("PMC: ")[-1]
+            return [l.split() for l in last.splitlines() if re.match(r"^ *\d+\.\d ", l)]
+        # -A: the sampled addresses themselves, each in f1 or f2 (g calls both).
+        addr = [r for r in rows("-A") if r[1] == self.name[:10]]
+        self.assertGreater(len(addr), 1)
+        for row in addr:
+            pc = int(row[2], 16)
+            self.assertTrue(any(s <= pc < e for s, e in funcs.values()), row)
+        self.assertTrue(any(funcs["f2"][0] <= int(r[2], 16) < funcs["f2"][1] for r in addr))
+        # -I: function+offset.
+        off = [r for r in rows("-I") if r[1] == self.name[:10]]
+        self.assertTrue(any(re.match(r"^f2\+0x[0-9a-f]+$", r[2]) for r in off), off)
+        for row in off:
+            m = re.match(r"^(\w+)\+(0x[0-9a-f]+)$", row[2])
+            self.assertTrue(m, row)
+            start, end = funcs[m.group(1)]
+            self.assertLess(int(m.group(2), 16), end - start)
+        # -G keeps the sampled addresses apart too, still named by function.
+        log = self.record("-P")
+        f2 = r"(?m)^\S+%  \[\d+\]\s+f2( @ \S+)?$"
+        self.assertEqual(len(re.findall(f2, run("-R", log, "-G", "-").stdout)), 1)
+        self.assertGreater(len(re.findall(f2, run("-R", log, "-I", "-G", "-").stdout)), 1)
+        r = run("-A", "-P", "cpu-clock", "true")
+        self.assertEqual(r.returncode, 64)
+        self.assertIn("-A and -I", r.stderr)
+
+    def test_wide_gprof(self):
+        if not shutil.which("gprof"):
+            self.skipTest("gprof (binutils) is not installed")
+        log = self.record("-P")
+        def flat(*opts):
+            d = tempfile.mkdtemp(dir=self.tmp)
+            r = run("-R", log, "-g", *opts, "-D", d)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            g = subprocess.run(["gprof", "-b", "-p", self.prog,
+                                os.path.join(d, "cpu-clock", self.name + ".gmon")],
+                               capture_output=True, text=True, timeout=LIMIT)
+            self.assertEqual(g.returncode, 0, g.stderr)
+            return g.stdout
+        wide = flat("-e")
+        self.assertRegex(wide, r"(?m) f2$")
+        self.assertEqual(wide, flat())  # no bucket past 65535 here: the same profile
+        r = run("-R", log, "-e")
+        self.assertEqual(r.returncode, 64)
+        self.assertIn("option -e requires gprof mode", r.stderr)
+
+    def test_thread_filter(self):
+        # family touches its pages in main, then in a second thread.
+        log = os.path.join(self.tmp, "family.out")
+        r = run("-n", "1", "-P", "page-faults", "-O", log, "--", os.path.join(WORK, "family"), "300")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        pid = re.search(r"(?m)^exec +0x[0-9a-f]+ (\d+) ", run("-R", log).stdout).group(1)
+        every = run("-R", log, "-G", "-").stdout
+        self.assertIn("start_thread", every)
+        main = run("-R", log, "-i", pid, "-G", "-")
+        self.assertEqual(main.returncode, 0, main.stderr)
+        self.assertRegex(main.stdout, r"touch @ ")
+        self.assertNotIn("start_thread", main.stdout)  # the other thread's
+        n_every = int(re.match(r"^@ page-faults \[(\d+) samples\]", every).group(1))
+        n_main = int(re.match(r"^@ page-faults \[(\d+) samples\]", main.stdout).group(1))
+        self.assertLess(n_main, n_every)
+        self.assertEqual(run("-R", log, "-i", "999999999", "-G", "-").stdout, "")
+        r = run("-R", log, "-i", "x", "-G", "-")
+        self.assertEqual(r.returncode, 64)
+        self.assertIn('Illegal thread id "x"', r.stderr)
+        r = run("-R", log, "-i", pid)
+        self.assertEqual(r.returncode, 64)
+
+    def test_fsroot(self):
+        # Without a build-id the moved program cannot be found in a build-id
+        # cache (other tests may have put hotspots there): only under -r.
+        if not shutil.which("objcopy"):
+            self.skipTest("objcopy (binutils) is not installed")
+        subprocess.run(["objcopy", "--remove-section", ".note.gnu.build-id", self.prog],
+                       check=True, timeout=LIMIT)
+        log = self.record("-P")
+        # The program moves under a root of its own, as on another machine.
+        root = os.path.join(self.tmp, "root")
+        os.makedirs(root + self.tmp)
+        os.rename(self.prog, root + self.prog)
+        r = run("-R", log, "-G", "-")
+        self.assertIn(f"[unknown] {self.name}+", r.stdout)
+        r = run("-R", log, "-r", root, "-G", "-")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"(?m)^\S+%  \[\d+\]\s+f2 @ " + re.escape(self.prog) + "$")
+        os.rename(root + self.prog, self.prog)
+        r = run("-R", log, "-r", os.path.join(self.tmp, "none"), "-G", "-")
+        self.assertEqual(r.returncode, 71)
+        self.assertIn("Cannot stat", r.stderr)
+
+    def test_user_callchains(self):
+        log = self.record("-S", "-U")
+        r = run("-R", log, "-G", "-")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"(?m)^\S+%  \[\d+\]\s+f2 @ " + re.escape(self.prog) + "$")
+        self.assertRegex(r.stdout, r"(?m)^ \S+%  \[\d+\]\s+ g$")
+        r = run("-U", "-p", "task-clock", "true")
+        self.assertEqual(r.returncode, 64)
+        self.assertIn("-U", r.stderr)
+
+    def test_plugin_option(self):
+        r = run("-T", "-w", "0.3", "-f", "threshold=20", "-P", "cpu-clock", "--", self.prog, "8")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        last = r.stdout.split("PMC: ")[-1]
+        pcts = [float(l.split()[0]) for l in last.splitlines() if re.match(r"^ *\d+\.\d ", l)]
+        self.assertTrue(pcts)
+        self.assertTrue(all(p >= 20 for p in pcts), last)
+        for args, text in ((["-f", "threshold=20", "-T"], "needs -F, -G, -T"),
+                           (["-T", "-f", "threshold=abc"], 'Illegal threshold "abc"'),
+                           (["-T", "-f", "colour=1"], 'Unknown plugin option "colour=1"')):
+            r = run(*args, "-P", "cpu-clock", "true")
+            self.assertEqual(r.returncode, 64, (args, r.stderr))
+            self.assertIn(text, r.stderr)
+
+    def test_duration(self):
+        # -l ends a system-wide measurement without a command.
+        log = os.path.join(self.tmp, "l.out")
+        r = run("-l", "0.5", "-n", "1000000", "-S", "cpu-clock", "-O", log)
+        if r.returncode != 0 and "Operation not permitted" in r.stderr:
+            self.skipTest("no system-wide sampling for this user")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(run("-R", log).stdout, r"(?m)^callchain ")
+
+    def test_kernel_dir_and_Z(self):
+        r = run("-k", "/boot", "-p", "page-faults", "--", PAGETOUCH, "100")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("-k has no effect", r.stderr)
+        self.assertGreaterEqual(counts(r.stderr)[1][-1][0], 100)
+        r = run("-Z", "-p", "page-faults", "true")
+        self.assertEqual(r.returncode, 64)
+        self.assertIn("-Z means nothing", r.stderr)
+        self.assertNotIn("invalid option", r.stderr)
+
+
 class Errors(unittest.TestCase):
     def check(self, args, code, text):
         r = run(*args)

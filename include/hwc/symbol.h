@@ -45,6 +45,14 @@ struct hwc_location {
 };
 
 int hwc_symbols_new(hwc_symbols **out, unsigned flags);
+
+/* Look for the recorded files under the directory ROOT (a copy of the
+ * recorded machine's tree, as FreeBSD pmcstat -r and perf --symfs): a DSO
+ * recorded as /usr/lib/x.so is read from ROOT/usr/lib/x.so, then from the
+ * build-id caches.  NULL or "" (the default): the recorded paths.  Call it
+ * before the first hwc_symbols_resolve().  -EINVAL if ROOT is not a
+ * directory, -ENOMEM. */
+int hwc_symbols_set_root(hwc_symbols *s, const char *root);
 void hwc_symbols_free(hwc_symbols *s);
 
 /* FILENAME had build-id ID when recorded (the BUILD_ID feature, MMAP2). */

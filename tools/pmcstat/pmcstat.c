@@ -59,6 +59,9 @@ static struct {
 	size_t ntargets;
 	FILE *printfile;
 	const char *outputpath, *inputpath, *graphfile, *samplesdir, *mapfile;
+	bool calltree;          /* -F: the graph file is a calltree, not a -G call graph */
+	const char *annotate;   /* -m or -a: the file */
+	bool annotate_cg;       /* -a */
 	double interval, duration;
 	int verbosity, graphdepth;
 	bool gprof, top, wait_interval;
@@ -67,10 +70,10 @@ static struct {
 
 static volatile sig_atomic_t interrupted;
 
-/* The files pmcstat writes (-o, -O, -G, -M) go to temporary files renamed
+/* The files pmcstat writes (-o, -O, -G or -F, -M, -a or -m) go to temporary files renamed
  * over them when complete; those not committed when pmcstat exits (an
  * error, a usage error) are removed, leaving earlier files as they were. */
-static hwc_output *outputs[4];
+static hwc_output *outputs[5];
 
 static void discard_outputs(void)
 {
@@ -125,10 +128,14 @@ static const char usage_text[] =
 	"\t Measure process and/or system performance using hardware\n"
 	"\t performance monitoring counters.\n"
 	"\t Options include:\n"
+	"\t -A\t\t show the sampled address, not its function (-T)\n"
 	"\t -C\t\t (toggle) show cumulative counts\n"
 	"\t -D path\t create profiles in directory \"path\"\n"
 	"\t -E\t\t (toggle) show counts at process exit\n"
+	"\t -F file\t write a system-wide callgraph (Kcachegrind format) to \"file\"\n"
 	"\t -G file\t write a system-wide callgraph to \"file\"\n"
+	"\t -I\t\t show the sampled function+offset (-T)\n"
+	"\t -L\t\t list all counters available on this host\n"
 	"\t -M file\t print executable/gmon file map to \"file\"\n"
 	"\t -N\t\t (toggle) capture callchains\n"
 	"\t -O file\t send log output to \"file\"\n"
@@ -136,17 +143,26 @@ static const char usage_text[] =
 	"\t -R file\t read events from \"file\"\n"
 	"\t -S spec\t allocate a system-wide sampling PMC\n"
 	"\t -T\t\t start in top mode\n"
+	"\t -U\t\t (toggle) merged user kernel stack capture\n"
 	"\t -W\t\t (toggle) show counts per context switch\n"
+	"\t -a file\t print sampled PCs and callgraph to \"file\"\n"
 	"\t -c cpu-list\t set cpus for subsequent system-wide PMCs\n"
 	"\t -d\t\t (toggle) track descendants\n"
+	"\t -e\t\t use wide history counter for gprof(1) output\n"
+	"\t -f spec\t pass \"spec\" as plugin option\n"
 	"\t -g\t\t produce gprof(1) compatible profiles\n"
+	"\t -i lwp\t\t filter on thread id \"lwp\" in post-processing\n"
+	"\t -k dir\t\t no effect (kernel symbols come from /proc/kallsyms)\n"
 	"\t -l secs\t set duration time\n"
+	"\t -m file\t print sampled PCs to \"file\"\n"
 	"\t -n rate\t set sampling rate\n"
 	"\t -o file\t send print output to \"file\"\n"
 	"\t -p spec\t allocate a process-private counting PMC\n"
 	"\t -q\t\t suppress verbosity\n"
+	"\t -r fsroot\t specify FS root directory\n"
 	"\t -s spec\t allocate a system-wide counting PMC\n"
 	"\t -t process-spec attach to running processes matching \"process-spec\"\n"
+	"\t -u spec \t provide short description of counters matching spec\n"
 	"\t -v\t\t increase verbosity\n"
 	"\t -w secs\t set printing time interval\n"
 	"\t -z depth\t limit callchain display depth\n"
@@ -270,6 +286,94 @@ static double parse_secs(const char *s, const char *what, char opt)
 			       "to %.0f).",
 		     what, s, opt, MAX_SECONDS);
 	return v;
+}
+
+/* ------------------------------------------------------------ -L, -u */
+
+struct describe {
+	const char *name;
+	const char *desc;
+	char buf[1024];
+};
+
+static int find_desc(const struct hwc_event_info *ev, void *arg)
+{
+	struct describe *d = arg;
+	if (strcasecmp(ev->name, d->name) != 0 || !ev->desc[0])
+		return 0;
+	snprintf(d->buf, sizeof(d->buf), "%s", ev->desc);
+	d->desc = d->buf;
+	return 1;
+}
+
+/* -L (DESCRIBE false): the name of every event pmc_allocate() takes here,
+ * as FreeBSD lists its PMU's, once each; -u: those whose name holds MATCH
+ * (ignoring case), with libhwc's description of it when it has one.  The
+ * names come from pmc_event_names_of_class() for each of the machine's
+ * classes. */
+static int list_events(const char *match, bool describe)
+{
+	const struct pmc_cpuinfo *ci;
+	if (pmc_cpuinfo(&ci) < 0)
+		die_pmc(EX_OSERR, "Cannot determine CPU information");
+	const char **seen = NULL;
+	size_t nseen = 0, shown = 0;
+	for (uint32_t c = 0; c < ci->pm_nclass; c++) {
+		const char **names;
+		int n;
+		if (pmc_event_names_of_class(ci->pm_classes[c].pm_class, &names, &n) < 0)
+			continue; /* a class without named events */
+		for (int i = 0; i < n; i++) {
+			bool dup = false;
+			for (size_t j = 0; j < nseen && !dup; j++)
+				dup = strcmp(seen[j], names[i]) == 0;
+			if (dup || (match && !strcasestr(names[i], match)))
+				continue;
+			if (!(seen = realloc(seen, (nseen + 1) * sizeof(*seen))))
+				errx(EX_SOFTWARE, "ERROR: Out of memory.");
+			seen[nseen++] = names[i];
+			if (!describe) {
+				printf("\t%s\n", names[i]);
+				shown++;
+				continue;
+			}
+			struct describe d = {names[i], NULL, ""};
+			hwc_events_walk(NULL, names[i], 0, find_desc, &d);
+			if (d.desc) { /* FreeBSD leaves out events without one */
+				printf("%s:\t%s\n", names[i], d.desc);
+				shown++;
+			}
+		}
+		free(names); /* the array: the strings are the library's */
+	}
+	free(seen);
+	if (describe && shown == 0)
+		errx(EX_DATAERR, "ERROR: no event named like \"%s\" has a description here (-L lists "
+				 "the events).",
+		     match);
+	return out_close(stdout, NULL) != 0 ? EX_IOERR : EX_OK;
+}
+
+/* -f: a plugin option, as FreeBSD's: threshold=PERCENT (top mode's cut)
+ * for every plugin, skiplink=0|1 for the calltree (-F). */
+static void plugin_option(const char *opt, bool calltree)
+{
+	if (strncmp(opt, "threshold=", 10) == 0) {
+		double t;
+		if (num_double(opt + 10, 0, 100, &t) != NUM_OK)
+			errx(EX_USAGE, "ERROR: Illegal threshold \"%s\" (-f threshold= takes a "
+				       "percentage from 0 to 100).",
+			     opt + 10);
+		pmcstat_opts.threshold = t;
+	} else if (calltree && (strcmp(opt, "skiplink=0") == 0 || strcmp(opt, "skiplink=1") == 0)) {
+		warnx("WARNING: -f %s has no effect: it sets the calltree's view of top mode, which "
+		      "this pmcstat does not have (pmcstat(8), LINUX).",
+		      opt);
+	} else {
+		errx(EX_USAGE, "ERROR: Unknown plugin option \"%s\" (-f takes threshold=PERCENT, and "
+			       "skiplink=0|1 after -F).",
+		     opt);
+	}
 }
 
 /* ------------------------------------------------------------ counting output */
@@ -433,8 +537,19 @@ static void restore_stdin(void)
 
 static int analyze(void)
 {
-	if (!args.gprof && !args.graphfile)
+	if (!args.gprof && !args.graphfile && !args.annotate)
 		return pmcstat_print_log(args.inputpath, args.printfile);
+	if (args.annotate) {
+		/* A file even when named "-", as FreeBSD's pmcstat opens it. */
+		hwc_output *ao;
+		FILE *a = start_file(args.annotate, &ao);
+		int rc = pmcstat_annotate(args.inputpath, a, args.annotate_cg);
+		if (!rc || rc == EX_IOERR) /* the commit says why a write failed */
+			end_output(ao);
+		else
+			drop_output(ao);
+		return rc;
+	}
 	int rc = 0;
 	if (args.gprof) {
 		FILE *map = NULL;
@@ -453,7 +568,8 @@ static int analyze(void)
 		hwc_output *go = NULL;
 		FILE *g = strcmp(args.graphfile, "-") == 0 ? args.printfile
 							   : start_file(args.graphfile, &go);
-		rc = pmcstat_callgraph(args.inputpath, g, args.graphdepth);
+		rc = args.calltree ? pmcstat_calltree(args.inputpath, g)
+				   : pmcstat_callgraph(args.inputpath, g, args.graphdepth);
 		if (go && (!rc || rc == EX_IOERR)) /* the commit says why a write failed */
 			end_output(go);
 		else if (go)
@@ -477,8 +593,11 @@ int main(int argc, char **argv)
 	bool counting = false, sampling = false, process = false, system_pmcs = false;
 	bool opt_c = false, opt_n = false, opt_N = false, opt_dEW = false, opt_C = false;
 	bool trailing_d = false, trailing_E = false, trailing_W = false, trailing_C = false;
-	bool trailing_N = false, trailing_n = false;
-	bool samplesdir_given = false;
+	bool trailing_N = false, trailing_n = false, trailing_U = false;
+	bool samplesdir_given = false, userspace = false, opt_U = false, opt_i = false;
+	bool do_list = false;
+	const char *describe = NULL; /* -u */
+	int plugin = 0;              /* the last of -F, -G, -T, -a, -g, -m, for -f */
 	uint64_t rate = DEFAULT_SAMPLE_COUNT;
 	out_init(NULL, EX_IOERR);
 	args.printfile = stderr;
@@ -492,8 +611,59 @@ int main(int argc, char **argv)
 		die_pmc(EX_UNAVAILABLE, "Initialization of the pmc(3) library failed");
 	int ncpu = pmc_ncpu();
 	int opt;
-	while ((opt = getopt(argc, argv, "+CD:EG:M:NO:P:R:S:TWc:dgl:n:o:p:qs:t:vw:z:")) != -1) {
+	while ((opt = getopt(argc, argv, "+ACD:EF:G:ILM:NO:P:R:S:TUWZa:c:def:gi:k:l:m:n:o:p:qr:s:t:u:vw:z:")) !=
+	       -1) {
 		switch (opt) {
+		case 'A': pmcstat_opts.leaf_addr = true; break;
+		case 'I': pmcstat_opts.leaf_offset = true; break;
+		case 'L': do_list = true; break;
+		case 'u': describe = optarg; break;
+		case 'e': pmcstat_opts.wide = true; break;
+		case 'U': userspace = !userspace; opt_U = trailing_U = true; break;
+		case 'F':
+		case 'G':
+			args.graphfile = optarg;
+			args.calltree = opt == 'F';
+			plugin = opt;
+			break;
+		case 'a':
+		case 'm':
+			args.annotate = optarg;
+			args.annotate_cg = opt == 'a';
+			plugin = opt;
+			break;
+		case 'f':
+			if (!plugin)
+				errx(EX_USAGE, "ERROR: option -f needs -F, -G, -T, -a, -g or -m before it.");
+			plugin_option(optarg, plugin == 'F');
+			break;
+		case 'i': {
+			long long tid;
+			if (num_llong(optarg, 0, 0, INT_MAX, &tid) != NUM_OK)
+				errx(EX_USAGE, "ERROR: Illegal thread id \"%s\" (-i takes 0 to %d).",
+				     optarg, INT_MAX);
+			pmcstat_opts.has_tid = opt_i = true;
+			pmcstat_opts.tid = (int)tid;
+			break;
+		}
+		case 'k':
+			warnx("WARNING: -k has no effect: the kernel's symbols come from "
+			      "/proc/kallsyms (FreeBSD's pmcstat has made -k obsolete too).");
+			break;
+		case 'r': {
+			struct stat st;
+			if (stat(optarg, &st) < 0)
+				err(EX_OSERR, "ERROR: Cannot stat \"%s\"", optarg);
+			if (!S_ISDIR(st.st_mode))
+				errx(EX_USAGE, "ERROR: \"%s\" is not a directory.", optarg);
+			pmcstat_opts.fsroot = optarg;
+			break;
+		}
+		case 'Z':
+			/* In FreeBSD's option string with no case of its own: it prints
+			 * the usage there.  Say so rather than "invalid option". */
+			errx(EX_USAGE, "ERROR: option -Z means nothing: FreeBSD's pmcstat accepts the "
+				       "letter but has no -Z either (it prints its usage); see pmcstat(8).");
 		case 'C': cumulative = !cumulative; opt_C = trailing_C = true; break;
 		case 'D': {
 			struct stat st;
@@ -506,7 +676,6 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'E': logexit = !logexit; opt_dEW = trailing_E = true; break;
-		case 'G': args.graphfile = optarg; break;
 		case 'M': args.mapfile = optarg; break;
 		case 'N': callchain = !callchain; opt_N = trailing_N = true; break;
 		case 'O':
@@ -523,6 +692,7 @@ int main(int argc, char **argv)
 			break;
 		case 'T':
 			args.top = true;
+			plugin = 'T';
 			if (args.printfile == stderr)
 				args.printfile = stdout;
 			break;
@@ -532,7 +702,7 @@ int main(int argc, char **argv)
 			have_mask = opt_c = true;
 			break;
 		case 'd': descendants = !descendants; opt_dEW = trailing_d = true; break;
-		case 'g': args.gprof = true; break;
+		case 'g': args.gprof = true; plugin = 'g'; break;
 		case 'l': args.duration = parse_secs(optarg, "duration time", 'l'); break;
 		case 'n': {
 			/* perf_event_open(2) takes periods below 2^63. */
@@ -559,7 +729,7 @@ int main(int argc, char **argv)
 							  : PMC_MODE_SS;
 			uint32_t flags = 0;
 			if (PMC_IS_SAMPLING_MODE(mode) && callchain)
-				flags |= PMC_F_CALLCHAIN;
+				flags |= PMC_F_CALLCHAIN | (userspace ? PMC_F_USERCALLCHAIN : 0);
 			if (PMC_IS_VIRTUAL_MODE(mode)) {
 				process = true;
 				flags |= descendants ? PMC_F_DESCENDANTS : 0;
@@ -580,7 +750,7 @@ int main(int argc, char **argv)
 			if (PMC_IS_COUNTING_MODE(mode))
 				trailing_C = false;
 			else
-				trailing_N = trailing_n = false;
+				trailing_N = trailing_n = trailing_U = false;
 			for (int c = 0; c < (PMC_IS_SYSTEM_MODE(mode) ? ncpu : 1); c++) {
 				if (PMC_IS_SYSTEM_MODE(mode) && have_mask && !mask[c])
 					continue;
@@ -615,6 +785,8 @@ int main(int argc, char **argv)
 			usage();
 		}
 	}
+	if (do_list || describe)
+		return list_events(describe, describe != NULL);
 	args.argv = argv + optind;
 	bool command = argc > optind;
 	/* A toggle after the last PMC it could apply to would apply to none:
@@ -633,6 +805,11 @@ int main(int argc, char **argv)
 			ev->flags = callchain ? ev->flags | PMC_F_CALLCHAIN : ev->flags & ~PMC_F_CALLCHAIN;
 		if (PMC_IS_SAMPLING_MODE(ev->mode) && trailing_n)
 			ev->count = rate;
+		if (PMC_IS_SAMPLING_MODE(ev->mode) && trailing_U)
+			ev->flags = userspace ? ev->flags | PMC_F_USERCALLCHAIN
+					      : ev->flags & ~PMC_F_USERCALLCHAIN;
+		if (!(ev->flags & PMC_F_CALLCHAIN))
+			ev->flags &= ~PMC_F_USERCALLCHAIN;
 		if (ev->flags & (PMC_F_LOG_PROCEXIT | PMC_F_LOG_PROCCSW))
 			needs_log = true;
 	}
@@ -646,6 +823,22 @@ int main(int argc, char **argv)
 		errx(EX_USAGE, "ERROR: options -T and -l are mutually exclusive.");
 	if (args.mapfile && !args.gprof)
 		errx(EX_USAGE, "ERROR: option -M is only used with -g.");
+	if (args.annotate && !args.inputpath)
+		errx(EX_USAGE, "ERROR: option %s requires an input file", args.annotate_cg ? "-a" : "-m");
+	if (args.annotate && (args.gprof || args.graphfile))
+		errx(EX_USAGE, "ERROR: option -m and -g | -G are mutually exclusive");
+	if (pmcstat_opts.wide && !args.gprof)
+		errx(EX_USAGE, "ERROR: option -e requires gprof mode to be specified.");
+	if (opt_i && !args.gprof && !args.graphfile && !args.annotate && !args.top)
+		errx(EX_USAGE, "ERROR: option -i filters what -F, -G, -T, -a, -g and -m show: give "
+			       "one of them.");
+	if (pmcstat_opts.fsroot && !args.gprof && !args.graphfile && !args.annotate && !args.top)
+		errx(EX_USAGE, "ERROR: option -r is used by -F, -G, -T, -a, -g and -m: give one of "
+			       "them.");
+	if ((pmcstat_opts.leaf_addr || pmcstat_opts.leaf_offset) &&
+	    (!args.graphfile || args.calltree) && !args.top)
+		errx(EX_USAGE, "ERROR: options -A and -I change what -G and -T show: give one of "
+			       "them.");
 	if (samplesdir_given && !args.gprof)
 		errx(EX_USAGE, "ERROR: option -D is only used with -g.");
 	if (args.inputpath) {
@@ -679,13 +872,13 @@ int main(int argc, char **argv)
 	if (opt_c && !system_pmcs)
 		errx(EX_USAGE, "ERROR: option -c requires at least one system mode PMC to be "
 			       "specified.");
-	if ((opt_n || opt_N) && !sampling)
-		errx(EX_USAGE, "ERROR: options -N, -n and -O require at least one sampling mode "
+	if ((opt_n || opt_N || opt_U) && !sampling)
+		errx(EX_USAGE, "ERROR: options -N, -U, -n and -O require at least one sampling mode "
 			       "PMC to be specified.");
 	if (args.outputpath && !needs_log)
 		errx(EX_USAGE, "ERROR: option -O is used only with options -E, -P, -S and -W.");
 	if ((args.gprof || args.graphfile) && !args.inputpath)
-		errx(EX_USAGE, "ERROR: options -g and -G read a log: give it with -R (record one "
+		errx(EX_USAGE, "ERROR: options -g, -G and -F read a log: give it with -R (record one "
 			       "with -O first).");
 	if (args.top && !sampling)
 		errx(EX_USAGE, "ERROR: option -T requires sampling PMCs to be specified.");

@@ -23,21 +23,26 @@ static uint64_t hash_ptr(const void *p)
 static uint64_t func_hash(const void *entry)
 {
 	const struct rp_func *f = entry;
-	return hash_ptr(f->sym) ^ hash_ptr(f->file) * 31 ^ f->line * 0x9e3779b97f4a7c15ULL;
+	return hash_ptr(f->sym) ^ hash_ptr(f->file) * 31 ^ f->line * 0x9e3779b97f4a7c15ULL ^
+	       f->addr * 0xbf58476d1ce4e5b9ULL;
 }
 
 static bool same_func(const void *entry, const void *key)
 {
 	const struct rp_func *f = entry, *k = key;
-	return f->sym == k->sym && f->file == k->file && f->line == k->line;
+	return f->sym == k->sym && f->file == k->file && f->line == k->line &&
+	       f->at_addr == k->at_addr && f->addr == k->addr;
 }
 
-static struct rp_func *intern_func(struct rp_report *r, const struct hwc_location *l)
+/* The frame of L; AT_ADDR: at L's address, not the whole function. */
+static struct rp_func *intern_func(struct rp_report *r, const struct hwc_location *l, bool at_addr)
 {
 	struct rp_func key = {
 		.sym = l->sym,
 		.file = r->o.srcline ? l->file : NULL,
 		.line = r->o.srcline ? l->line : 0,
+		.at_addr = at_addr,
+		.addr = at_addr ? l->dso_offset : 0,
 	};
 	uint64_t h = func_hash(&key);
 	struct rp_func *f = rp_table_find(&r->funcs, h, same_func, &key);
@@ -47,6 +52,8 @@ static struct rp_func *intern_func(struct rp_report *r, const struct hwc_locatio
 	f->sym = key.sym;
 	f->file = key.file;
 	f->line = key.line;
+	f->at_addr = key.at_addr;
+	f->addr = key.addr;
 	f->id = (unsigned)r->funcs.len;
 	return f;
 }
@@ -237,8 +244,10 @@ static size_t sample_frames(struct rp_report *r, const struct hwc_sample *s,
 	size_t k = 0;
 	for (size_t i = 0; i < n && k < MAX_FRAMES; i++) {
 		const struct hwc_location *l = hwc_symbols_resolve(r->syms, s->pid, s->time, ips[i], kern[i]);
-		for (; l && k < MAX_FRAMES; l = r->o.inl ? l->inlined_into : NULL)
-			out[k++] = intern_func(r, l);
+		for (; l && k < MAX_FRAMES; l = r->o.inl ? l->inlined_into : NULL) {
+			out[k] = intern_func(r, l, r->o.leaf_addr && k == 0);
+			k++;
+		}
 	}
 	return k;
 }

@@ -302,7 +302,9 @@ int rp_load(struct rp_report *r)
 		return -1;
 	}
 	unsigned flags = (r->o.srcline ? HWC_SYM_SRCLINE : 0) | (r->o.inl ? HWC_SYM_INLINE : 0);
-	if ((err = hwc_symbols_new(&r->syms, flags)) || (err = hwc_symbols_load(r->syms, r->file))) {
+	if ((err = hwc_symbols_new(&r->syms, flags)) ||
+	    (err = hwc_symbols_set_root(r->syms, r->o.root)) ||
+	    (err = hwc_symbols_load(r->syms, r->file))) {
 		fprintf(stderr, "%s: %s: %s\n", prog, r->o.input, hwc_errdetail());
 		return -1;
 	}

@@ -48,6 +48,8 @@ struct rp_func {
 	const struct hwc_symbol *sym;
 	const char *file; /* --srcline only */
 	unsigned line;
+	bool at_addr;     /* rp_opts.leaf_addr: the sampled frame at one address */
+	uint64_t addr;    /* then that address, DSO-relative */
 	uint64_t self, total;           /* period */
 	uint64_t self_samples, total_samples;
 	unsigned id;                    /* 1-based, for pprof */
@@ -136,6 +138,8 @@ struct rp_opts {
 	bool srcline, inl, json, no_children;
 	const char *pprof, *folded, *flamegraph;
 	bool quiet;        /* no warnings about symbols */
+	const char *root;  /* the recorded files under this directory (NULL: none) */
+	bool leaf_addr;    /* sampled frames per address, not per function */
 	/* Select the samples to aggregate (when not NULL). */
 	bool (*want)(void *arg, const struct hwc_perfdata_record *rec);
 	void *want_arg;
