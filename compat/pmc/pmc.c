@@ -427,15 +427,17 @@ static int check_args(enum pmc_mode mode, uint32_t flags, int cpu)
  * privilege shows. */
 static int probe(struct pmc__pmc *p)
 {
+	char what[PMC_NAME_MAX + 32];
+	snprintf(what, sizeof(what), "'%s': cannot count it", p->ev.name);
 	if (PMC_IS_VIRTUAL_MODE(p->mode)) {
 		int err = hwc_event_probe(p->ev.spec, NULL);
-		return err ? pmc__fail_hwc(err, "cannot count it") : 0;
+		return err ? pmc__fail_hwc(err, what) : 0;
 	}
 	struct hwc_target tgt = {.kind = HWC_TARGET_CPUS, .cpus = &p->cpu, .ncpus = 1};
 	hwc_counters *c;
 	int err = hwc_counters_open(&c, p->ev.list, &tgt);
 	if (err)
-		return pmc__fail_hwc(err, "cannot count on the CPU");
+		return pmc__fail_hwc(err, what);
 	if (p->mode == PMC_MODE_SC)
 		p->sys = c;
 	else

@@ -69,7 +69,7 @@ struct pmc__event {
 };
 
 /* Resolve a pmc_allocate() specification; -1 with errno (EINVAL unknown or
- * malformed, ENXIO absent hardware) and the detail set. */
+ * malformed, or an event this machine lacks) and the detail set. */
 int pmc__resolve(const char *ctrspec, struct pmc__event *out);
 void pmc__event_free(struct pmc__event *ev);
 
