@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-struct pmc_tunables pmc__tun = {8, 4, 64, 512, 1000};
+struct pmc_tunables pmc__tun = {8, 4, 64, 512, 1000, 1024, 2048};
 bool pmc__initialized;
 pthread_mutex_t pmc__lock = PTHREAD_MUTEX_INITIALIZER;
 struct pmc__pmc pmc__pmcs[PMC__MAX];
@@ -61,6 +61,12 @@ static void read_tunables(void)
 	tunable("HWPMC_NSAMPLES", "nsamples", &pmc__tun.nsamples, 65535, "out of range");
 	tunable("HWPMC_MINCOUNT", "mincount", &pmc__tun.mincount, INT32_MAX,
 		"must be greater than zero");
+	tunable("HWPMC_HASHSIZE", "hashsize", &pmc__tun.hashsize, INT32_MAX,
+		"must be greater than zero");
+	tunable("HWPMC_MTXPOOLSIZE", "mtxpoolsize", &pmc__tun.mtxpoolsize, INT32_MAX,
+		"must be greater than zero");
+	/* HWPMC_DEBUGFLAGS (kern.hwpmc.debugflags) selects the trace output of
+	 * a debug kernel, which this library has none of: any value is taken. */
 }
 
 static void forget_all(void);

@@ -40,6 +40,10 @@ struct pmc_tunables {
 	int nbuffers;       /* HWPMC_NBUFFERS: log buffers per CPU, 64 */
 	int nsamples;       /* HWPMC_NSAMPLES: samples a CPU's buffer holds, 512 */
 	int mincount;       /* HWPMC_MINCOUNT: smallest sampling rate, 1000 */
+	/* Accepted and checked as hwpmc does, with no effect here: hwpmc's
+	 * hash tables and spin mutex pool have no counterpart. */
+	int hashsize;       /* HWPMC_HASHSIZE: 1024 */
+	int mtxpoolsize;    /* HWPMC_MTXPOOLSIZE: 2048 */
 };
 extern struct pmc_tunables pmc__tun;
 
