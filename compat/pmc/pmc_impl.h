@@ -115,6 +115,8 @@ struct pmc__target {
 	pid_t root;        /* the pid pmc_attach() named (itself, or an ancestor) */
 	hwc_counters *c;   /* counting */
 	hwc_sampler *s;    /* sampling, or the LOG_* records of a counting PMC */
+	int pidfd;         /* watch.c's view of the process: -1 when not watched */
+	bool exited;
 };
 
 struct pmc__pmc {
@@ -132,12 +134,24 @@ struct pmc__pmc {
 	size_t nt, cap_t;
 	hwc_counters *sys;       /* SC */
 	hwc_sampler *ss;         /* SS, while running */
+	bool signalled;          /* SIGIO was sent for its last target */
 };
 
 #define PMC__MAX 256
 extern struct pmc__pmc pmc__pmcs[PMC__MAX];
 /* Stop every running PMC that writes to the log (lock held). */
 void pmc__stop_logging_pmcs(void);
+
+/* ------------------------------------------------------------ watch.c */
+
+/* Watch target T's process (not the owner itself) for its exit; lock held. */
+void pmc__watch_target(struct pmc__target *t);
+/* Stop watching T (its pidfd closed); lock held. */
+void pmc__unwatch_target(struct pmc__target *t);
+/* P lost its last target: hwpmc's SIGIO to the owner (lock held). */
+void pmc__targets_gone(struct pmc__pmc *p);
+/* A forked child has no watcher. */
+void pmc__watch_forget(void);
 
 /* ------------------------------------------------------------ log.c */
 
