@@ -8,17 +8,29 @@
  *   SAMPLE of a context-switches group leader                 PROCCSW per member
  *   SAMPLE of hwc-user         USERDATA, or libpmc's PMCALLOCATE, PMCATTACH,
  *                              PMCDETACH, CLOSELOG
- *   MMAP, MMAP2 (executable)   MAP_IN (after PROCEXEC when it follows an exec)
- *   COMM at exec               PROCEXEC, with the path of the next MAP_IN
+ *   COMM at exec               PROCEXEC once the executable's map (and, when
+ *                              it names one, the program interpreter's) came:
+ *                              those maps are the PROCEXEC's, as FreeBSD's
+ *                              kernel maps them with no MAP_IN
+ *   MMAP, MMAP2 (executable)   MAP_IN
  *   FORK of a process          PROCFORK
  *   EXIT of a process          PROCEXIT per PMC with counts (the sum of its
  *                              threads' READ records), then SYSEXIT
  *   LOST, LOST_SAMPLES         DROPNOTIFY
  *
  * INITIALIZE comes first.  Events of files libpmc did not write get PMC
- * ids of their own (row index 0x80 + the event's index). */
+ * ids of their own (row index 0x80 + the event's index).
+ *
+ * Addresses are FreeBSD 14's: PROCEXEC's pl_dynaddr is the executable's
+ * load bias (0 for ET_EXEC), pl_baseaddr the interpreter's (or pl_dynaddr
+ * without one); MAP_IN's pl_start is the load bias plus the page-aligned
+ * address of the executable segment that starts in the file's first page
+ * (what FreeBSD's kernel reports, and what pmcstat subtracts its pi_vaddr
+ * from), or the bias alone when no executable segment does.  They are
+ * computed from the program headers of the files the maps name. */
 #include "pmc_impl.h"
 
+#include <elf.h>
 #include <fcntl.h>
 #include <hwc/perfdata.h>
 #include <stdio.h>
@@ -111,6 +123,28 @@ struct pmcinfo {
 	bool synthesized; /* an event of a file libpmc did not write */
 };
 
+/* What the maps of a file need from its program headers. */
+struct elf {
+	char *path;
+	bool ok;          /* read: an ELF file of this machine's class */
+	bool dyn;         /* ET_DYN */
+	bool interp;      /* PT_INTERP */
+	uint64_t xvaddr;  /* pmcstat's pi_vaddr: see the header comment */
+	size_t nload;
+	struct {
+		uint64_t vaddr, off, filesz;
+	} load[16];
+};
+
+/* An exec whose PROCEXEC waits for the executable's map, then for the
+ * interpreter's. */
+struct exec {
+	uint32_t pid;
+	bool have_exe;
+	uint64_t dynaddr;
+	char exe[PATH_MAX];
+};
+
 struct parser {
 	int fd;                   /* PMCLOG_FD_NONE: fed data */
 	uint8_t *buf;             /* fed data, or what a pipe gave */
@@ -138,8 +172,10 @@ struct parser {
 	struct table exited;      /* pid */
 	struct table seen;        /* dedupe keys of side-band records */
 	struct table csw;         /* (tid << 16 | cpu, id) -> last value */
-	struct table execs;       /* pid -> 1 while an exec waits for its map */
-	struct table exec_maps;   /* pid -> dedupe key of the map its exec reported */
+	struct exec *execs;       /* execs waiting for their maps */
+	size_t nexecs, cap_execs;
+	struct elf *elfs;         /* program headers of the mapped files */
+	size_t nelfs, cap_elfs;
 	size_t last_attr;
 	struct pmclog_ev *q;      /* made, not yet returned */
 	size_t qhead, qlen, qcap;
@@ -344,8 +380,10 @@ static void unload(struct parser *p)
 	table_free(&p->exited);
 	table_free(&p->seen);
 	table_free(&p->csw);
-	table_free(&p->execs);
-	table_free(&p->exec_maps);
+	p->nexecs = 0;
+	for (size_t i = 0; i < p->nelfs; i++)
+		free(p->elfs[i].path);
+	p->nelfs = 0;
 	p->qhead = p->qlen = 0;
 	p->made = 0;
 	p->started = p->ended = p->closed = false;
@@ -609,6 +647,118 @@ static void sample(struct parser *p, const struct hwc_perfdata_record *r)
 		cc->pl_pc[cc->pl_npc++] = (uintfptr_t)s.ip;
 }
 
+/* ------------------------------------------------------------ maps */
+
+#if UINTPTR_MAX > 0xffffffffu
+typedef Elf64_Ehdr Ehdr;
+typedef Elf64_Phdr Phdr;
+#define ELF_CLASS ELFCLASS64
+#else
+typedef Elf32_Ehdr Ehdr;
+typedef Elf32_Phdr Phdr;
+#define ELF_CLASS ELFCLASS32
+#endif
+
+static void read_elf(struct elf *e)
+{
+	int fd = open(e->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	Ehdr eh;
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELF_CLASS ||
+	    eh.e_phentsize != sizeof(Phdr)) {
+		close(fd);
+		return;
+	}
+	e->dyn = eh.e_type == ET_DYN;
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		Phdr ph;
+		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph))) !=
+		    (ssize_t)sizeof(ph))
+			break;
+		if (ph.p_type == PT_INTERP)
+			e->interp = true;
+		if (ph.p_type != PT_LOAD)
+			continue;
+		uint64_t align = ph.p_align > 1 ? ph.p_align : 1;
+		if ((ph.p_flags & PF_X) && (ph.p_offset & -align) == 0)
+			e->xvaddr = ph.p_vaddr & -align;
+		if (e->nload < PMC_ARRAY_SIZE(e->load))
+			e->load[e->nload++] = (typeof(e->load[0])){ph.p_vaddr, ph.p_offset, ph.p_filesz};
+	}
+	e->ok = true;
+	close(fd);
+}
+
+/* The program headers of PATH, read once; NULL without memory. */
+static const struct elf *elf_of(struct parser *p, const char *path)
+{
+	for (size_t i = 0; i < p->nelfs; i++)
+		if (strcmp(p->elfs[i].path, path) == 0)
+			return &p->elfs[i];
+	if (!pmc__room(&p->elfs, p->nelfs, &p->cap_elfs, sizeof(*p->elfs), 16))
+		return NULL;
+	struct elf *e = &p->elfs[p->nelfs];
+	memset(e, 0, sizeof(*e));
+	if (!(e->path = strdup(path)))
+		return NULL;
+	if (path[0] == '/')
+		read_elf(e);
+	p->nelfs++;
+	return e;
+}
+
+/* The load bias of the object E mapped at START from file offset PGOFF:
+ * what its addresses are moved by.  Without its headers, where its file
+ * offset 0 would be. */
+static uint64_t load_bias(const struct elf *e, uint64_t start, uint64_t pgoff)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	for (size_t i = 0; e && e->ok && i < e->nload; i++) {
+		uint64_t off = e->load[i].off & ~(page - 1);
+		if (pgoff >= off && pgoff < e->load[i].off + e->load[i].filesz)
+			return start - ((e->load[i].vaddr & ~(page - 1)) + (pgoff - off));
+	}
+	return start - pgoff;
+}
+
+static struct exec *exec_of(struct parser *p, uint32_t pid)
+{
+	for (size_t i = 0; i < p->nexecs; i++)
+		if (p->execs[i].pid == pid)
+			return &p->execs[i];
+	return NULL;
+}
+
+static void exec_done(struct parser *p, struct exec *x)
+{
+	*x = p->execs[--p->nexecs];
+}
+
+/* An exec: its PROCEXEC waits for its maps (another sampler's copy of an
+ * exec already waiting changes nothing). */
+static void exec_begin(struct parser *p, uint32_t pid)
+{
+	if (exec_of(p, pid) || !pmc__room(&p->execs, p->nexecs, &p->cap_execs, sizeof(*p->execs), 4))
+		return;
+	p->execs[p->nexecs++] = (struct exec){.pid = pid};
+}
+
+static void emit_exec(struct parser *p, const struct hwc_perfdata_record *r, uint64_t t,
+		      const struct exec *x, uint64_t baseaddr)
+{
+	struct pmclog_ev *ev = emit(p, PMCLOG_TYPE_PROCEXEC, r->offset, t, r->hdr);
+	if (!ev)
+		return;
+	struct pmcinfo *pi = pmc_of(p, r->attr);
+	ev->pl_u.pl_x.pl_pid = (pid_t)x->pid;
+	ev->pl_u.pl_x.pl_pmcid = pi ? pi->id : 0;
+	ev->pl_u.pl_x.pl_baseaddr = (uintfptr_t)baseaddr;
+	ev->pl_u.pl_x.pl_dynaddr = (uintfptr_t)x->dynaddr;
+	snprintf(ev->pl_u.pl_x.pl_pathname, sizeof(ev->pl_u.pl_x.pl_pathname), "%s", x->exe);
+}
+
 static void mapping(struct parser *p, const struct hwc_perfdata_record *r)
 {
 	const struct perf_event_header *h = r->hdr;
@@ -629,42 +779,49 @@ static void mapping(struct parser *p, const struct hwc_perfdata_record *r)
 	if (!memchr(name, '\0', blen - name_off))
 		return;
 	int32_t pid;
-	uint64_t start, len;
+	uint64_t start, len, pgoff;
 	memcpy(&pid, b, 4);
 	memcpy(&start, b + 8, 8);
 	memcpy(&len, b + 16, 8);
+	memcpy(&pgoff, b + 24, 8);
 	uint64_t t = record_time(r);
 	/* Every sampler of the log sees the same maps: report one. */
 	uint64_t key = mix((uint64_t)(uint32_t)pid << 32 ^ len, start);
 	for (const char *c = name; *c; c++)
 		key = mix(key, (unsigned char)*c);
-	struct kv *exec = lookup(&p->execs, (uint32_t)pid, 0, false, NULL);
-	if (!first_time(&p->seen, PERF_RECORD_MMAP, key)) {
-		/* Another sampler's copy of an exec (its COMM, then this map)
-		 * that was already reported: the exec waits for nothing more. */
-		struct kv *m = lookup(&p->exec_maps, (uint32_t)pid, 0, false, NULL);
-		if (exec && exec->v && m && m->v == key)
-			exec->v = 0;
+	bool fresh = first_time(&p->seen, PERF_RECORD_MMAP, key);
+	struct exec *x = exec_of(p, (uint32_t)pid);
+	if (x && !x->have_exe && !fresh) {
+		exec_done(p, x); /* another sampler's copy of an exec already reported */
 		return;
 	}
-	struct pmcinfo *pi = pmc_of(p, r->attr);
-	if (exec && exec->v) {
-		exec->v = 0;
-		struct kv *m = lookup(&p->exec_maps, (uint32_t)pid, 0, true, NULL);
-		if (m)
-			m->v = key;
-		struct pmclog_ev *ev = emit(p, PMCLOG_TYPE_PROCEXEC, r->offset, t, h);
-		if (ev) {
-			ev->pl_u.pl_x.pl_pid = pid;
-			ev->pl_u.pl_x.pl_pmcid = pi ? pi->id : 0;
-			ev->pl_u.pl_x.pl_entryaddr = (uintfptr_t)start;
-			snprintf(ev->pl_u.pl_x.pl_pathname, sizeof(ev->pl_u.pl_x.pl_pathname), "%s", name);
+	if (!fresh)
+		return;
+	const struct elf *e = elf_of(p, name);
+	uint64_t bias = load_bias(e, start, pgoff);
+	if (x && !x->have_exe) {
+		/* The executable, mapped by exec: PROCEXEC's, no MAP_IN. */
+		x->have_exe = true;
+		x->dynaddr = e && e->ok && !e->dyn ? 0 : bias;
+		snprintf(x->exe, sizeof(x->exe), "%s", name);
+		if (!e || !e->ok || !e->interp) {
+			emit_exec(p, r, t, x, x->dynaddr);
+			exec_done(p, x);
 		}
+		return;
 	}
+	if (x && strcmp(name, x->exe) != 0) {
+		/* The program interpreter, mapped by exec. */
+		emit_exec(p, r, t, x, bias);
+		exec_done(p, x);
+		return;
+	}
+	if (x)
+		return; /* another executable segment of the program */
 	struct pmclog_ev *ev = emit(p, PMCLOG_TYPE_MAP_IN, r->offset, t, h);
 	if (ev) {
 		ev->pl_u.pl_mi.pl_pid = pid;
-		ev->pl_u.pl_mi.pl_start = (uintfptr_t)start;
+		ev->pl_u.pl_mi.pl_start = (uintfptr_t)(bias + (e && e->ok ? e->xvaddr : 0));
 		snprintf(ev->pl_u.pl_mi.pl_pathname, sizeof(ev->pl_u.pl_mi.pl_pathname), "%s", name);
 	}
 }
@@ -701,9 +858,7 @@ static int step(struct parser *p)
 	case PERF_RECORD_COMM:
 		if ((h->misc & PERF_RECORD_MISC_COMM_EXEC) && h->size >= 16) {
 			memcpy(&pid, b, 4);
-			struct kv *e = lookup(&p->execs, pid, 0, true, NULL);
-			if (e)
-				e->v = 1;
+			exec_begin(p, pid);
 		}
 		break;
 	case PERF_RECORD_FORK:
@@ -847,6 +1002,8 @@ PMC_EXPORT void pmclog_close(void *cookie)
 		return;
 	unload(p);
 	free(p->q);
+	free(p->execs);
+	free(p->elfs);
 	free(p->buf);
 	free(p);
 }
