@@ -1,6 +1,8 @@
 /* pmclog(3): FreeBSD's records for what a perf.data log holds.  The file
  * is read whole (it must be complete: its header comes last) in two
- * passes: the first learns libpmc's records (which events are which PMC's)
+ * passes (a stream from a pipe, perf's pipe mode, is read as it comes: the
+ * first pass is made again over all of it each time more arrived, the
+ * second goes on where it stopped): the first learns libpmc's records (which events are which PMC's)
  * and each process's counts at exit; the second turns each perf record
  * into the pmclog records it stands for, in file order:
  *
@@ -169,7 +171,9 @@ struct parser {
 	struct table exit_sums;   /* (pid, pmcid) -> count */
 	/* the second pass */
 	bool started, ended, closed;
-	struct table exited;      /* pid */
+	struct table exited;      /* pid: its SYSEXIT came */
+	struct table exit_done;   /* (pid, pmcid): its PROCEXIT came */
+	uint64_t resume;          /* a stream: the offset of the next record to step */
 	struct table seen;        /* dedupe keys of side-band records */
 	struct table csw;         /* (tid << 16 | cpu, id) -> last value */
 	struct exec *execs;       /* execs waiting for their maps */
@@ -362,7 +366,8 @@ static int learn_exit_count(struct parser *p, const struct hwc_perfdata_record *
 	return 0;
 }
 
-static void unload(struct parser *p)
+/* Forget the data and what the first pass learned from it. */
+static void unload_data(struct parser *p)
 {
 	hwc_perfdata_close(p->f);
 	p->f = NULL;
@@ -376,8 +381,16 @@ static void unload(struct parser *p)
 	p->of_attr = NULL;
 	p->pmcs = NULL;
 	p->npmcs = p->nattrs = 0;
+	p->last_attr = 0;
 	table_free(&p->exit_sums);
+}
+
+static void unload(struct parser *p)
+{
+	unload_data(p);
 	table_free(&p->exited);
+	table_free(&p->exit_done);
+	p->resume = 0;
 	table_free(&p->seen);
 	table_free(&p->csw);
 	p->nexecs = 0;
@@ -396,11 +409,26 @@ static void unload(struct parser *p)
  * mapped) may hold in memory. */
 #define PIPE_LOG_MAX ((size_t)1 << 30)
 
-/* Read what a pipe has until its end.  What is no perf.data file (say
- * /dev/zero) or would not fit is refused as soon as that shows. */
+/* Is the data a stream (perf's pipe mode: what libpmc writes into a pipe),
+ * readable record by record as it comes? */
+static bool is_stream(const struct parser *p)
+{
+	uint64_t hsize;
+	if (p->len < 16)
+		return false;
+	memcpy(&hsize, p->buf + 8, 8);
+	return hsize == 16;
+}
+
+/* Read what a pipe has until its end, or, for a stream, what one read
+ * gives (a blocking descriptor waits for it).  What is no perf.data file
+ * (say /dev/zero) or would not fit is refused as soon as that shows.  0,
+ * 1 when a non-blocking descriptor has nothing now, -1 with errno. */
 static int slurp(struct parser *p)
 {
-	for (;;) {
+	for (size_t start = p->len;;) {
+		if (p->len >= 16 && p->len > start && is_stream(p))
+			return 0; /* a stream is read as it comes */
 		if (p->len >= 8 && memcmp(p->buf, "PERFILE2", 8) != 0) {
 			errno = EINVAL; /* not a log: no need to read it to its end */
 			return -1;
@@ -424,11 +452,20 @@ static int slurp(struct parser *p)
 	}
 }
 
+static int open_data(struct parser *p);
+
 /* Open the data and make the first pass: 0, 1 when the data is not a
  * whole file yet, -1 with errno. */
 static int load(struct parser *p)
 {
 	unload(p);
+	return open_data(p);
+}
+
+/* Open the data and make the first pass: 0, 1 when the data is not a
+ * whole file yet, -1 with errno. */
+static int open_data(struct parser *p)
+{
 	int err;
 	struct stat st;
 	if (p->fd >= 0 && fstat(p->fd, &st) == 0 && S_ISREG(st.st_mode)) {
@@ -443,11 +480,11 @@ static int load(struct parser *p)
 		}
 		err = hwc_perfdata_open_mem(&p->f, p->map, p->map_len);
 	} else {
-		if (p->fd >= 0) {
+		if (p->fd >= 0 && !p->fd_eof && !is_stream(p)) {
 			int r = slurp(p);
 			if (r < 0)
 				return -1;
-			if (!p->fd_eof)
+			if (!p->fd_eof && !is_stream(p))
 				return 1;
 		}
 		if (p->len < 8)
@@ -456,8 +493,10 @@ static int load(struct parser *p)
 	}
 	if (err) {
 		p->f = NULL;
-		/* Fed data that begins as a perf.data file may just be incomplete. */
-		if (p->fd == PMCLOG_FD_NONE && p->len >= 8 && memcmp(p->buf, "PERFILE2", 8) == 0)
+		/* Fed data that begins as a perf.data file, or a stream not at
+		 * its end, may just be incomplete. */
+		if ((p->fd == PMCLOG_FD_NONE || !p->fd_eof) && p->len >= 8 &&
+		    memcmp(p->buf, "PERFILE2", 8) == 0)
 			return 1;
 		errno = -err == ENOTSUP ? EOPNOTSUPP : EINVAL;
 		return -1;
@@ -539,7 +578,7 @@ static void emit_exits(struct parser *p, uint32_t pid, bool all, uint64_t off, u
 {
 	for (size_t i = 0; i < p->exit_sums.cap; i++) {
 		struct kv *e = &p->exit_sums.e[i];
-		if (!e->used || (!all && e->a != pid) || (all && lookup(&p->exited, e->a, 0, false, NULL)))
+		if (!e->used || (!all && e->a != pid) || !first_time(&p->exit_done, e->a, e->b))
 			continue;
 		const struct pmcinfo *pi = find_pmc(p, (pmc_id_t)e->b);
 		struct pmclog_ev *ev = emit(p, PMCLOG_TYPE_PROCEXIT, off, t, h);
@@ -838,9 +877,13 @@ static int step(struct parser *p)
 		return 0;
 	struct hwc_perfdata_record r;
 	int rc = hwc_perfdata_next(p->f, &r);
+	if (rc > 0)
+		p->resume = r.offset + r.hdr->size;
 	if (rc <= 0) {
 		p->ended = true;
-		if (!p->closed)
+		/* Exits the log does not hold are reported at its end, not where
+		 * a stream only paused. */
+		if (!p->closed && (p->fd < 0 || p->fd_eof))
 			emit_exits(p, 0, true, 0, 0, NULL);
 		return p->qlen > 0;
 	}
@@ -954,6 +997,20 @@ static bool grown(const struct parser *p)
 	return p->fd >= 0 && p->map && fstat(p->fd, &st) == 0 && (size_t)st.st_size != p->map_len;
 }
 
+/* A stream that grew: its data again, past the records already made. */
+static int resume_stream(struct parser *p)
+{
+	int r = open_data(p);
+	if (r != 0)
+		return r; /* 1: still no whole record more; the next read waits again */
+	struct hwc_perfdata_record rec;
+	while (p->resume && hwc_perfdata_next(p->f, &rec) > 0)
+		if (rec.offset + rec.hdr->size >= p->resume)
+			break;
+	p->ended = false;
+	return 0;
+}
+
 PMC_EXPORT int pmclog_read(void *cookie, struct pmclog_ev *ev)
 {
 	struct parser *p = cookie;
@@ -961,11 +1018,20 @@ PMC_EXPORT int pmclog_read(void *cookie, struct pmclog_ev *ev)
 		errno = EINVAL;
 		return -1;
 	}
-	for (int pass = 0; pass < 2; pass++) {
+	for (int pass = 0;; pass++) {
 		if (!p->f) {
-			int r = load(p);
+			int r = p->started && is_stream(p) ? resume_stream(p) : load(p);
 			if (r < 0)
 				return fail_state(p, ev, PMCLOG_ERROR);
+			if (r > 0 && p->fd >= 0 && !p->fd_eof && is_stream(p)) {
+				/* A stream too short for a record yet: wait for more. */
+				int m = slurp(p);
+				if (m < 0)
+					return fail_state(p, ev, PMCLOG_ERROR);
+				if (m > 0)
+					return fail_state(p, ev, PMCLOG_REQUIRE_DATA);
+				continue;
+			}
 			if (r > 0)
 				return fail_state(p, ev, p->fd == PMCLOG_FD_NONE || !p->fd_eof
 							      ? PMCLOG_REQUIRE_DATA
@@ -988,7 +1054,20 @@ PMC_EXPORT int pmclog_read(void *cookie, struct pmclog_ev *ev)
 			p->fail_offset = (uint64_t)ev->pl_offset;
 			return 0;
 		}
-		if (!grown(p))
+		if (p->fd >= 0 && !p->fd_eof && is_stream(p) && p->started) {
+			/* The records so far are out: wait for more of the stream,
+			 * learn from all of it again, and go on where it stopped. */
+			unload_data(p);
+			int m = slurp(p);
+			if (m < 0)
+				return fail_state(p, ev, PMCLOG_ERROR);
+			if (m > 0)
+				return fail_state(p, ev, PMCLOG_REQUIRE_DATA);
+			if (resume_stream(p) < 0)
+				return fail_state(p, ev, PMCLOG_ERROR);
+			continue;
+		}
+		if (pass > 0 || !grown(p))
 			break;
 		unload(p); /* the file grew: read it again */
 	}
