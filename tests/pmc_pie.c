@@ -79,11 +79,7 @@ static void test_samples_resolve(void)
 	FILE *log = tmpfile();
 	CHECK_INT(pmc_configure_logfile(fileno(log)), ==, 0);
 	pmc_id_t id = alloc_or_die("cpu-clock", PMC_MODE_TS, 0, PMC_CPU_ANY, 100000);
-	struct waiting w = spawn(exec_argv, cmd);
-	CHECK_INT(pmc_attach(id, w.pid), ==, 0);
-	CHECK_INT(pmc_start(id), ==, 0);
-	release(w);
-	reap(w.pid);
+	pid_t child = run_attached(id, cmd);
 	CHECK_INT(pmc_close_logfile(), ==, 0);
 	pmc_release(id);
 	lseek(fileno(log), 0, SEEK_SET);
@@ -93,7 +89,7 @@ static void test_samples_resolve(void)
 	uint64_t dynaddr = 0;
 	int user = 0, in_hot = 0, execmaps = 0;
 	while (pmclog_read(parser, &ev) == 0) {
-		if (ev.pl_type == PMCLOG_TYPE_PROCEXEC && ev.pl_u.pl_x.pl_pid == w.pid) {
+		if (ev.pl_type == PMCLOG_TYPE_PROCEXEC && ev.pl_u.pl_x.pl_pid == child) {
 			const struct pmclog_ev_procexec *x = &ev.pl_u.pl_x;
 			CHECK_STR_CONTAINS(x->pl_pathname, "/hotspots");
 			CHECK_U64(x->pl_dynaddr, !=, 0); /* a PIE is moved */
@@ -104,11 +100,11 @@ static void test_samples_resolve(void)
 			dynaddr = x->pl_dynaddr;
 		}
 		/* The exec's maps are PROCEXEC's, as on FreeBSD. */
-		if (exec_seen && ev.pl_type == PMCLOG_TYPE_MAP_IN && ev.pl_u.pl_mi.pl_pid == w.pid &&
+		if (exec_seen && ev.pl_type == PMCLOG_TYPE_MAP_IN && ev.pl_u.pl_mi.pl_pid == child &&
 		    strstr(ev.pl_u.pl_mi.pl_pathname, "/hotspots"))
 			execmaps++;
 		if (!exec_seen || ev.pl_type != PMCLOG_TYPE_PCSAMPLE ||
-		    ev.pl_u.pl_s.pl_pid != w.pid || !ev.pl_u.pl_s.pl_usermode)
+		    ev.pl_u.pl_s.pl_pid != child || !ev.pl_u.pl_s.pl_usermode)
 			continue;
 		user++;
 		uint64_t pc = ev.pl_u.pl_s.pl_pc - dynaddr;

@@ -72,11 +72,7 @@ int main(int argc, char **argv)
 	CHECK_INT(own_rows(0, &row, 1), ==, 1);
 	CHECK_U64(row.pm_reloadcount, ==, 50000);
 	char *cmd[] = {workload("hotspots"), "3", NULL};
-	struct waiting w = spawn(exec_argv, cmd);
-	CHECK_INT(pmc_attach(id, w.pid), ==, 0);
-	CHECK_INT(pmc_start(id), ==, 0);
-	release(w);
-	reap(w.pid);
+	run_attached(id, cmd);
 	CHECK_INT(pmc_close_logfile(), ==, 0);
 	lseek(fd, 0, SEEK_SET);
 	void *parser = pmclog_open(fd);

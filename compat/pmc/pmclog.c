@@ -700,11 +700,14 @@ typedef Elf32_Phdr Phdr;
 
 static void read_elf(struct elf *e)
 {
-	int fd = open(e->path, O_RDONLY | O_CLOEXEC);
+	/* What the file is now may be a FIFO or a device: no waiting on it. */
+	int fd = open(e->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return;
+	struct stat st;
 	Ehdr eh;
-	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
 	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELF_CLASS ||
 	    eh.e_phentsize != sizeof(Phdr)) {
 		close(fd);
