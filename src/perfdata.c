@@ -313,6 +313,105 @@ static int read_buildids(hwc_perfdata *f)
 	return 0;
 }
 
+static int name_attrs(hwc_perfdata *f)
+{
+	for (size_t i = 0; i < f->nattrs; i++) {
+		if (!f->names[i] && !(f->names[i] = attr_fallback_name(&f->attrs[i].attr)))
+			return hwc__fail(-ENOMEM, "out of memory");
+		f->attrs[i].name = f->names[i];
+	}
+	return 0;
+}
+
+/* Pipe mode: records from offset 16 to the last whole one.  The events are
+ * the HEADER_ATTR records (attr, then its ids), the features the
+ * HEADER_FEATURE records (feature id, then its section's bytes); the data
+ * section is the whole stream, whose header records carry no samples. */
+static int parse_pipe(hwc_perfdata *f)
+{
+	uint64_t end = 16, total_ids = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		uint64_t *next = f->ids;
+		for (uint64_t off = 16;;) {
+			struct perf_event_header h;
+			if (f->size - off < sizeof(h))
+				break;
+			memcpy(&h, f->base + off, sizeof(h));
+			if (h.size < sizeof(h))
+				return bad(off, "record of type %u has size %u, smaller than its own "
+						"8-byte header",
+					   h.type, h.size);
+			if (h.size > f->size - off)
+				break; /* the stream goes on past what is here */
+			const uint8_t *body = f->base + off + sizeof(h);
+			size_t blen = h.size - sizeof(h);
+			if (h.type == HWC_RECORD_HEADER_ATTR) {
+				uint32_t asize;
+				if (blen < PERF_ATTR_SIZE_VER0)
+					return bad(off, "HEADER_ATTR of %zu bytes: expected at least %d",
+						   blen, PERF_ATTR_SIZE_VER0);
+				memcpy(&asize, body + 4, 4);
+				if (asize < PERF_ATTR_SIZE_VER0 || asize > blen || (blen - asize) % 8)
+					return bad(off + 12, "HEADER_ATTR says its attr is %u bytes in a "
+							     "%zu-byte record",
+						   asize, blen);
+				size_t nids = (blen - asize) / 8;
+				if (pass == 0) {
+					f->nattrs++;
+					total_ids += nids;
+				} else {
+					struct hwc_perfdata_attr *a = &f->attrs[f->nattrs];
+					for (uint64_t b = sizeof(a->attr); b < asize; b++)
+						if (body[b])
+							return hwc__fail(-ENOTSUP, "perf.data offset %" PRIu64 ": attr %zu uses fields newer than this libhwc knows",
+									 off + 8 + b, f->nattrs);
+					memcpy(&a->attr, body, asize < sizeof(a->attr) ? asize : sizeof(a->attr));
+					memcpy(next, body + asize, nids * 8);
+					a->ids = next;
+					a->nids = nids;
+					for (size_t k = 0; k < nids; k++)
+						f->byid[f->nbyid++] = (struct id_entry){next[k], f->nattrs};
+					next += nids;
+					f->nattrs++;
+				}
+			} else if (h.type == HWC_RECORD_HEADER_FEATURE && pass == 1 && blen >= 8) {
+				uint64_t feat;
+				memcpy(&feat, body, 8);
+				if (feat > 0 && feat < PF_FEAT_BITS) {
+					f->feat[feat] = (struct pf_section){off + 16, blen - 8};
+					f->h.features[feat / 64] |= 1ULL << (feat % 64);
+				}
+			}
+			off += h.size;
+			end = off;
+		}
+		if (pass == 0) {
+			f->attrs = calloc(f->nattrs + 1, sizeof(*f->attrs));
+			f->names = calloc(f->nattrs + 1, sizeof(*f->names));
+			f->ids = calloc(total_ids + 1, 8);
+			f->byid = calloc(total_ids + 1, sizeof(*f->byid));
+			if (!f->attrs || !f->names || !f->ids || !f->byid)
+				return hwc__fail(-ENOMEM, "out of memory");
+			f->nattrs = 0;
+		}
+	}
+	if (f->nattrs == 0)
+		return bad(16, "a pipe-mode stream with no HEADER_ATTR record before offset %" PRIu64
+			       ": no event to read its records with",
+			   end);
+	f->h.magic = PF_MAGIC;
+	f->h.size = 16;
+	f->h.data = (struct pf_section){16, end - 16};
+	qsort(f->byid, f->nbyid, sizeof(*f->byid), cmp_id);
+	int err = find_id_positions(f);
+	if (!err)
+		err = read_strings(f);
+	if (!err)
+		err = name_attrs(f);
+	f->pos = f->h.data.offset;
+	return err;
+}
+
 static int parse(hwc_perfdata *f)
 {
 	if (f->size < 16)
@@ -330,9 +429,7 @@ static int parse(hwc_perfdata *f)
 	uint64_t hsize;
 	memcpy(&hsize, f->base + 8, 8);
 	if (hsize == 16)
-		return hwc__fail(-ENOTSUP, "perf.data offset 8: this is a pipe-mode recording "
-					   "(perf record -o -); write it to a file with `perf inject "
-					   "-i IN -o OUT` first");
+		return parse_pipe(f);
 	if (hsize < sizeof(f->h) || f->size < sizeof(f->h))
 		return bad(8, "header size %" PRIu64 " (file %zu bytes): expected a %zu-byte "
 			      "header",
@@ -364,13 +461,9 @@ static int parse(hwc_perfdata *f)
 				   bit, f->feat[bit].offset, f->feat[bit].size, f->size);
 		off += sizeof(struct pf_section);
 	}
-	if ((err = read_event_desc(f)) || (err = read_strings(f)) || (err = read_buildids(f)))
+	if ((err = read_event_desc(f)) || (err = read_strings(f)) || (err = read_buildids(f)) ||
+	    (err = name_attrs(f)))
 		return err;
-	for (size_t i = 0; i < f->nattrs; i++) {
-		if (!f->names[i] && !(f->names[i] = attr_fallback_name(&f->attrs[i].attr)))
-			return hwc__fail(-ENOMEM, "out of memory");
-		f->attrs[i].name = f->names[i];
-	}
 	f->pos = f->h.data.offset;
 	return 0;
 }
@@ -399,8 +492,8 @@ HWC_EXPORT int hwc_perfdata_open(hwc_perfdata **out, const char *path)
 	/* A FIFO with no writer must not block the open. */
 	int fd = hwc__open_regular(path);
 	if (fd == -EINVAL)
-		return hwc__fail(-EINVAL, "%s is not a regular file (pipe-mode input is not "
-					  "supported; save the recording to a file)",
+		return hwc__fail(-EINVAL, "%s is not a regular file (a FIFO or device is not "
+					  "read; save the stream to a file first)",
 				 path);
 	if (fd < 0)
 		return hwc__fail(fd, "cannot open %s: %s", path, strerror(-fd));

@@ -4,7 +4,12 @@
  * the id arrays and the attribute table.  The tail and the header are
  * rewritten by every flush and at close, so a full disk or an interrupted
  * recording still ends as a valid file holding every complete record that
- * fit. */
+ * fit.
+ *
+ * On a pipe or socket the records are streamed instead, as perf's pipe mode
+ * writes them: a 16-byte header, then each event as a HEADER_ATTR record
+ * (its attr and ids) before the first record that may name it, the
+ * machine's features as HEADER_FEATURE records, then the records. */
 #include "internal.h"
 #include "perf_file.h"
 #include "hwc/output.h"
@@ -13,7 +18,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +59,9 @@ struct mark {
 
 struct hwc_recording {
 	int fd;
+	bool pipe;          /* streamed: perf's pipe mode */
+	size_t announced;   /* pipe: events sent as HEADER_ATTR so far */
+	bool features_sent; /* pipe: the HEADER_FEATURE records */
 	hwc_output *out;    /* hwc_recording_create(): the file until it is committed */
 	char path[1024];
 	uint64_t disk, disk_records, disk_samples; /* complete records on disk */
@@ -83,20 +93,38 @@ static const int machine_features[] = {
 	HWC_FEAT_CPU_TOPOLOGY, HWC_FEAT_NUMA_TOPOLOGY, HWC_FEAT_PMU_MAPPINGS,
 };
 
-static int write_at(int fd, const void *p, size_t n, uint64_t off, size_t *done)
+/* Write N bytes at file offset OFF (a pipe: in order).  A reader that went
+ * away is EPIPE, never a SIGPIPE that would end the caller. */
+static int write_at(const hwc_recording *rec, const void *p, size_t n, uint64_t off, size_t *done)
 {
+	sigset_t pipe_sig, old;
+	sigemptyset(&pipe_sig);
+	sigaddset(&pipe_sig, SIGPIPE);
+	if (rec->pipe)
+		pthread_sigmask(SIG_BLOCK, &pipe_sig, &old);
+	int err = 0;
 	*done = 0;
 	while (*done < n) {
-		ssize_t w = pwrite(fd, (const uint8_t *)p + *done, n - *done, (off_t)(off + *done));
+		const uint8_t *from = (const uint8_t *)p + *done;
+		ssize_t w = rec->pipe ? write(rec->fd, from, n - *done)
+				      : pwrite(rec->fd, from, n - *done, (off_t)(off + *done));
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w < 0)
-			return -errno;
-		if (w == 0)
-			return -ENOSPC;
+		if (w <= 0) {
+			err = w < 0 ? -errno : -ENOSPC;
+			break;
+		}
 		*done += (size_t)w;
 	}
-	return 0;
+	if (rec->pipe) {
+		/* Take the SIGPIPE this thread raised, unless it was blocked before. */
+		if (err == -EPIPE && !sigismember(&old, SIGPIPE)) {
+			struct timespec now = {0, 0};
+			sigtimedwait(&pipe_sig, NULL, &now);
+		}
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	return err;
 }
 
 static int add_mark(hwc_recording *rec)
@@ -124,6 +152,56 @@ static int stopped(const hwc_recording *rec)
 			 rec->path, strerror(-rec->error), (unsigned long long)rec->disk_records);
 }
 
+static int feature(hwc_recording *rec, int f, struct hwc__bytes *b);
+
+/* Pipe mode: one header record of TYPE with the bytes A then B. */
+static int header_record(hwc_recording *rec, uint32_t type, const void *a, size_t alen,
+			 const void *b, size_t blen)
+{
+	struct perf_event_header h = {.type = type, .size = (uint16_t)(sizeof(h) + alen + blen)};
+	if (sizeof(h) + alen + blen > UINT16_MAX)
+		return -E2BIG;
+	size_t done;
+	return write_at(rec, &h, sizeof(h), 0, &done) ?: write_at(rec, a, alen, 0, &done)
+						       ?: write_at(rec, b, blen, 0, &done);
+}
+
+/* Pipe mode: the features the stream can carry, once (those that need the
+ * whole recording, as build ids, are a file's), and the events not sent
+ * yet with their ids. */
+static int announce(hwc_recording *rec)
+{
+	int err = 0;
+	for (size_t i = rec->announced; i < rec->nattrs && !err; i++)
+		err = header_record(rec, HWC_RECORD_HEADER_ATTR, &rec->attrs[i].attr,
+				    sizeof(rec->attrs[i].attr), rec->attrs[i].ids,
+				    rec->attrs[i].nids * 8);
+	if (err)
+		return err;
+	rec->announced = rec->nattrs;
+	if (rec->features_sent)
+		return 0;
+	static const int feats[] = {
+		HWC_FEAT_HOSTNAME, HWC_FEAT_OSRELEASE, HWC_FEAT_VERSION,  HWC_FEAT_ARCH,
+		HWC_FEAT_NRCPUS,   HWC_FEAT_CPUDESC,   HWC_FEAT_CPUID,    HWC_FEAT_TOTAL_MEM,
+		HWC_FEAT_CMDLINE,  HWC_FEAT_CLOCKID,   HWC_FEAT_CLOCK_DATA,
+	};
+	for (size_t i = 0; i < HWC_ARRAY_SIZE(feats) && !err; i++) {
+		struct hwc__bytes b = {0};
+		uint64_t id = (uint64_t)feats[i];
+		int ferr = feature(rec, feats[i], &b);
+		if (ferr == 0)
+			err = header_record(rec, HWC_RECORD_HEADER_FEATURE, &id, sizeof(id), b.p, b.len);
+		else if (ferr != -ENOENT)
+			err = ferr;
+		free(b.p);
+		if (err == -E2BIG)
+			err = 0; /* too big for a record: left out */
+	}
+	rec->features_sent = !err;
+	return err;
+}
+
 /* Write the buffer out.  On a short write keep the whole records that made
  * it and remember the error: nothing more is taken. */
 static int flush_buf(hwc_recording *rec)
@@ -133,7 +211,10 @@ static int flush_buf(hwc_recording *rec)
 	if (rec->len == 0)
 		return 0;
 	size_t done;
-	int err = write_at(rec->fd, rec->buf, rec->len, DATA_OFF + rec->disk, &done);
+	int err = rec->pipe ? announce(rec) : 0;
+	if (err)
+		return write_failed(rec, err);
+	err = write_at(rec, rec->buf, rec->len, DATA_OFF + rec->disk, &done);
 	if (!err) {
 		rec->disk += rec->len;
 		rec->disk_records += rec->buf_records;
@@ -176,8 +257,10 @@ static int init(hwc_recording *rec)
 	struct pf_header h = {.magic = PF_MAGIC, .size = sizeof(h),
 			      .attr_size = sizeof(struct perf_event_attr) + sizeof(struct pf_section),
 			      .data = {DATA_OFF, 0}};
+	if (rec->pipe)
+		h.size = 16; /* pipe mode: the magic and this size, nothing else */
 	size_t done;
-	int err = write_at(rec->fd, &h, sizeof(h), 0, &done);
+	int err = write_at(rec, &h, rec->pipe ? 16 : sizeof(h), 0, &done);
 	if (err)
 		return hwc__fail(err, "cannot write %s: %s", rec->path, strerror(-err));
 	return add_mark(rec);
@@ -238,16 +321,15 @@ HWC_EXPORT int hwc_recording_fdopen(hwc_recording **out, int fd)
 	struct stat st;
 	if (fstat(fd, &st) < 0)
 		return hwc__fail(-errno, "cannot record to file descriptor %d: %s", fd, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return hwc__fail(-ESPIPE, "cannot record to file descriptor %d: it is not a regular "
-					  "file, and a perf.data header is rewritten at the end",
-				 fd);
-	if (ftruncate(fd, 0) < 0)
+	/* Anything but a regular file (a pipe, a socket) takes a stream. */
+	bool pipe = !S_ISREG(st.st_mode);
+	if (!pipe && ftruncate(fd, 0) < 0)
 		return hwc__fail(-errno, "cannot truncate file descriptor %d: %s", fd, strerror(errno));
 	hwc_recording *rec = calloc(1, sizeof(*rec));
 	if (!rec)
 		return hwc__fail(-ENOMEM, "out of memory");
-	snprintf(rec->path, sizeof(rec->path), "file descriptor %d", fd);
+	rec->pipe = pipe;
+	snprintf(rec->path, sizeof(rec->path), "file descriptor %d%s", fd, pipe ? " (a stream)" : "");
 	rec->fd = fd;
 	int err = init(rec);
 	if (err) {
@@ -718,6 +800,8 @@ static void give_back(hwc_recording *rec, uint64_t want)
 static int finish(hwc_recording *rec)
 {
 	int err = flush_buf(rec);
+	if (rec->pipe)
+		return err; /* a stream is valid record by record */
 	if (err && !rec->error)
 		return err; /* out of memory, nothing written wrong */
 	struct hwc__bytes tail = {0};
@@ -732,7 +816,7 @@ static int finish(hwc_recording *rec)
 		if (err)
 			break;
 		size_t done;
-		err = write_at(rec->fd, tail.p, tail.len, end, &done);
+		err = write_at(rec, tail.p, tail.len, end, &done);
 		if (!err || !out_of_space(err) || rec->disk == 0)
 			break;
 		if (!rec->error)
@@ -741,7 +825,7 @@ static int finish(hwc_recording *rec)
 	}
 	if (!err) {
 		size_t done;
-		err = write_at(rec->fd, &h, sizeof(h), 0, &done);
+		err = write_at(rec, &h, sizeof(h), 0, &done);
 	}
 	rec->tail_size = err ? 0 : tail.len;
 	free(tail.p);

@@ -1,5 +1,5 @@
 /* Every error of hwpmc(4) and the pmc_*(3) pages that can be provoked on
- * this machine, each as -1 with its errno: EBUSY, EDOOFUS, EEXIST, EFAULT,
+ * this machine, each as -1 with its errno: EBADF, EBUSY, EDOOFUS, EEXIST, EFAULT,
  * EINVAL, ENOSYS, ENXIO, EOPNOTSUPP, EPERM (as nobody) and ESRCH. */
 #include "pmc_test.h"
 
@@ -80,14 +80,16 @@ static void test_allocate(void)
 	} else {
 		SKIP_SUB("EOPNOTSUPP not provoked: %s", pmc_errdetail());
 	}
-	/* Hardware the machine lacks is absent: ENXIO. */
+	/* Hardware the machine lacks: hwpmc(4)'s "a suitable PMC could not be
+	 * allocated", EINVAL, with the detail naming the event. */
 	const struct pmc_cpuinfo *ci;
 	pmc_cpuinfo(&ci);
 	if (pmc_allocate("branch-mispredicts", PMC_MODE_TC, 0, PMC_CPU_ANY, &id, 0) == 0) {
-		SKIP_SUB("this machine has a PMU: ENXIO not provoked");
+		SKIP_SUB("this machine has a PMU: the absent-hardware EINVAL not provoked");
 		pmc_release(id);
 	} else {
-		CHECK_INT(errno, ==, ENXIO);
+		CHECK_INT(errno, ==, EINVAL);
+		CHECK_STR_CONTAINS(pmc_errdetail(), "branch-mispredicts");
 	}
 }
 
@@ -185,10 +187,12 @@ static void test_needs_log(void)
 	FAILS(pmc_close_logfile(), EINVAL);
 	FAILS(pmc_configure_logfile(-1), EINVAL);
 	FAILS(pmc_writelog(1), EINVAL);
-	/* A log needs a regular file, a second one is EBUSY. */
+	/* A log needs a descriptor open for writing (a file, a pipe, a
+	 * socket: hwpmc's fget_write()), a second one is EBUSY. */
 	int p[2];
 	CHECK_INT(pipe(p), ==, 0);
-	FAILS(pmc_configure_logfile(p[1]), EINVAL);
+	FAILS(pmc_configure_logfile(p[0]), EBADF);
+	FAILS(pmc_configure_logfile(1 << 20), EBADF);
 	FILE *f = tmpfile(), *g = tmpfile();
 	CHECK_INT(pmc_configure_logfile(fileno(f)), ==, 0);
 	FAILS(pmc_configure_logfile(fileno(g)), EBUSY);

@@ -66,6 +66,20 @@ static inline int exec_argv(void *arg)
 	return 127;
 }
 
+/* Run CMD in a child that PMC ID (allocated, not running) follows from the
+ * exec on, as pmcstat runs a command, to its end; the child's pid. */
+static inline pid_t run_attached(pmc_id_t id, char **cmd)
+{
+	struct waiting w = spawn(exec_argv, cmd);
+	if (pmc_attach(id, w.pid) || pmc_start(id)) {
+		fprintf(stderr, "cannot attach or start: %s\n", pmc_errdetail());
+		check_failures++;
+	}
+	release(w);
+	reap(w.pid);
+	return w.pid;
+}
+
 /* pmc_init() or exit with why. */
 static inline void init_or_die(void)
 {

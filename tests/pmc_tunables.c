@@ -1,4 +1,5 @@
-/* hwpmc(4)'s tunables, set in the environment before pmc_init():
+/* hwpmc(4)'s tunables, set in the environment before pmc_init() (hashsize,
+ * mtxpoolsize and debugflags are checked but change nothing here):
  * callchaindepth bounds the call chains logged, mincount the sampling
  * rate; a value out of range is reported as hwpmc's loader does and the
  * default kept.  Buffers too small for the sampling rate lose samples:
@@ -42,6 +43,10 @@ int main(int argc, char **argv)
 	setenv("HWPMC_MINCOUNT", "50000", 1);
 	setenv("HWPMC_NSAMPLES", "70000", 1);
 	setenv("HWPMC_LOGBUFFERSIZE", "-1", 1);
+	/* Accepted, checked as hwpmc checks them, with no effect here. */
+	setenv("HWPMC_HASHSIZE", "0", 1);
+	setenv("HWPMC_MTXPOOLSIZE", "many", 1);
+	setenv("HWPMC_DEBUGFLAGS", "CSW=SWI,SWO LOG=ALL", 1);
 	stderr_capture();
 	int rc = pmc_init();
 	const char *msgs = stderr_captured();
@@ -51,6 +56,9 @@ int main(int argc, char **argv)
 	}
 	CHECK_STR_CONTAINS(msgs, "hwpmc: tunable nsamples=70000 out of range.\n");
 	CHECK_STR_CONTAINS(msgs, "hwpmc: tunable logbuffersize=-1 must be greater than zero.\n");
+	CHECK_STR_CONTAINS(msgs, "hwpmc: tunable hashsize=0 must be greater than zero.\n");
+	CHECK_STR_CONTAINS(msgs, "hwpmc: tunable mtxpoolsize=many must be greater than zero.\n");
+	CHECK(strstr(msgs, "debugflags") == NULL);
 
 	char path[] = "/tmp/hwc-pmc-tunables-XXXXXX";
 	int fd = mkstemp(path);
@@ -64,11 +72,7 @@ int main(int argc, char **argv)
 	CHECK_INT(own_rows(0, &row, 1), ==, 1);
 	CHECK_U64(row.pm_reloadcount, ==, 50000);
 	char *cmd[] = {workload("hotspots"), "3", NULL};
-	struct waiting w = spawn(exec_argv, cmd);
-	CHECK_INT(pmc_attach(id, w.pid), ==, 0);
-	CHECK_INT(pmc_start(id), ==, 0);
-	release(w);
-	reap(w.pid);
+	run_attached(id, cmd);
 	CHECK_INT(pmc_close_logfile(), ==, 0);
 	lseek(fd, 0, SEEK_SET);
 	void *parser = pmclog_open(fd);

@@ -288,7 +288,7 @@ class Sampling(unittest.TestCase):
         kinds = {l.split()[0] for l in lines}
         self.assertTrue({"attach", "map-in", "exec", "sample", "fork"} <= kinds, kinds)
         self.assertNotIn("callchain", kinds)  # -N: no call chains
-        self.assertTrue(any(re.match(r'^exec +0x[0-9a-f]+ \d+ 0x[0-9a-f]+ ".*/%s"$' % self.name, l)
+        self.assertTrue(any(re.match(r'^exec +0x[0-9a-f]+ \d+ 0x[0-9a-f]+ 0x[0-9a-f]+ ".*/%s"$' % self.name, l)
                             for l in lines))
 
     def test_exit_and_switch_counts(self):

@@ -32,9 +32,13 @@ int pmc__fail(int err, const char *fmt, ...)
 
 int pmc__fail_hwc(int err, const char *what)
 {
-	/* libhwc's detail says what to do; its errno becomes hwpmc's. */
+	/* libhwc's detail says what to do; its errno becomes hwpmc's: an
+	 * event this machine lacks is hwpmc(4)'s "a suitable PMC could not be
+	 * allocated" (EINVAL); an absent device stays ENXIO. */
 	int e = -err;
-	if (e == ENOENT || e == ENODEV || e == EOPNOTSUPP)
+	if (e == ENOENT || e == EOPNOTSUPP)
+		e = EINVAL;
+	else if (e == ENODEV)
 		e = ENXIO;
 	else if (e == EACCES)
 		e = EPERM;

@@ -362,7 +362,7 @@ static int evtsel_quals(char *out, size_t size, const char *base, const struct h
 			err = hwc_evlist_add(alias, spec);
 		if (err) {
 			hwc_evlist_free(alias);
-			return pmc__fail(ENXIO, "'%s': %s sets a field of the CPU's event select, and "
+			return pmc__fail(EINVAL, "'%s': %s sets a field of the CPU's event select, and "
 						"%s is perf's generic event, which the kernel encodes: "
 						"this kernel exposes no %s to take its encoding from "
 						"(no hardware PMU?); name the CPU's own event (pmccontrol "
@@ -531,7 +531,7 @@ int pmc__resolve(const char *ctrspec, struct pmc__event *out)
 		else
 			err = resolve_quals(out, n->spec, &q, ctrspec);
 		if (err == UNKNOWN)
-			return pmc__fail(ENXIO, "'%s' is %s here, which is not available: %s",
+			return pmc__fail(EINVAL, "'%s' is %s here, which is not available: %s",
 					 out->name, n->spec, hwc_errdetail());
 		if (err)
 			return -1;

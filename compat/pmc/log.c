@@ -2,14 +2,23 @@
  * hwpmc writes its log: a thread moves what the samplers' buffers hold into
  * the file, makes the file valid after every HWPMC_LOGBUFFERSIZE x
  * HWPMC_NBUFFERS KiB, and keeps the first write error for
- * pmc_flush_logfile().  libpmc's own records (allocations, attachments,
+ * pmc_flush_logfile().  Into a pipe or socket the records are streamed
+ * (perf's pipe mode), and each pass of the thread sends what it took.  A
+ * stream goes through a relay: the recording writes into a pipe of ours,
+ * which a thread that holds no lock copies to the caller's descriptor, so
+ * a reader that is slow (or is the owner itself, as pmcstat's top mode)
+ * never blocks the library's lock.  libpmc's own records (allocations, attachments,
  * which events of the file are whose) are user records with a header
  * pmclog_read() recognizes. */
 #include "pmc_impl.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,11 +29,111 @@ static struct {
 	pthread_t thread;
 	pthread_cond_t wake;
 	bool quit;
+	bool stream;        /* a pipe or socket: no file to make valid */
+	int relay_fd;       /* a stream: the write end of the relay's pipe */
 	int error;          /* the first write error (errno), kept */
 	uint64_t unflushed; /* bytes since the file was last made valid */
 	hwc_sampler **samplers; /* those writing into the log */
 	size_t n, cap;
 } lg = {.wake = PTHREAD_COND_INITIALIZER};
+
+/* ------------------------------------------------------------ the relay */
+
+/* What the relay may hold for a reader that does not read, before the
+ * writer waits for it. */
+#define RELAY_MAX ((size_t)64 << 20)
+
+static struct {
+	bool running;
+	int in, out;     /* our pipe's read end; the caller's descriptor */
+	pthread_t thread;
+	int error;       /* errno of the first failed write to OUT */
+} relay = {false, -1, -1, 0, 0};
+
+static void *relay_main(void *arg)
+{
+	(void)arg;
+	uint8_t *q = NULL;
+	size_t head = 0, len = 0, cap = 0;
+	bool eof = false;
+	for (;;) {
+		struct pollfd pf[2];
+		int n = 0, in = -1, out = -1;
+		if (!eof && len - head < RELAY_MAX)
+			pf[in = n++] = (struct pollfd){relay.in, POLLIN, 0};
+		if (len > head)
+			pf[out = n++] = (struct pollfd){relay.out, POLLOUT, 0};
+		if (n == 0)
+			break;
+		if (poll(pf, (nfds_t)n, -1) < 0)
+			continue;
+		if (in >= 0 && pf[in].revents) {
+			if (head == len)
+				head = len = 0;
+			if (!pmc__room(&q, len + 65536 - 1, &cap, 1, 1 << 20)) {
+				eof = true; /* out of memory: what came so far goes out */
+			} else {
+				ssize_t r = read(relay.in, q + len, cap - len < 65536 ? cap - len : 65536);
+				if (r > 0)
+					len += (size_t)r;
+				else if (r == 0 || errno != EINTR)
+					eof = true;
+			}
+		}
+		if (out >= 0 && pf[out].revents) {
+			/* At most a pipe's atomic write: POLLOUT promises that much. */
+			size_t k = len - head < 4096 ? len - head : 4096;
+			ssize_t w = write(relay.out, q + head, k);
+			if (w > 0)
+				head += (size_t)w;
+			else if (w < 0 && errno != EINTR && errno != EAGAIN) {
+				__atomic_store_n(&relay.error, errno, __ATOMIC_RELAXED);
+				head = len; /* the reader is gone: drop the rest */
+			}
+		}
+	}
+	free(q);
+	return NULL;
+}
+
+/* A relay to FD; the write end of its pipe into *IN, or -1 with errno. */
+static int relay_start(int fd, int *in)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) != 0)
+		return -1;
+	fcntl(p[1], F_SETPIPE_SZ, 1 << 20); /* fewer wake-ups; best effort */
+	relay.in = p[0];
+	relay.out = fd;
+	relay.error = 0;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old); /* no SIGPIPE for the relay */
+	int err = pthread_create(&relay.thread, NULL, relay_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		close(p[0]);
+		close(p[1]);
+		errno = err;
+		return -1;
+	}
+	relay.running = true;
+	*in = p[1];
+	return 0;
+}
+
+/* After the recording's end was written into WRITE_END: close it, let the
+ * relay hand the rest to the reader, and wait for it. */
+static int relay_finish(int write_end)
+{
+	if (!relay.running)
+		return 0;
+	close(write_end);
+	pthread_join(relay.thread, NULL);
+	close(relay.in);
+	relay.running = false;
+	return relay.error;
+}
 
 bool pmc__have_log(void)
 {
@@ -84,7 +193,7 @@ static void drain_all(void)
 	for (size_t i = 0; i < lg.n && !lg.error; i++)
 		drain_one(lg.samplers[i]);
 	uint64_t limit = (uint64_t)pmc__tun.logbuffersize * 1024 * (uint64_t)pmc__tun.nbuffers;
-	if (!lg.error && lg.unflushed >= limit) {
+	if (!lg.error && (lg.unflushed >= limit || lg.stream)) {
 		int err = hwc_recording_flush(lg.rec);
 		if (err)
 			write_error(err);
@@ -176,7 +285,13 @@ int pmc__log_add_sampler(struct pmc__pmc *p, hwc_sampler *s, pid_t pid)
 
 void pmc__log_forget(void)
 {
-	/* The parent's recording and thread are not the child's to finish. */
+	/* The parent's recording and threads are not the child's to finish;
+	 * its copy of the relay's pipe would keep the relay from its end. */
+	if (lg.rec && lg.stream) {
+		close(lg.relay_fd);
+		close(relay.in);
+	}
+	relay.running = false;
 	lg.rec = NULL;
 	lg.n = 0;
 	lg.quit = false;
@@ -200,12 +315,29 @@ PMC_EXPORT int pmc_configure_logfile(int fd)
 		rc = pmc__fail(EBUSY, "a log is already configured");
 		goto out;
 	}
-	int err = hwc_recording_fdopen(&lg.rec, fd);
+	struct stat st;
+	int flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fstat(fd, &st) != 0) {
+		rc = pmc__fail(EBADF, "%d is not an open file descriptor", fd);
+		goto out;
+	}
+	if ((flags & O_ACCMODE) == O_RDONLY) {
+		rc = pmc__fail(EBADF, "file descriptor %d is not open for writing", fd);
+		goto out;
+	}
+	lg.stream = !S_ISREG(st.st_mode);
+	int recfd = fd;
+	if (lg.stream && relay_start(fd, &recfd) != 0) {
+		rc = pmc__fail(errno, "cannot start the log relay: %s", strerror(errno));
+		goto out;
+	}
+	lg.relay_fd = recfd;
+	int err = hwc_recording_fdopen(&lg.rec, recfd);
 	if (err) {
-		/* A pipe or socket cannot take a perf.data file, whose header is
-		 * rewritten at the end. */
-		rc = pmc__fail(err == -ESPIPE ? EINVAL : -err, "%s", hwc_errdetail());
+		rc = pmc__fail(-err, "%s", hwc_errdetail());
 		lg.rec = NULL;
+		if (lg.stream)
+			relay_finish(recfd);
 		goto out;
 	}
 	char *argv[] = {"libpmc"};
@@ -220,6 +352,8 @@ PMC_EXPORT int pmc_configure_logfile(int fd)
 	if ((err = pthread_create(&lg.thread, NULL, writer, NULL)) != 0) {
 		hwc_recording_close(lg.rec, NULL);
 		lg.rec = NULL;
+		if (lg.stream)
+			relay_finish(recfd);
 		rc = pmc__fail(EAGAIN, "cannot start the log writer: %s", strerror(err));
 	}
 out:
@@ -249,6 +383,9 @@ PMC_EXPORT int pmc_flush_logfile(void)
 	int err = lg.error ? 0 : hwc_recording_flush(lg.rec);
 	if (err)
 		write_error(err);
+	int rerr = lg.stream ? __atomic_load_n(&relay.error, __ATOMIC_RELAXED) : 0;
+	if (rerr && !lg.error)
+		lg.error = rerr;
 	lg.unflushed = 0;
 	int rc = lg.error ? pmc__fail(lg.error, "writing the log failed: %s", strerror(lg.error)) : 0;
 	pthread_mutex_unlock(&pmc__lock);
@@ -279,6 +416,14 @@ static int close_log(void)
 	int rc = 0;
 	if (err)
 		write_error(err);
+	if (lg.stream) {
+		/* The reader takes the rest at its pace, without the lock. */
+		pthread_mutex_unlock(&pmc__lock);
+		int rerr = relay_finish(lg.relay_fd);
+		pthread_mutex_lock(&pmc__lock);
+		if (rerr && !lg.error)
+			lg.error = rerr;
+	}
 	if (lg.error)
 		rc = pmc__fail(lg.error, "writing the log failed: %s", strerror(lg.error));
 	lg.error = 0;

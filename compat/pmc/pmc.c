@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-struct pmc_tunables pmc__tun = {8, 4, 64, 512, 1000};
+struct pmc_tunables pmc__tun = {8, 4, 64, 512, 1000, 1024, 2048};
 bool pmc__initialized;
 pthread_mutex_t pmc__lock = PTHREAD_MUTEX_INITIALIZER;
 struct pmc__pmc pmc__pmcs[PMC__MAX];
@@ -61,6 +61,12 @@ static void read_tunables(void)
 	tunable("HWPMC_NSAMPLES", "nsamples", &pmc__tun.nsamples, 65535, "out of range");
 	tunable("HWPMC_MINCOUNT", "mincount", &pmc__tun.mincount, INT32_MAX,
 		"must be greater than zero");
+	tunable("HWPMC_HASHSIZE", "hashsize", &pmc__tun.hashsize, INT32_MAX,
+		"must be greater than zero");
+	tunable("HWPMC_MTXPOOLSIZE", "mtxpoolsize", &pmc__tun.mtxpoolsize, INT32_MAX,
+		"must be greater than zero");
+	/* HWPMC_DEBUGFLAGS (kern.hwpmc.debugflags) selects the trace output of
+	 * a debug kernel, which this library has none of: any value is taken. */
 }
 
 static void forget_all(void);
@@ -307,7 +313,7 @@ static void close_sampler(hwc_sampler **s)
 
 static int attach_one(struct pmc__pmc *p, pid_t pid, pid_t root)
 {
-	struct pmc__target t = {pid, root, NULL, NULL};
+	struct pmc__target t = {pid, root, NULL, NULL, -1, false};
 	/* Sampling PMCs open a counter too, for the permission check hwpmc
 	 * makes at attach time; only counting ones keep it. */
 	struct hwc_target tgt = {.kind = HWC_TARGET_PROCESS, .pid = pid, .flags = target_flags(p)};
@@ -331,7 +337,9 @@ static int attach_one(struct pmc__pmc *p, pid_t pid, pid_t root)
 		p->t = n;
 		p->cap_t = cap;
 	}
+	pmc__watch_target(&t);
 	p->t[p->nt++] = t;
+	p->signalled = false;
 	pmc__log_pmc(p, PMCLOG_TYPE_PMCATTACH, pid);
 	return 0;
 }
@@ -343,6 +351,7 @@ static void remove_target(struct pmc__pmc *p, size_t i)
 	p->saved += target_count(p, t);
 	close_sampler(&t->s);
 	hwc_counters_close(t->c);
+	pmc__unwatch_target(t);
 	pmc__log_pmc(p, PMCLOG_TYPE_PMCDETACH, t->pid);
 	p->t[i] = p->t[--p->nt];
 }
@@ -427,15 +436,17 @@ static int check_args(enum pmc_mode mode, uint32_t flags, int cpu)
  * privilege shows. */
 static int probe(struct pmc__pmc *p)
 {
+	char what[PMC_NAME_MAX + 32];
+	snprintf(what, sizeof(what), "'%s': cannot count it", p->ev.name);
 	if (PMC_IS_VIRTUAL_MODE(p->mode)) {
 		int err = hwc_event_probe(p->ev.spec, NULL);
-		return err ? pmc__fail_hwc(err, "cannot count it") : 0;
+		return err ? pmc__fail_hwc(err, what) : 0;
 	}
 	struct hwc_target tgt = {.kind = HWC_TARGET_CPUS, .cpus = &p->cpu, .ncpus = 1};
 	hwc_counters *c;
 	int err = hwc_counters_open(&c, p->ev.list, &tgt);
 	if (err)
-		return pmc__fail_hwc(err, "cannot count on the CPU");
+		return pmc__fail_hwc(err, what);
 	if (p->mode == PMC_MODE_SC)
 		p->sys = c;
 	else
@@ -517,11 +528,25 @@ static void stop_pmc(struct pmc__pmc *p)
 		p->state = PMC_STATE_STOPPED;
 }
 
+/* Are all of P's targets gone (or has it none left)? */
+static bool targets_exited(const struct pmc__pmc *p)
+{
+	for (size_t i = 0; i < p->nt; i++)
+		if (!p->t[i].exited)
+			return false;
+	return true;
+}
+
 static void free_pmc(struct pmc__pmc *p)
 {
 	stop_pmc(p);
-	for (size_t i = 0; i < p->nt; i++)
+	/* Releasing unlinks the targets left: hwpmc's SIGIO. */
+	if (p->nt && !targets_exited(p))
+		pmc__targets_gone(p);
+	for (size_t i = 0; i < p->nt; i++) {
 		hwc_counters_close(p->t[i].c);
+		pmc__unwatch_target(&p->t[i]);
+	}
 	free(p->t);
 	hwc_counters_close(p->sys);
 	pmc__event_free(&p->ev);
@@ -550,6 +575,8 @@ static void forget_all(void)
 		for (size_t k = 0; k < p->nt; k++) {
 			hwc_counters_close(p->t[k].c);
 			hwc_sampler_close(p->t[k].s);
+			if (p->t[k].pidfd >= 0)
+				close(p->t[k].pidfd);
 		}
 		free(p->t);
 		hwc_counters_close(p->sys);
@@ -558,6 +585,7 @@ static void forget_all(void)
 		memset(p, 0, sizeof(*p));
 	}
 	pmc__log_forget();
+	pmc__watch_forget();
 }
 
 /* ------------------------------------------------------------ attach */
@@ -625,6 +653,8 @@ PMC_EXPORT int pmc_detach(pmc_id_t pmcid, pid_t pid)
 			remove_target(p, i);
 	if (pid == getpid())
 		p->flags &= ~PMC_F_ATTACHED_TO_OWNER;
+	if (targets_exited(p))
+		pmc__targets_gone(p);
 	return unlock_ret(0);
 }
 
@@ -877,7 +907,7 @@ PMC_EXPORT int pmc_get_msr(pmc_id_t pmc, uint32_t *msr)
 	value_of(p, &now);
 	while (p->nt)
 		remove_target(p, p->nt - 1);
-	p->t[p->nt++] = (struct pmc__target){getpid(), getpid(), c, NULL};
+	p->t[p->nt++] = (struct pmc__target){getpid(), getpid(), c, NULL, -1, false};
 	set_value(p, now);
 	p->flags |= PMC_F_ATTACH_DONE | PMC_F_ATTACHED_TO_OWNER;
 	p->msr = true;

@@ -2,7 +2,8 @@
  * libpmc: FreeBSD's hardware performance counter library (pmc(3), hwpmc(4)),
  * as hwc implements it on Linux over perf_event_open(2).  The interface is
  * FreeBSD's: names, types, constants, -1 and errno.  pmc(3) lists where
- * Linux forces a difference (EDOOFUS, SIGIO, classes, the log format).
+ * Linux forces a difference (EDOOFUS, SIGIO's default action, classes, the
+ * log format).
  */
 #ifndef _PMC_H_
 #define _PMC_H_
@@ -356,6 +357,40 @@ const char *pmc_name_of_mode(enum pmc_mode _pm);
 const char *pmc_name_of_state(enum pmc_state _ps);
 
 int pmc_event_names_of_class(enum pmc_class _cl, const char ***_eventnames, int *_nevents);
+
+/* FreeBSD 12+'s table-driven events (pmc(3), "EVENT TABLES"): the table is
+ * the event list of this machine, an event's index its place in it. */
+union pmc_md_op_pmcallocate {
+	struct {
+		uint32_t pm_type;   /* perf_event_attr's type, config, config1, config2 */
+		uint32_t pm_unused;
+		uint64_t pm_config, pm_config1, pm_config2;
+	} pm_linux;
+	uint64_t __pad[4];
+};
+
+struct pmc_op_pmcallocate {
+	uint32_t pm_caps;         /* PMC_CAP_* */
+	uint32_t pm_cpu;          /* CPU number or PMC_CPU_ANY */
+	enum pmc_class pm_class;  /* class of PMC desired */
+	enum pmc_event pm_ev;     /* pmc_pmu_pmcallocate(): the event's index */
+	uint32_t pm_flags;        /* PMC_F_* */
+	enum pmc_mode pm_mode;
+	pmc_id_t pm_pmcid;
+	pmc_value_t pm_count;     /* initial or sampling count */
+	union pmc_md_op_pmcallocate pm_md; /* the machine's encoding */
+};
+
+int pmc_pmu_enabled(void);
+void pmc_pmu_print_counters(const char *_event_name);
+void pmc_pmu_print_counter_desc(const char *_event_name);
+void pmc_pmu_print_counter_desc_long(const char *_event_name);
+void pmc_pmu_print_counter_full(const char *_event_name);
+uint64_t pmc_pmu_sample_rate_get(const char *_event_name);
+int pmc_pmu_pmcallocate(const char *_event_name, struct pmc_op_pmcallocate *_pm);
+const char *pmc_pmu_event_get_by_idx(const char *_cpuid, int _idx);
+int pmc_pmu_idx_get_by_event(const char *_cpuid, const char *_event);
+int pmc_pmu_stat_mode(const char ***_counters);
 
 /* Linux: what the calling thread's last failing libpmc call found, with the
  * hint needed to fix it ("" when nothing failed yet). */

@@ -40,6 +40,10 @@ struct pmc_tunables {
 	int nbuffers;       /* HWPMC_NBUFFERS: log buffers per CPU, 64 */
 	int nsamples;       /* HWPMC_NSAMPLES: samples a CPU's buffer holds, 512 */
 	int mincount;       /* HWPMC_MINCOUNT: smallest sampling rate, 1000 */
+	/* Accepted and checked as hwpmc does, with no effect here: hwpmc's
+	 * hash tables and spin mutex pool have no counterpart. */
+	int hashsize;       /* HWPMC_HASHSIZE: 1024 */
+	int mtxpoolsize;    /* HWPMC_MTXPOOLSIZE: 2048 */
 };
 extern struct pmc_tunables pmc__tun;
 
@@ -69,7 +73,7 @@ struct pmc__event {
 };
 
 /* Resolve a pmc_allocate() specification; -1 with errno (EINVAL unknown or
- * malformed, ENXIO absent hardware) and the detail set. */
+ * malformed, or an event this machine lacks) and the detail set. */
 int pmc__resolve(const char *ctrspec, struct pmc__event *out);
 void pmc__event_free(struct pmc__event *ev);
 
@@ -111,6 +115,8 @@ struct pmc__target {
 	pid_t root;        /* the pid pmc_attach() named (itself, or an ancestor) */
 	hwc_counters *c;   /* counting */
 	hwc_sampler *s;    /* sampling, or the LOG_* records of a counting PMC */
+	int pidfd;         /* watch.c's view of the process: -1 when not watched */
+	bool exited;
 };
 
 struct pmc__pmc {
@@ -128,12 +134,24 @@ struct pmc__pmc {
 	size_t nt, cap_t;
 	hwc_counters *sys;       /* SC */
 	hwc_sampler *ss;         /* SS, while running */
+	bool signalled;          /* SIGIO was sent for its last target */
 };
 
 #define PMC__MAX 256
 extern struct pmc__pmc pmc__pmcs[PMC__MAX];
 /* Stop every running PMC that writes to the log (lock held). */
 void pmc__stop_logging_pmcs(void);
+
+/* ------------------------------------------------------------ watch.c */
+
+/* Watch target T's process (not the owner itself) for its exit; lock held. */
+void pmc__watch_target(struct pmc__target *t);
+/* Stop watching T (its pidfd closed); lock held. */
+void pmc__unwatch_target(struct pmc__target *t);
+/* P lost its last target: hwpmc's SIGIO to the owner (lock held). */
+void pmc__targets_gone(struct pmc__pmc *p);
+/* A forked child has no watcher. */
+void pmc__watch_forget(void);
 
 /* ------------------------------------------------------------ log.c */
 

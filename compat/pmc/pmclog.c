@@ -1,6 +1,8 @@
 /* pmclog(3): FreeBSD's records for what a perf.data log holds.  The file
  * is read whole (it must be complete: its header comes last) in two
- * passes: the first learns libpmc's records (which events are which PMC's)
+ * passes (a stream from a pipe, perf's pipe mode, is read as it comes: the
+ * first pass is made again over all of it each time more arrived, the
+ * second goes on where it stopped): the first learns libpmc's records (which events are which PMC's)
  * and each process's counts at exit; the second turns each perf record
  * into the pmclog records it stands for, in file order:
  *
@@ -8,17 +10,29 @@
  *   SAMPLE of a context-switches group leader                 PROCCSW per member
  *   SAMPLE of hwc-user         USERDATA, or libpmc's PMCALLOCATE, PMCATTACH,
  *                              PMCDETACH, CLOSELOG
- *   MMAP, MMAP2 (executable)   MAP_IN (after PROCEXEC when it follows an exec)
- *   COMM at exec               PROCEXEC, with the path of the next MAP_IN
+ *   COMM at exec               PROCEXEC once the executable's map (and, when
+ *                              it names one, the program interpreter's) came:
+ *                              those maps are the PROCEXEC's, as FreeBSD's
+ *                              kernel maps them with no MAP_IN
+ *   MMAP, MMAP2 (executable)   MAP_IN
  *   FORK of a process          PROCFORK
  *   EXIT of a process          PROCEXIT per PMC with counts (the sum of its
  *                              threads' READ records), then SYSEXIT
  *   LOST, LOST_SAMPLES         DROPNOTIFY
  *
  * INITIALIZE comes first.  Events of files libpmc did not write get PMC
- * ids of their own (row index 0x80 + the event's index). */
+ * ids of their own (row index 0x80 + the event's index).
+ *
+ * Addresses are FreeBSD 14's: PROCEXEC's pl_dynaddr is the executable's
+ * load bias (0 for ET_EXEC), pl_baseaddr the interpreter's (or pl_dynaddr
+ * without one); MAP_IN's pl_start is the load bias plus the page-aligned
+ * address of the executable segment that starts in the file's first page
+ * (what FreeBSD's kernel reports, and what pmcstat subtracts its pi_vaddr
+ * from), or the bias alone when no executable segment does.  They are
+ * computed from the program headers of the files the maps name. */
 #include "pmc_impl.h"
 
+#include <elf.h>
 #include <fcntl.h>
 #include <hwc/perfdata.h>
 #include <stdio.h>
@@ -111,6 +125,28 @@ struct pmcinfo {
 	bool synthesized; /* an event of a file libpmc did not write */
 };
 
+/* What the maps of a file need from its program headers. */
+struct elf {
+	char *path;
+	bool ok;          /* read: an ELF file of this machine's class */
+	bool dyn;         /* ET_DYN */
+	bool interp;      /* PT_INTERP */
+	uint64_t xvaddr;  /* pmcstat's pi_vaddr: see the header comment */
+	size_t nload;
+	struct {
+		uint64_t vaddr, off, filesz;
+	} load[16];
+};
+
+/* An exec whose PROCEXEC waits for the executable's map, then for the
+ * interpreter's. */
+struct exec {
+	uint32_t pid;
+	bool have_exe;
+	uint64_t dynaddr;
+	char exe[PATH_MAX];
+};
+
 struct parser {
 	int fd;                   /* PMCLOG_FD_NONE: fed data */
 	uint8_t *buf;             /* fed data, or what a pipe gave */
@@ -135,11 +171,15 @@ struct parser {
 	struct table exit_sums;   /* (pid, pmcid) -> count */
 	/* the second pass */
 	bool started, ended, closed;
-	struct table exited;      /* pid */
+	struct table exited;      /* pid: its SYSEXIT came */
+	struct table exit_done;   /* (pid, pmcid): its PROCEXIT came */
+	uint64_t resume;          /* a stream: the offset of the next record to step */
 	struct table seen;        /* dedupe keys of side-band records */
 	struct table csw;         /* (tid << 16 | cpu, id) -> last value */
-	struct table execs;       /* pid -> 1 while an exec waits for its map */
-	struct table exec_maps;   /* pid -> dedupe key of the map its exec reported */
+	struct exec *execs;       /* execs waiting for their maps */
+	size_t nexecs, cap_execs;
+	struct elf *elfs;         /* program headers of the mapped files */
+	size_t nelfs, cap_elfs;
 	size_t last_attr;
 	struct pmclog_ev *q;      /* made, not yet returned */
 	size_t qhead, qlen, qcap;
@@ -326,7 +366,8 @@ static int learn_exit_count(struct parser *p, const struct hwc_perfdata_record *
 	return 0;
 }
 
-static void unload(struct parser *p)
+/* Forget the data and what the first pass learned from it. */
+static void unload_data(struct parser *p)
 {
 	hwc_perfdata_close(p->f);
 	p->f = NULL;
@@ -340,12 +381,22 @@ static void unload(struct parser *p)
 	p->of_attr = NULL;
 	p->pmcs = NULL;
 	p->npmcs = p->nattrs = 0;
+	p->last_attr = 0;
 	table_free(&p->exit_sums);
+}
+
+static void unload(struct parser *p)
+{
+	unload_data(p);
 	table_free(&p->exited);
+	table_free(&p->exit_done);
+	p->resume = 0;
 	table_free(&p->seen);
 	table_free(&p->csw);
-	table_free(&p->execs);
-	table_free(&p->exec_maps);
+	p->nexecs = 0;
+	for (size_t i = 0; i < p->nelfs; i++)
+		free(p->elfs[i].path);
+	p->nelfs = 0;
 	p->qhead = p->qlen = 0;
 	p->made = 0;
 	p->started = p->ended = p->closed = false;
@@ -358,11 +409,26 @@ static void unload(struct parser *p)
  * mapped) may hold in memory. */
 #define PIPE_LOG_MAX ((size_t)1 << 30)
 
-/* Read what a pipe has until its end.  What is no perf.data file (say
- * /dev/zero) or would not fit is refused as soon as that shows. */
+/* Is the data a stream (perf's pipe mode: what libpmc writes into a pipe),
+ * readable record by record as it comes? */
+static bool is_stream(const struct parser *p)
+{
+	uint64_t hsize;
+	if (p->len < 16)
+		return false;
+	memcpy(&hsize, p->buf + 8, 8);
+	return hsize == 16;
+}
+
+/* Read what a pipe has until its end, or, for a stream, what one read
+ * gives (a blocking descriptor waits for it).  What is no perf.data file
+ * (say /dev/zero) or would not fit is refused as soon as that shows.  0,
+ * 1 when a non-blocking descriptor has nothing now, -1 with errno. */
 static int slurp(struct parser *p)
 {
-	for (;;) {
+	for (size_t start = p->len;;) {
+		if (p->len >= 16 && p->len > start && is_stream(p))
+			return 0; /* a stream is read as it comes */
 		if (p->len >= 8 && memcmp(p->buf, "PERFILE2", 8) != 0) {
 			errno = EINVAL; /* not a log: no need to read it to its end */
 			return -1;
@@ -386,11 +452,20 @@ static int slurp(struct parser *p)
 	}
 }
 
+static int open_data(struct parser *p);
+
 /* Open the data and make the first pass: 0, 1 when the data is not a
  * whole file yet, -1 with errno. */
 static int load(struct parser *p)
 {
 	unload(p);
+	return open_data(p);
+}
+
+/* Open the data and make the first pass: 0, 1 when the data is not a
+ * whole file yet, -1 with errno. */
+static int open_data(struct parser *p)
+{
 	int err;
 	struct stat st;
 	if (p->fd >= 0 && fstat(p->fd, &st) == 0 && S_ISREG(st.st_mode)) {
@@ -405,11 +480,11 @@ static int load(struct parser *p)
 		}
 		err = hwc_perfdata_open_mem(&p->f, p->map, p->map_len);
 	} else {
-		if (p->fd >= 0) {
+		if (p->fd >= 0 && !p->fd_eof && !is_stream(p)) {
 			int r = slurp(p);
 			if (r < 0)
 				return -1;
-			if (!p->fd_eof)
+			if (!p->fd_eof && !is_stream(p))
 				return 1;
 		}
 		if (p->len < 8)
@@ -418,8 +493,10 @@ static int load(struct parser *p)
 	}
 	if (err) {
 		p->f = NULL;
-		/* Fed data that begins as a perf.data file may just be incomplete. */
-		if (p->fd == PMCLOG_FD_NONE && p->len >= 8 && memcmp(p->buf, "PERFILE2", 8) == 0)
+		/* Fed data that begins as a perf.data file, or a stream not at
+		 * its end, may just be incomplete. */
+		if ((p->fd == PMCLOG_FD_NONE || !p->fd_eof) && p->len >= 8 &&
+		    memcmp(p->buf, "PERFILE2", 8) == 0)
 			return 1;
 		errno = -err == ENOTSUP ? EOPNOTSUPP : EINVAL;
 		return -1;
@@ -501,7 +578,7 @@ static void emit_exits(struct parser *p, uint32_t pid, bool all, uint64_t off, u
 {
 	for (size_t i = 0; i < p->exit_sums.cap; i++) {
 		struct kv *e = &p->exit_sums.e[i];
-		if (!e->used || (!all && e->a != pid) || (all && lookup(&p->exited, e->a, 0, false, NULL)))
+		if (!e->used || (!all && e->a != pid) || !first_time(&p->exit_done, e->a, e->b))
 			continue;
 		const struct pmcinfo *pi = find_pmc(p, (pmc_id_t)e->b);
 		struct pmclog_ev *ev = emit(p, PMCLOG_TYPE_PROCEXIT, off, t, h);
@@ -609,6 +686,121 @@ static void sample(struct parser *p, const struct hwc_perfdata_record *r)
 		cc->pl_pc[cc->pl_npc++] = (uintfptr_t)s.ip;
 }
 
+/* ------------------------------------------------------------ maps */
+
+#if UINTPTR_MAX > 0xffffffffu
+typedef Elf64_Ehdr Ehdr;
+typedef Elf64_Phdr Phdr;
+#define ELF_CLASS ELFCLASS64
+#else
+typedef Elf32_Ehdr Ehdr;
+typedef Elf32_Phdr Phdr;
+#define ELF_CLASS ELFCLASS32
+#endif
+
+static void read_elf(struct elf *e)
+{
+	/* What the file is now may be a FIFO or a device: no waiting on it. */
+	int fd = open(e->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return;
+	struct stat st;
+	Ehdr eh;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELF_CLASS ||
+	    eh.e_phentsize != sizeof(Phdr)) {
+		close(fd);
+		return;
+	}
+	e->dyn = eh.e_type == ET_DYN;
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		Phdr ph;
+		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph))) !=
+		    (ssize_t)sizeof(ph))
+			break;
+		if (ph.p_type == PT_INTERP)
+			e->interp = true;
+		if (ph.p_type != PT_LOAD)
+			continue;
+		uint64_t align = ph.p_align > 1 ? ph.p_align : 1;
+		if ((ph.p_flags & PF_X) && (ph.p_offset & -align) == 0)
+			e->xvaddr = ph.p_vaddr & -align;
+		if (e->nload < PMC_ARRAY_SIZE(e->load))
+			e->load[e->nload++] = (typeof(e->load[0])){ph.p_vaddr, ph.p_offset, ph.p_filesz};
+	}
+	e->ok = true;
+	close(fd);
+}
+
+/* The program headers of PATH, read once; NULL without memory. */
+static const struct elf *elf_of(struct parser *p, const char *path)
+{
+	for (size_t i = 0; i < p->nelfs; i++)
+		if (strcmp(p->elfs[i].path, path) == 0)
+			return &p->elfs[i];
+	if (!pmc__room(&p->elfs, p->nelfs, &p->cap_elfs, sizeof(*p->elfs), 16))
+		return NULL;
+	struct elf *e = &p->elfs[p->nelfs];
+	memset(e, 0, sizeof(*e));
+	if (!(e->path = strdup(path)))
+		return NULL;
+	if (path[0] == '/')
+		read_elf(e);
+	p->nelfs++;
+	return e;
+}
+
+/* The load bias of the object E mapped at START from file offset PGOFF:
+ * what its addresses are moved by.  Without its headers, where its file
+ * offset 0 would be. */
+static uint64_t load_bias(const struct elf *e, uint64_t start, uint64_t pgoff)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	for (size_t i = 0; e && e->ok && i < e->nload; i++) {
+		uint64_t off = e->load[i].off & ~(page - 1);
+		if (pgoff >= off && pgoff < e->load[i].off + e->load[i].filesz)
+			return start - ((e->load[i].vaddr & ~(page - 1)) + (pgoff - off));
+	}
+	return start - pgoff;
+}
+
+static struct exec *exec_of(struct parser *p, uint32_t pid)
+{
+	for (size_t i = 0; i < p->nexecs; i++)
+		if (p->execs[i].pid == pid)
+			return &p->execs[i];
+	return NULL;
+}
+
+static void exec_done(struct parser *p, struct exec *x)
+{
+	*x = p->execs[--p->nexecs];
+}
+
+/* An exec: its PROCEXEC waits for its maps (another sampler's copy of an
+ * exec already waiting changes nothing). */
+static void exec_begin(struct parser *p, uint32_t pid)
+{
+	if (exec_of(p, pid) || !pmc__room(&p->execs, p->nexecs, &p->cap_execs, sizeof(*p->execs), 4))
+		return;
+	p->execs[p->nexecs++] = (struct exec){.pid = pid};
+}
+
+static void emit_exec(struct parser *p, const struct hwc_perfdata_record *r, uint64_t t,
+		      const struct exec *x, uint64_t baseaddr)
+{
+	struct pmclog_ev *ev = emit(p, PMCLOG_TYPE_PROCEXEC, r->offset, t, r->hdr);
+	if (!ev)
+		return;
+	struct pmcinfo *pi = pmc_of(p, r->attr);
+	ev->pl_u.pl_x.pl_pid = (pid_t)x->pid;
+	ev->pl_u.pl_x.pl_pmcid = pi ? pi->id : 0;
+	ev->pl_u.pl_x.pl_baseaddr = (uintfptr_t)baseaddr;
+	ev->pl_u.pl_x.pl_dynaddr = (uintfptr_t)x->dynaddr;
+	snprintf(ev->pl_u.pl_x.pl_pathname, sizeof(ev->pl_u.pl_x.pl_pathname), "%s", x->exe);
+}
+
 static void mapping(struct parser *p, const struct hwc_perfdata_record *r)
 {
 	const struct perf_event_header *h = r->hdr;
@@ -629,42 +821,49 @@ static void mapping(struct parser *p, const struct hwc_perfdata_record *r)
 	if (!memchr(name, '\0', blen - name_off))
 		return;
 	int32_t pid;
-	uint64_t start, len;
+	uint64_t start, len, pgoff;
 	memcpy(&pid, b, 4);
 	memcpy(&start, b + 8, 8);
 	memcpy(&len, b + 16, 8);
+	memcpy(&pgoff, b + 24, 8);
 	uint64_t t = record_time(r);
 	/* Every sampler of the log sees the same maps: report one. */
 	uint64_t key = mix((uint64_t)(uint32_t)pid << 32 ^ len, start);
 	for (const char *c = name; *c; c++)
 		key = mix(key, (unsigned char)*c);
-	struct kv *exec = lookup(&p->execs, (uint32_t)pid, 0, false, NULL);
-	if (!first_time(&p->seen, PERF_RECORD_MMAP, key)) {
-		/* Another sampler's copy of an exec (its COMM, then this map)
-		 * that was already reported: the exec waits for nothing more. */
-		struct kv *m = lookup(&p->exec_maps, (uint32_t)pid, 0, false, NULL);
-		if (exec && exec->v && m && m->v == key)
-			exec->v = 0;
+	bool fresh = first_time(&p->seen, PERF_RECORD_MMAP, key);
+	struct exec *x = exec_of(p, (uint32_t)pid);
+	if (x && !x->have_exe && !fresh) {
+		exec_done(p, x); /* another sampler's copy of an exec already reported */
 		return;
 	}
-	struct pmcinfo *pi = pmc_of(p, r->attr);
-	if (exec && exec->v) {
-		exec->v = 0;
-		struct kv *m = lookup(&p->exec_maps, (uint32_t)pid, 0, true, NULL);
-		if (m)
-			m->v = key;
-		struct pmclog_ev *ev = emit(p, PMCLOG_TYPE_PROCEXEC, r->offset, t, h);
-		if (ev) {
-			ev->pl_u.pl_x.pl_pid = pid;
-			ev->pl_u.pl_x.pl_pmcid = pi ? pi->id : 0;
-			ev->pl_u.pl_x.pl_entryaddr = (uintfptr_t)start;
-			snprintf(ev->pl_u.pl_x.pl_pathname, sizeof(ev->pl_u.pl_x.pl_pathname), "%s", name);
+	if (!fresh)
+		return;
+	const struct elf *e = elf_of(p, name);
+	uint64_t bias = load_bias(e, start, pgoff);
+	if (x && !x->have_exe) {
+		/* The executable, mapped by exec: PROCEXEC's, no MAP_IN. */
+		x->have_exe = true;
+		x->dynaddr = e && e->ok && !e->dyn ? 0 : bias;
+		snprintf(x->exe, sizeof(x->exe), "%s", name);
+		if (!e || !e->ok || !e->interp) {
+			emit_exec(p, r, t, x, x->dynaddr);
+			exec_done(p, x);
 		}
+		return;
 	}
+	if (x && strcmp(name, x->exe) != 0) {
+		/* The program interpreter, mapped by exec. */
+		emit_exec(p, r, t, x, bias);
+		exec_done(p, x);
+		return;
+	}
+	if (x)
+		return; /* another executable segment of the program */
 	struct pmclog_ev *ev = emit(p, PMCLOG_TYPE_MAP_IN, r->offset, t, h);
 	if (ev) {
 		ev->pl_u.pl_mi.pl_pid = pid;
-		ev->pl_u.pl_mi.pl_start = (uintfptr_t)start;
+		ev->pl_u.pl_mi.pl_start = (uintfptr_t)(bias + (e && e->ok ? e->xvaddr : 0));
 		snprintf(ev->pl_u.pl_mi.pl_pathname, sizeof(ev->pl_u.pl_mi.pl_pathname), "%s", name);
 	}
 }
@@ -681,9 +880,13 @@ static int step(struct parser *p)
 		return 0;
 	struct hwc_perfdata_record r;
 	int rc = hwc_perfdata_next(p->f, &r);
+	if (rc > 0)
+		p->resume = r.offset + r.hdr->size;
 	if (rc <= 0) {
 		p->ended = true;
-		if (!p->closed)
+		/* Exits the log does not hold are reported at its end, not where
+		 * a stream only paused. */
+		if (!p->closed && (p->fd < 0 || p->fd_eof))
 			emit_exits(p, 0, true, 0, 0, NULL);
 		return p->qlen > 0;
 	}
@@ -701,9 +904,7 @@ static int step(struct parser *p)
 	case PERF_RECORD_COMM:
 		if ((h->misc & PERF_RECORD_MISC_COMM_EXEC) && h->size >= 16) {
 			memcpy(&pid, b, 4);
-			struct kv *e = lookup(&p->execs, pid, 0, true, NULL);
-			if (e)
-				e->v = 1;
+			exec_begin(p, pid);
 		}
 		break;
 	case PERF_RECORD_FORK:
@@ -799,6 +1000,20 @@ static bool grown(const struct parser *p)
 	return p->fd >= 0 && p->map && fstat(p->fd, &st) == 0 && (size_t)st.st_size != p->map_len;
 }
 
+/* A stream that grew: its data again, past the records already made. */
+static int resume_stream(struct parser *p)
+{
+	int r = open_data(p);
+	if (r != 0)
+		return r; /* 1: still no whole record more; the next read waits again */
+	struct hwc_perfdata_record rec;
+	while (p->resume && hwc_perfdata_next(p->f, &rec) > 0)
+		if (rec.offset + rec.hdr->size >= p->resume)
+			break;
+	p->ended = false;
+	return 0;
+}
+
 PMC_EXPORT int pmclog_read(void *cookie, struct pmclog_ev *ev)
 {
 	struct parser *p = cookie;
@@ -806,11 +1021,20 @@ PMC_EXPORT int pmclog_read(void *cookie, struct pmclog_ev *ev)
 		errno = EINVAL;
 		return -1;
 	}
-	for (int pass = 0; pass < 2; pass++) {
+	for (int pass = 0;; pass++) {
 		if (!p->f) {
-			int r = load(p);
+			int r = p->started && is_stream(p) ? resume_stream(p) : load(p);
 			if (r < 0)
 				return fail_state(p, ev, PMCLOG_ERROR);
+			if (r > 0 && p->fd >= 0 && !p->fd_eof && is_stream(p)) {
+				/* A stream too short for a record yet: wait for more. */
+				int m = slurp(p);
+				if (m < 0)
+					return fail_state(p, ev, PMCLOG_ERROR);
+				if (m > 0)
+					return fail_state(p, ev, PMCLOG_REQUIRE_DATA);
+				continue;
+			}
 			if (r > 0)
 				return fail_state(p, ev, p->fd == PMCLOG_FD_NONE || !p->fd_eof
 							      ? PMCLOG_REQUIRE_DATA
@@ -833,7 +1057,20 @@ PMC_EXPORT int pmclog_read(void *cookie, struct pmclog_ev *ev)
 			p->fail_offset = (uint64_t)ev->pl_offset;
 			return 0;
 		}
-		if (!grown(p))
+		if (p->fd >= 0 && !p->fd_eof && is_stream(p) && p->started) {
+			/* The records so far are out: wait for more of the stream,
+			 * learn from all of it again, and go on where it stopped. */
+			unload_data(p);
+			int m = slurp(p);
+			if (m < 0)
+				return fail_state(p, ev, PMCLOG_ERROR);
+			if (m > 0)
+				return fail_state(p, ev, PMCLOG_REQUIRE_DATA);
+			if (resume_stream(p) < 0)
+				return fail_state(p, ev, PMCLOG_ERROR);
+			continue;
+		}
+		if (pass > 0 || !grown(p))
 			break;
 		unload(p); /* the file grew: read it again */
 	}
@@ -847,6 +1084,8 @@ PMC_EXPORT void pmclog_close(void *cookie)
 		return;
 	unload(p);
 	free(p->q);
+	free(p->execs);
+	free(p->elfs);
 	free(p->buf);
 	free(p);
 }

@@ -148,10 +148,13 @@ struct pmclog_ev_proccreate {
 	char pl_pcomm[MAXCOMLEN + 1];
 };
 
+/* FreeBSD 14's: the load bias of the program interpreter (pl_dynaddr
+ * without one) and of the executable (0 for ET_EXEC). */
 struct pmclog_ev_procexec {
 	pid_t pl_pid;
 	pmc_id_t pl_pmcid;
-	uintfptr_t pl_entryaddr;
+	uintfptr_t pl_baseaddr;
+	uintfptr_t pl_dynaddr;
 	char pl_pathname[PATH_MAX];
 };
 

@@ -49,12 +49,16 @@ enum hwc_perfdata_feature {
 #define HWC_RECORD_HEADER_BUILD_ID 67
 #define HWC_RECORD_FINISHED_ROUND 68
 #define HWC_RECORD_ID_INDEX 69
+#define HWC_RECORD_HEADER_FEATURE 80
 #define HWC_RECORD_COMPRESSED 81
 
 /* Open PATH (mapped read-only) and check its header, attrs and feature
  * sections.  -ENOENT/-EACCES when it cannot be opened, -EINVAL when it is
  * not a well-formed perf.data file, -ENOTSUP for forms hwc does not read
- * (pipe mode, other endianness, PERFFILE version 1). */
+ * (other endianness, PERFFILE version 1).  A pipe-mode stream (perf record
+ * -o -, hwc_recording_fdopen() on a pipe) saved to a file is read as far as
+ * its last whole record: its events are its HEADER_ATTR records, its
+ * features its HEADER_FEATURE records. */
 int hwc_perfdata_open(hwc_perfdata **out, const char *path);
 
 /* The same over SIZE bytes at DATA, which must stay valid until close (the

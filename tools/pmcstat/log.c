@@ -155,9 +155,9 @@ static void print_event(void *arg, const struct pmclog_ev *ev)
 		      (intmax_t)ev->pl_u.pl_c.pl_value);
 		break;
 	case PMCLOG_TYPE_PROCEXEC:
-		ENTRY(out, "exec", "0x%x %d 0x%jx \"%s\"", ev->pl_u.pl_x.pl_pmcid,
-		      ev->pl_u.pl_x.pl_pid, (uintmax_t)ev->pl_u.pl_x.pl_entryaddr,
-		      ev->pl_u.pl_x.pl_pathname);
+		ENTRY(out, "exec", "0x%x %d 0x%jx 0x%jx \"%s\"", ev->pl_u.pl_x.pl_pmcid,
+		      ev->pl_u.pl_x.pl_pid, (uintmax_t)ev->pl_u.pl_x.pl_baseaddr,
+		      (uintmax_t)ev->pl_u.pl_x.pl_dynaddr, ev->pl_u.pl_x.pl_pathname);
 		break;
 	case PMCLOG_TYPE_PROCEXIT:
 		ENTRY(out, "exitval", "0x%x %d %jd", ev->pl_u.pl_e.pl_pmcid, ev->pl_u.pl_e.pl_pid,
