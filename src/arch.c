@@ -266,6 +266,7 @@ void hwc__arch_cpu_counters(struct hwc_cpu_info *out)
 	if (!limit)
 		return;
 	out->counters = n;
+	out->counter_width = 32; /* as perf uses them: 64 only chained (config1 long) */
 	out->fixed = cycles >= 0;
 	out->fixed_width = cycles >= 0 ? 64 : 0; /* PMCCNTR_EL0 is 64 bits wide */
 	snprintf(out->counters_source, sizeof(out->counters_source),
