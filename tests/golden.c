@@ -279,8 +279,12 @@ static const char *missing_model(const struct row *r)
 		snprintf(forced, sizeof(forced), "LIBPFM_FORCE_PMU=%s", name);
 		bool needs = strcmp(r->env, forced) == 0 ||
 			     (strncasecmp(r->spec, name, n) == 0 && r->spec[n] == ':');
-		if (needs && !known[m]) /* one walk per model: it counts every model's events */
-			known[m] = hwc_models_walk(find_model, (void *)name) == 1 ? 1 : -1;
+		if (needs && !known[m]) { /* one walk per model: it counts every model's events */
+			int found = hwc_models_walk(find_model, (void *)name);
+			known[m] = found == 1 ? 1 : -1;
+			if (found < 0) /* not even libpfm4: say why, once */
+				fprintf(stderr, "libpfm4 rows skipped: %s\n", hwc_errdetail());
+		}
 		if (needs && known[m] < 0)
 			return name;
 	}
