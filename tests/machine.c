@@ -5,7 +5,6 @@
 #include "check.h"
 
 #include <errno.h>
-#include <glob.h>
 #include <hwc/hwc.h>
 #include <math.h>
 #include <sys/stat.h>
@@ -13,20 +12,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* x86's cpu (cpu_core on hybrids), or another architecture's core PMU:
- * the one with a cpus file (armv8_pmuv3, ...). */
-static bool have_core_pmu(void)
-{
-	struct stat st;
-	if (stat("/sys/bus/event_source/devices/cpu", &st) == 0 ||
-	    stat("/sys/bus/event_source/devices/cpu_core", &st) == 0)
-		return true;
-	glob_t g;
-	bool found = glob("/sys/bus/event_source/devices/*/cpus", 0, NULL, &g) == 0;
-	if (found)
-		globfree(&g);
-	return found;
-}
 
 static long long read_proc_int(const char *path)
 {
@@ -108,7 +93,7 @@ static void test_cpu_info(void)
 		CHECK(c.pfm_desc[0] != '\0');
 		CHECK_INT(c.pfm_counters, >, 0);
 	}
-	CHECK(c.core_pmu == have_core_pmu());
+	CHECK(c.core_pmu == kernel_has_core_pmu());
 	if (!c.core_pmu) {
 		/* No core PMU: whatever CPUID or libpfm4 say, nothing can count. */
 		CHECK_INT(c.counters, ==, 0);
@@ -310,7 +295,7 @@ static void test_user_reads(void)
 		SKIP_SUB("no cap_user_time here (%s): mmap-page rate not compared",
 			r.time_why);
 	}
-	if (!have_core_pmu()) {
+	if (!kernel_has_core_pmu()) {
 		CHECK(!r.rdpmc);
 		CHECK_INT(r.pmc_width, ==, 0);
 		CHECK_STR_CONTAINS(r.rdpmc_why, "no hardware PMU");
