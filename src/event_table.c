@@ -155,7 +155,7 @@ static int resolve_cache(const char *base, struct hwc__ev *ev)
 				 base, caches[cache][0], cache_op_plural[op], caches[cache][0],
 				 cache == PERF_COUNT_HW_CACHE_L1I ? " and -prefetches" : "");
 	ev->pub.source = HWC_SRC_CACHE;
-	snprintf(ev->pmu, sizeof(ev->pmu), "cpu");
+	snprintf(ev->pmu, sizeof(ev->pmu), "%s", hwc__core_pmu_label());
 	ev->pub.attr.type = PERF_TYPE_HW_CACHE;
 	ev->pub.attr.config = (uint64_t)cache | ((uint64_t)op << 8) | ((uint64_t)result << 16);
 	return 0;
@@ -166,7 +166,7 @@ int hwc__resolve_table(const char *base, struct hwc__ev *ev)
 	for (size_t i = 0; i < HWC_ARRAY_SIZE(hardware); i++)
 		if (strcmp(base, hardware[i].name) == 0) {
 			ev->pub.source = HWC_SRC_GENERIC;
-			snprintf(ev->pmu, sizeof(ev->pmu), "cpu");
+			snprintf(ev->pmu, sizeof(ev->pmu), "%s", hwc__core_pmu_label());
 			ev->pub.attr.type = PERF_TYPE_HARDWARE;
 			ev->pub.attr.config = hardware[i].config;
 			return 0;
@@ -195,7 +195,7 @@ int hwc__resolve_table(const char *base, struct hwc__ev *ev)
 static const struct preset {
 	const char *name;
 	const char *desc;
-	const char *candidates[4];
+	const char *candidates[5];
 } presets[] = {
 	{"PAPI_TOT_CYC", "total cycles", {"cycles"}},
 	{"PAPI_TOT_INS", "instructions completed", {"instructions"}},
@@ -227,11 +227,14 @@ static const struct preset {
 	{"PAPI_L3_LDM", "level 3 load misses", {"LLC-load-misses"}},
 	{"PAPI_TLB_DM", "data TLB misses", {"dTLB-load-misses"}},
 	{"PAPI_TLB_IM", "instruction TLB misses", {"iTLB-load-misses"}},
+	/* Arm's LD_RETIRED/ST_RETIRED (0x06/0x07, PAPI's arm_ac53 mapping) are
+	 * optional: cores without them (Neoverse N1) have no mapping. */
 	{"PAPI_LD_INS", "load instructions",
-	 {"MEM_INST_RETIRED:ALL_LOADS", "MEM_UOPS_RETIRED:ALL_LOADS", "LS_DISPATCH:LD_DISPATCH"}},
+	 {"MEM_INST_RETIRED:ALL_LOADS", "MEM_UOPS_RETIRED:ALL_LOADS", "LS_DISPATCH:LD_DISPATCH",
+	  "LD_RETIRED"}},
 	{"PAPI_SR_INS", "store instructions",
 	 {"MEM_INST_RETIRED:ALL_STORES", "MEM_UOPS_RETIRED:ALL_STORES",
-	  "LS_DISPATCH:STORE_DISPATCH"}},
+	  "LS_DISPATCH:STORE_DISPATCH", "ST_RETIRED"}},
 	/* Intel kernels have no generic stalled-cycles events since Sandy
 	 * Bridge: the native event comes first where there is one. */
 	{"PAPI_STL_ICY", "cycles with no instruction issue",

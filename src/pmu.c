@@ -1,6 +1,7 @@
 /* PMUs the kernel exposes in sysfs: pmu/term=value,.../ through the PMU's
  * format/ files, its events/ aliases, and the x86 PERFEVTSEL layout for
- * cpu/ when the kernel has no cpu PMU (so encodings work on any host). */
+ * cpu/ when the kernel has no core PMU at all (so encodings work on any
+ * host); where the core PMU is another architecture's, cpu/ is an error. */
 #include "internal.h"
 
 #include <ctype.h>
@@ -177,6 +178,17 @@ static int unknown_term(struct term_ctx *t, const char *key, const char *alias)
 		hwc__fail(-EINVAL, "unknown term '%s' for PMU '%s' in '%s'; valid terms: config, "
 				   "config1, config2, name, period",
 			  key, t->pmu, t->spec);
+	bool x86_field = false;
+	for (size_t i = 0; i < HWC_ARRAY_SIZE(evtsel_layout) && !alias; i++)
+		x86_field |= strcmp(key, evtsel_layout[i].term) == 0;
+	if (x86_field && t->sysfs && !t->is_cpu) {
+		hwc__fail(-EINVAL, "'%s' in '%s' is a field of the x86 event select, which PMU '%s' "
+				   "does not have; its terms: config, config1, config2, name, period",
+			  key, t->spec, t->pmu);
+		pmu_path(path, sizeof(path), t->pmu, "format", NULL);
+		append_dir(path, ", ");
+		return -EINVAL;
+	}
 	if (t->is_cpu)
 		hwc__fail_append(", usr, os");
 	if (t->sysfs) {
@@ -352,6 +364,12 @@ int hwc__resolve_pmu(const char *pmu, const char *terms, struct hwc__ev *ev)
 		ev->pub.attr.type = (uint32_t)type;
 		ev->pub.source = HWC_SRC_PMU;
 		snprintf(ev->origin, sizeof(ev->origin), "sysfs PMU %s (type %lld)", pmu, type);
+	} else if (strcmp(pmu, "cpu") == 0 && hwc__core_pmu(NULL)) {
+		/* Another architecture's core PMU: the x86 layout would be a wrong encoding. */
+		return hwc__fail(-ENOENT, "'%s': cpu/ is the x86 core PMU and its PERFEVTSEL "
+					  "layout; this machine's core PMU is %s (write %s/.../, or "
+					  "rNNNN for its raw config)",
+				 spec, hwc__core_pmu(NULL), hwc__core_pmu(NULL));
 	} else if (strcmp(pmu, "cpu") == 0) {
 		ev->pub.attr.type = PERF_TYPE_RAW;
 		ev->pub.source = HWC_SRC_RAW;
@@ -535,6 +553,55 @@ bool hwc__pmu_exists(const char *name)
 	return stat(path, &st) == 0;
 }
 
+/* Is NAME a CPU's own PMU?  x86 calls it cpu (hybrids cpu_core, cpu_atom);
+ * elsewhere it is named after the core (armv8_pmuv3, armv8_cortex_a57, ...)
+ * and is the one that lists the CPUs it covers in a cpus file (uncore PMUs
+ * have a cpumask, the CPU that reads them). */
+static bool is_core_pmu(const char *name)
+{
+	char path[1024];
+	struct stat st;
+	if (strcmp(name, "cpu") == 0 || strncmp(name, "cpu_", 4) == 0)
+		return true;
+	pmu_path(path, sizeof(path), name, "cpus", NULL);
+	return stat(path, &st) == 0;
+}
+
+const char *hwc__core_pmu(uint32_t *type)
+{
+	static __thread char name[64];
+	char path[1024];
+	long long t;
+	name[0] = '\0';
+	static const char *const x86[] = {"cpu", "cpu_core"};
+	for (size_t i = 0; i < HWC_ARRAY_SIZE(x86) && !name[0]; i++)
+		if (hwc__pmu_exists(x86[i]))
+			snprintf(name, sizeof(name), "%s", x86[i]);
+	if (!name[0]) {
+		snprintf(path, sizeof(path), "%s/bus/event_source/devices", hwc__sysfs_root());
+		struct dirent **ents;
+		int n = list_dir(path, &ents);
+		for (int i = 0; i < n && !name[0]; i++)
+			if (strlen(ents[i]->d_name) < sizeof(name) && is_core_pmu(ents[i]->d_name) &&
+			    hwc__pmu_exists(ents[i]->d_name))
+				snprintf(name, sizeof(name), "%s", ents[i]->d_name);
+		if (n >= 0)
+			free_dir(ents, n);
+	}
+	if (!name[0])
+		return NULL;
+	pmu_path(path, sizeof(path), name, "type", NULL);
+	if (type)
+		*type = hwc__read_int_file(path, &t) == 0 ? (uint32_t)t : PERF_TYPE_RAW;
+	return name;
+}
+
+const char *hwc__core_pmu_label(void)
+{
+	const char *core = hwc__core_pmu(NULL);
+	return core ? core : "cpu";
+}
+
 int hwc__pmus_walk(int (*fn)(const struct hwc_pmu_info *p, void *arg), void *arg)
 {
 	char path[1024];
@@ -568,7 +635,7 @@ int hwc__pmus_walk(int (*fn)(const struct hwc_pmu_info *p, void *arg), void *arg
 		struct hwc_pmu_info p = {
 			.name = name,
 			.type = (uint32_t)type,
-			.core = strcmp(name, "cpu") == 0 || strncmp(name, "cpu_", 4) == 0,
+			.core = is_core_pmu(name),
 			.cpumask = cpumask,
 			.nevents = nev > 0 ? (size_t)nev : 0,
 			.formats = formats.s ? formats.s : "",

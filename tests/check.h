@@ -4,7 +4,9 @@
 #define HWC_TEST_CHECK_H
 
 #include <errno.h>
+#include <glob.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,6 +188,21 @@ static inline hwc_evlist *check_evlist(const char *spec)
 	return l;
 }
 #endif
+
+/* Does the kernel expose a core hardware PMU?  x86's cpu (cpu_core on
+ * hybrids), or another architecture's: the PMU with a cpus file
+ * (armv8_pmuv3, ...). */
+static inline bool kernel_has_core_pmu(void)
+{
+	if (access("/sys/bus/event_source/devices/cpu", F_OK) == 0 ||
+	    access("/sys/bus/event_source/devices/cpu_core", F_OK) == 0)
+		return true;
+	glob_t g;
+	bool found = glob("/sys/bus/event_source/devices/*/cpus", 0, NULL, &g) == 0;
+	if (found)
+		globfree(&g);
+	return found;
+}
 
 /* The most page faults touching N pages may take: sanitizer builds also
  * fault in their shadow memory. */

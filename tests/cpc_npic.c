@@ -66,13 +66,6 @@ static void check_usable(cpc_t *cpc, const struct names *s, const char *what)
 	CHECK_INT(bad, ==, 0);
 }
 
-static bool kernel_has_core_pmu(void)
-{
-	struct stat st;
-	return stat("/sys/bus/event_source/devices/cpu", &st) == 0 ||
-	       stat("/sys/bus/event_source/devices/cpu_core", &st) == 0;
-}
-
 static struct names all, generic, pic, attrs;
 
 static void test_configuration(void)

@@ -11,13 +11,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static bool have_core_pmu(void)
-{
-	struct stat st;
-	return stat("/sys/bus/event_source/devices/cpu", &st) == 0 ||
-	       stat("/sys/bus/event_source/devices/cpu_core", &st) == 0;
-}
-
 /* ------------------------------------------------------------- the machine */
 
 struct census {
@@ -129,7 +122,7 @@ static void test_machine_listing(void)
 	CHECK(c.l1_tcm_unmapped);
 	CHECK_INT(c.l1_tcm, ==, -ENOENT);
 	CHECK_STR_CONTAINS(c.l1_tcm_why, "no mapping");
-	if (!have_core_pmu()) {
+	if (!kernel_has_core_pmu()) {
 		CHECK_INT(c.cycles, ==, -ENOENT);
 		CHECK_STR_CONTAINS(c.cycles_why, "no hardware PMU");
 	} else {
@@ -148,7 +141,7 @@ static void test_probe(void)
 	CHECK_INT(hwc_event_probe("no-such-event", NULL), ==, -ENOENT);
 	CHECK_STR_CONTAINS(hwc_errdetail(), "unknown event 'no-such-event'");
 	CHECK_INT(hwc_event_probe("task-clock:q", NULL), ==, -EINVAL);
-	if (!have_core_pmu()) {
+	if (!kernel_has_core_pmu()) {
 		CHECK_INT(hwc_event_probe("instructions:u", NULL), ==, -ENOENT);
 		CHECK_STR_CONTAINS(hwc_errdetail(), "no hardware PMU");
 	}

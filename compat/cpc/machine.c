@@ -63,6 +63,12 @@ int cpc__machine(struct cpc_machine *m)
 			 "Programmer's Manual, Volume 2, the Processor Programming Reference for "
 			 "family %xh, and the event list of `hwc list%s%s`.",
 			 ci.family, ci.pfm_model[0] ? " --pmu " : "", ci.pfm_model);
+	else if (ci.vendor_id == HWC_VENDOR_ARM)
+		snprintf(m->cpuref, sizeof(m->cpuref),
+			 "See the \"Performance Monitors Extension\" chapter of the Arm Architecture "
+			 "Reference Manual for A-profile, the PMU events of the core's Technical "
+			 "Reference Manual, and the event list of `hwc list --pmu %s`.",
+			 ci.core_pmu ? (ci.pfm_model[0] ? ci.pfm_model : ci.core_pmu_name) : "armv8_pmuv3");
 	else
 		snprintf(m->cpuref, sizeof(m->cpuref),
 			 "See the processor's reference manual, perf_event_open(2), and the event "

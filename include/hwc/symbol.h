@@ -88,7 +88,7 @@ const char *hwc_symbols_comm(hwc_symbols *s, uint32_t tid, uint64_t time);
 
 /* Unwind a sample that carries PERF_SAMPLE_REGS_USER and PERF_SAMPLE_STACK_USER
  * with DWARF CFI (libdwfl): fills IPS (innermost first, the sampled ip
- * included) and returns how many, or -errno (-ENOTSUP: not x86_64, or the
+ * included) and returns how many, or -errno (-ENOTSUP: neither x86_64 nor arm64, or the
  * sample lacks registers or stack).  Frames libdwfl cannot step past end the
  * chain; they are not an error. */
 int hwc_symbols_unwind(hwc_symbols *s, const struct hwc_sample *sample,
