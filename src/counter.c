@@ -141,6 +141,8 @@ static int open_group(hwc_counters *c, size_t i, size_t leader)
 		attr.inherit = c->kind != HWC_TARGET_CPUS && !(c->flags & HWC_NO_INHERIT);
 		attr.inherit_thread = attr.inherit && (c->flags & HWC_THREADS_ONLY);
 		attr.enable_on_exec = c->kind == HWC_TARGET_COMMAND && e == leader;
+		if (c->kind == HWC_TARGET_SELF && (c->flags & HWC_NO_INHERIT))
+			hwc__arch_request_user_read(&attr); /* map_pages() maps these for the fast read */
 		int group_fd = e == leader ? -1 : c->fd[SLOT(c, i, leader)];
 		int fd;
 		int err = hwc__open_event(&c->evs, e, &attr, pid, in->cpu, group_fd, c->flags, &fd);

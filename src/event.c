@@ -348,7 +348,7 @@ static int resolve_raw(const char *base, const char *token, struct hwc__ev *ev)
 	ev->pub.attr.type = PERF_TYPE_RAW;
 	ev->pub.attr.config = strtoull(base + 1, NULL, 16);
 	ev->pub.source = HWC_SRC_RAW;
-	snprintf(ev->pmu, sizeof(ev->pmu), "cpu");
+	snprintf(ev->pmu, sizeof(ev->pmu), "%s", hwc__core_pmu_label());
 	snprintf(ev->origin, sizeof(ev->origin), "raw config %#llx",
 		 (unsigned long long)ev->pub.attr.config);
 	return 0;

@@ -155,7 +155,7 @@ static int resolve_cache(const char *base, struct hwc__ev *ev)
 				 base, caches[cache][0], cache_op_plural[op], caches[cache][0],
 				 cache == PERF_COUNT_HW_CACHE_L1I ? " and -prefetches" : "");
 	ev->pub.source = HWC_SRC_CACHE;
-	snprintf(ev->pmu, sizeof(ev->pmu), "cpu");
+	snprintf(ev->pmu, sizeof(ev->pmu), "%s", hwc__core_pmu_label());
 	ev->pub.attr.type = PERF_TYPE_HW_CACHE;
 	ev->pub.attr.config = (uint64_t)cache | ((uint64_t)op << 8) | ((uint64_t)result << 16);
 	return 0;
@@ -166,7 +166,7 @@ int hwc__resolve_table(const char *base, struct hwc__ev *ev)
 	for (size_t i = 0; i < HWC_ARRAY_SIZE(hardware); i++)
 		if (strcmp(base, hardware[i].name) == 0) {
 			ev->pub.source = HWC_SRC_GENERIC;
-			snprintf(ev->pmu, sizeof(ev->pmu), "cpu");
+			snprintf(ev->pmu, sizeof(ev->pmu), "%s", hwc__core_pmu_label());
 			ev->pub.attr.type = PERF_TYPE_HARDWARE;
 			ev->pub.attr.config = hardware[i].config;
 			return 0;

@@ -29,8 +29,12 @@ int hwc__read_int_file(const char *path, long long *out);
 bool hwc__privileged(void);
 /* Explain an -errno from perf_event_open of EV into the detail text. */
 int hwc__explain_open_error(int err, const struct hwc_event *ev, pid_t pid, int cpu);
-/* True when the kernel exposes a core hardware PMU ("cpu" or a hybrid "cpu_*"). */
-bool hwc__have_cpu_pmu(void);
+/* pmu.c: the kernel's core hardware PMU ("cpu", a hybrid's "cpu_core", or
+ * another architecture's, e.g. "armv8_pmuv3") and its type, or NULL when it
+ * exposes none.  The name is the calling thread's until its next call. */
+const char *hwc__core_pmu(uint32_t *type);
+/* The core PMU's name, "cpu" without one: the PMU of generic and raw events. */
+const char *hwc__core_pmu_label(void);
 /* Event types that use the core PMU's counters. */
 bool hwc__is_core_hw(const struct perf_event_attr *attr);
 /* General-purpose core counters usable by one group (less the one the NMI

@@ -535,6 +535,55 @@ bool hwc__pmu_exists(const char *name)
 	return stat(path, &st) == 0;
 }
 
+/* Is NAME a CPU's own PMU?  x86 calls it cpu (hybrids cpu_core, cpu_atom);
+ * elsewhere it is named after the core (armv8_pmuv3, armv8_cortex_a57, ...)
+ * and is the one that lists the CPUs it covers in a cpus file (uncore PMUs
+ * have a cpumask, the CPU that reads them). */
+static bool is_core_pmu(const char *name)
+{
+	char path[1024];
+	struct stat st;
+	if (strcmp(name, "cpu") == 0 || strncmp(name, "cpu_", 4) == 0)
+		return true;
+	pmu_path(path, sizeof(path), name, "cpus", NULL);
+	return stat(path, &st) == 0;
+}
+
+const char *hwc__core_pmu(uint32_t *type)
+{
+	static __thread char name[64];
+	char path[1024];
+	long long t;
+	name[0] = '\0';
+	static const char *const x86[] = {"cpu", "cpu_core"};
+	for (size_t i = 0; i < HWC_ARRAY_SIZE(x86) && !name[0]; i++)
+		if (hwc__pmu_exists(x86[i]))
+			snprintf(name, sizeof(name), "%s", x86[i]);
+	if (!name[0]) {
+		snprintf(path, sizeof(path), "%s/bus/event_source/devices", hwc__sysfs_root());
+		struct dirent **ents;
+		int n = list_dir(path, &ents);
+		for (int i = 0; i < n && !name[0]; i++)
+			if (strlen(ents[i]->d_name) < sizeof(name) && is_core_pmu(ents[i]->d_name) &&
+			    hwc__pmu_exists(ents[i]->d_name))
+				snprintf(name, sizeof(name), "%s", ents[i]->d_name);
+		if (n >= 0)
+			free_dir(ents, n);
+	}
+	if (!name[0])
+		return NULL;
+	pmu_path(path, sizeof(path), name, "type", NULL);
+	if (type)
+		*type = hwc__read_int_file(path, &t) == 0 ? (uint32_t)t : PERF_TYPE_RAW;
+	return name;
+}
+
+const char *hwc__core_pmu_label(void)
+{
+	const char *core = hwc__core_pmu(NULL);
+	return core ? core : "cpu";
+}
+
 int hwc__pmus_walk(int (*fn)(const struct hwc_pmu_info *p, void *arg), void *arg)
 {
 	char path[1024];
@@ -568,7 +617,7 @@ int hwc__pmus_walk(int (*fn)(const struct hwc_pmu_info *p, void *arg), void *arg
 		struct hwc_pmu_info p = {
 			.name = name,
 			.type = (uint32_t)type,
-			.core = strcmp(name, "cpu") == 0 || strncmp(name, "cpu_", 4) == 0,
+			.core = is_core_pmu(name),
 			.cpumask = cpumask,
 			.nevents = nev > 0 ? (size_t)nev : 0,
 			.formats = formats.s ? formats.s : "",

@@ -110,17 +110,6 @@ HWC_EXPORT int hwc_online_cpus(int *cpus, size_t max)
 	return n;
 }
 
-bool hwc__have_cpu_pmu(void)
-{
-	char path[512];
-	struct stat st;
-	snprintf(path, sizeof(path), "%s/bus/event_source/devices/cpu", hwc__sysfs_root());
-	if (stat(path, &st) == 0)
-		return true;
-	snprintf(path, sizeof(path), "%s/bus/event_source/devices/cpu_core", hwc__sysfs_root());
-	return stat(path, &st) == 0;
-}
-
 bool hwc__is_core_hw(const struct perf_event_attr *attr)
 {
 	return attr->type == PERF_TYPE_HARDWARE || attr->type == PERF_TYPE_HW_CACHE ||
@@ -142,7 +131,7 @@ int hwc__core_counters(const char **model, int *nfixed, bool *watchdog)
 	long long wd = 0;
 	/* The NMI watchdog holds one general counter while it runs. */
 	if (hwc__read_int_file("/proc/sys/kernel/nmi_watchdog", &wd) == 0 && wd &&
-	    hwc__have_cpu_pmu()) {
+	    hwc__core_pmu(NULL)) {
 		ngen--;
 		if (watchdog)
 			*watchdog = true;
@@ -225,11 +214,11 @@ int hwc__explain_open_error(int err, const struct hwc_event *ev, pid_t pid, int 
 	case ENOENT:
 	case EOPNOTSUPP:
 	case ENODEV:
-		if (hwc__is_core_hw(a) && !hwc__have_cpu_pmu())
+		if (hwc__is_core_hw(a) && !hwc__core_pmu(NULL))
 			return hwc__fail(err,
 					 "'%s' is not supported on this machine: the kernel exposes no "
-					 "hardware PMU (no %s/bus/event_source/devices/cpu), as on virtual "
-					 "machines without PMU pass-through; software events still work",
+					 "hardware PMU (no core PMU in %s/bus/event_source/devices), as on "
+					 "virtual machines without PMU pass-through; software events still work",
 					 n, hwc__sysfs_root());
 		if (-err == EOPNOTSUPP)
 			return hwc__fail(err,

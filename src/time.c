@@ -1,6 +1,6 @@
 /* The time-stamp counter and its rate, and what the perf mmap page lets
  * user space read without a system call (time, rdpmc). */
-#include "internal.h"
+#include "arch.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -9,12 +9,6 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#include <x86intrin.h>
-#define HAVE_TSC 1
-#endif
 
 static uint64_t raw_ns(void)
 {
@@ -25,11 +19,9 @@ static uint64_t raw_ns(void)
 
 HWC_EXPORT uint64_t hwc_rdtsc(void)
 {
-#ifdef HAVE_TSC
-	return __rdtsc();
-#else
-	return raw_ns(); /* no TSC: the raw monotonic clock, 1 GHz */
-#endif
+	if (HWC__HAVE_RDPMC)
+		return hwc__rdtsc_insn();
+	return raw_ns(); /* no counter of its own: the raw monotonic clock, 1 GHz */
 }
 
 /* ------------------------------------------------------------- mmap page */
@@ -93,16 +85,15 @@ HWC_EXPORT int hwc_user_reads(struct hwc_user_reads *out)
 	char path[512];
 	long long v;
 	out->rdpmc_sysfs = -1;
-	static const char *const core_pmus[] = {"cpu", "cpu_core"};
-	for (size_t i = 0; i < HWC_ARRAY_SIZE(core_pmus); i++) {
-		snprintf(path, sizeof(path), "%s/bus/event_source/devices/%s/rdpmc",
-			 hwc__sysfs_root(), core_pmus[i]);
-		if (hwc__read_int_file(path, &v) == 0) {
+	const char *core = hwc__core_pmu(NULL);
+	if (core) {
+		snprintf(path, sizeof(path), "%s/bus/event_source/devices/%s/rdpmc", hwc__sysfs_root(),
+			 core);
+		if (hwc__read_int_file(path, &v) == 0)
 			out->rdpmc_sysfs = (int)v;
-			break;
-		}
 	}
 	struct perf_event_attr hw = {.type = PERF_TYPE_HARDWARE, .config = PERF_COUNT_HW_CPU_CYCLES};
+	hwc__arch_request_user_read(&hw);
 	if (read_user_page(&hw, "cycles", &page) != 0) {
 		snprintf(out->rdpmc_why, sizeof(out->rdpmc_why), "%s", hwc_errdetail());
 	} else {
@@ -110,8 +101,9 @@ HWC_EXPORT int hwc_user_reads(struct hwc_user_reads *out)
 		out->rdpmc = caps_valid(&page) && page.cap_user_rdpmc;
 		if (!out->rdpmc)
 			snprintf(out->rdpmc_why, sizeof(out->rdpmc_why),
-				 "the kernel does not offer it (cap_user_rdpmc is 0%s)",
-				 out->rdpmc_sysfs == 0 ? "; the PMU's rdpmc file is 0" : "");
+				 "the kernel does not offer it (cap_user_rdpmc is 0%s%s)",
+				 out->rdpmc_sysfs == 0 ? "; the PMU's rdpmc file is 0" : "",
+				 hwc__arch_user_read_hint());
 	}
 	hwc__clear_error();
 	return 0;
@@ -137,48 +129,6 @@ static bool from_mmap_page(double *hz)
 	return true;
 }
 
-#ifdef HAVE_TSC
-static bool from_cpuid(double *hz, enum hwc_tsc_source *src)
-{
-	unsigned a, b, c, d, max = __get_cpuid_max(0, NULL);
-	if (max >= 0x15) {
-		__cpuid(0x15, a, b, c, d);
-		if (a && b && c) { /* crystal Hz x TSC/crystal ratio */
-			*hz = (double)c * b / a;
-			*src = HWC_TSC_CPUID_15;
-			return true;
-		}
-		if (a && b && max >= 0x16) { /* no crystal given: the base MHz is the TSC's */
-			unsigned base_mhz;
-			__cpuid(0x16, base_mhz, b, c, d);
-			if (base_mhz) {
-				*hz = base_mhz * 1e6;
-				*src = HWC_TSC_CPUID_16;
-				return true;
-			}
-		}
-	}
-	__cpuid(1, a, b, c, d);
-	if (c & (1u << 31)) { /* under a hypervisor: its timing leaf, if it has one */
-		__cpuid(0x40000000, a, b, c, d);
-		if (a >= 0x40000010) {
-			__cpuid(0x40000010, a, b, c, d);
-			if (a) {
-				*hz = a * 1e3;
-				*src = HWC_TSC_HYPERVISOR;
-				return true;
-			}
-		}
-	}
-	return false;
-}
-#else
-static bool from_cpuid(double *hz, enum hwc_tsc_source *src)
-{
-	(void)hz, (void)src;
-	return false;
-}
-#endif
 
 /* A TSC reading and the CLOCK_MONOTONIC_RAW time at that instant: the
  * tightest of several brackets, so an interrupt in one does not count. */
@@ -221,9 +171,18 @@ static double calibrate(void)
 
 static void tsc_setup(void)
 {
-	if (from_mmap_page(&tsc.hz)) {
+	double hz;
+	enum hwc_tsc_source src;
+	bool first, arch = hwc__arch_tsc_rate(&hz, &src, &first);
+	if (arch && first) {
+		tsc.hz = hz;
+		tsc.src = src;
+	} else if (from_mmap_page(&tsc.hz)) {
 		tsc.src = HWC_TSC_PERF_MMAP;
-	} else if (!from_cpuid(&tsc.hz, &tsc.src)) {
+	} else if (arch) {
+		tsc.hz = hz;
+		tsc.src = src;
+	} else {
 		tsc.hz = calibrate();
 		tsc.src = HWC_TSC_CALIBRATED;
 	}
@@ -254,6 +213,8 @@ HWC_EXPORT const char *hwc_tsc_source_name(enum hwc_tsc_source src)
 		return "the hypervisor's CPUID leaf 0x40000010";
 	case HWC_TSC_CALIBRATED:
 		return "calibrated against CLOCK_MONOTONIC_RAW";
+	case HWC_TSC_CNTFRQ:
+		return "CNTFRQ_EL0 (the Arm generic timer's frequency register)";
 	}
 	return "unknown";
 }

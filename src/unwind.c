@@ -2,30 +2,19 @@
  * user stack (perf record --call-graph dwarf): one libdwfl session per
  * process with its DSOs reported at their load addresses, attached once;
  * each sample only swaps in its registers and stack. */
-#include "internal.h"
+#include "arch.h"
 #include "symbol_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { NREGS = 17 }; /* x86_64 DWARF registers 0..16: rax..r15, rip */
-
-#if defined(__x86_64__)
-/* perf's x86 register numbers (PERF_REG_X86_*) for DWARF 0..16. */
-static const int perf_reg[NREGS] = {0, 3, 2, 1, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23, 8};
-#endif
+/* The DWARF registers the unwinder starts from (arch.h), at least one. */
+enum { NREGS = HWC__DWARF_NREGS ? HWC__DWARF_NREGS : 1 };
 
 uint64_t hwc__unwind_regs_mask(void)
 {
-	/* All the general registers, a superset of perf_reg above. */
-#if defined(__x86_64__)
-	return 0xff0fffULL; /* AX..SS and R8..R15; not DS, ES, FS, GS */
-#elif defined(__aarch64__)
-	return (1ULL << 33) - 1; /* X0..X30, SP, PC */
-#else
-	return 0;
-#endif
+	return HWC__PERF_REGS_MASK; /* the general registers, a superset of arch.h's map */
 }
 
 struct hwc__unwind {
@@ -35,6 +24,7 @@ struct hwc__unwind {
 	/* The sample being unwound. */
 	uint64_t regs[NREGS];
 	bool have[NREGS];
+	uint64_t pc;
 	const uint8_t *stack;
 	uint64_t sp, stack_len;
 	uint64_t *ips;
@@ -80,6 +70,9 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
 		if (u->have[r] && !dwfl_thread_state_registers(thread, r, 1, &v))
 			return false;
 	}
+	/* Explicitly: on arm64 the PC has no DWARF number, and libdwfl would
+	 * otherwise take the return-address register (x30) for it. */
+	dwfl_thread_state_register_pc(thread, u->pc);
 	return true;
 }
 
@@ -159,10 +152,10 @@ HWC_EXPORT int hwc_symbols_unwind(hwc_symbols *s, const struct hwc_sample *sampl
 				  const struct perf_event_attr *attr, uint64_t *ips, size_t max)
 {
 	hwc__clear_error();
-#if !defined(__x86_64__)
+#if !HWC__DWARF_NREGS
 	(void)s, (void)sample, (void)attr, (void)ips, (void)max;
-	(void)build_session, (void)frame_cb, (void)chain_generation; /* x86_64's only, so far */
-	return hwc__fail(-ENOTSUP, "DWARF unwinding is implemented for x86_64 only");
+	(void)build_session, (void)frame_cb, (void)chain_generation;
+	return hwc__fail(-ENOTSUP, "DWARF unwinding is implemented for x86_64 and arm64 only");
 #else
 	if (!(sample->sample_type & PERF_SAMPLE_REGS_USER) ||
 	    !(sample->sample_type & PERF_SAMPLE_STACK_USER) ||
@@ -187,20 +180,21 @@ HWC_EXPORT int hwc_symbols_unwind(hwc_symbols *s, const struct hwc_sample *sampl
 			has[bit] = true;
 		}
 	for (int r = 0; r < NREGS; r++) {
-		u->have[r] = has[perf_reg[r]];
-		u->regs[r] = present[perf_reg[r]];
+		u->have[r] = has[hwc__arch_perf_reg[r]];
+		u->regs[r] = present[hwc__arch_perf_reg[r]];
 	}
-	if (!u->have[7] || !u->have[16])
+	if (!u->have[HWC__DWARF_SP] || !has[HWC__PERF_PC])
 		return hwc__fail(-ENOTSUP, "the sample's registers lack SP or IP");
+	u->pc = present[HWC__PERF_PC];
 	if (!u->attached || u->generation != chain_generation(p)) {
 		int err = build_session(s, p, u);
 		if (err) {
-			ips[0] = u->regs[16];
+			ips[0] = u->pc;
 			return 1;
 		}
 	}
 	u->stack = sample->user_stack;
-	u->sp = u->regs[7];
+	u->sp = u->regs[HWC__DWARF_SP];
 	u->stack_len = sample->user_stack_dyn_size;
 	u->ips = ips;
 	u->max = max;
@@ -208,7 +202,7 @@ HWC_EXPORT int hwc_symbols_unwind(hwc_symbols *s, const struct hwc_sample *sampl
 	/* Unwinding stops with an error at the outermost frame: not a failure. */
 	dwfl_getthread_frames(u->dwfl, (pid_t)(sample->tid ? sample->tid : p->pid), frame_cb, u);
 	if (u->n == 0)
-		ips[u->n++] = u->regs[16];
+		ips[u->n++] = u->pc;
 	return (int)u->n;
 #endif
 }

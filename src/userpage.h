@@ -7,41 +7,13 @@
 #ifndef HWC_USERPAGE_H
 #define HWC_USERPAGE_H
 
-#include "internal.h"
+#include "arch.h"
 
 /* capabilities bits, named as in the uapi header's bit-field */
 #define HWC__CAP_USER_RDPMC      (1ULL << 2)
 #define HWC__CAP_USER_TIME       (1ULL << 3)
 #define HWC__CAP_USER_TIME_SHORT (1ULL << 5)
 
-/* The read instructions exist on x86 only; elsewhere the page never offers
- * a user-space read and every value comes from read(2). */
-#if defined(__x86_64__) || defined(__i386__)
-#define HWC__HAVE_RDPMC 1
-static inline uint64_t hwc__rdpmc(unsigned counter)
-{
-	uint32_t lo, hi;
-	__asm__ __volatile__("rdpmc" : "=a"(lo), "=d"(hi) : "c"(counter));
-	return lo | (uint64_t)hi << 32;
-}
-static inline uint64_t hwc__rdtsc_insn(void)
-{
-	uint32_t lo, hi;
-	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
-	return lo | (uint64_t)hi << 32;
-}
-#else
-#define HWC__HAVE_RDPMC 0
-static inline uint64_t hwc__rdpmc(unsigned counter)
-{
-	(void)counter;
-	return 0;
-}
-static inline uint64_t hwc__rdtsc_insn(void)
-{
-	return 0;
-}
-#endif
 
 /* Read PC with the documented lock/sequence loop.  Fills RAW, ENABLED and
  * RUNNING and returns true, or returns false when the value must come from

@@ -424,10 +424,31 @@ enum hwc_cpu_vendor {
 	HWC_VENDOR_UNKNOWN = 0,
 	HWC_VENDOR_INTEL,      /* GenuineIntel */
 	HWC_VENDOR_AMD,        /* AuthenticAMD, and HygonGenuine (AMD's PMU) */
+	HWC_VENDOR_ARM,        /* an Arm-architecture CPU (any implementer): see hwc_cpu_midr() */
 };
 
-/* Describe this machine's CPU and core PMU.  Returns 0 or -errno. */
+/* Describe this machine's CPU and core PMU.  Returns 0 or -errno.  On
+ * arm64, VENDOR is the MIDR implementer's name, FAMILY the implementer code,
+ * MODEL the part number, STEPPING the revision and BRAND "Neoverse N1 r4p1". */
 int hwc_cpu_info(struct hwc_cpu_info *out);
+
+/* MIDR_EL1, the Arm main ID register, decoded. */
+struct hwc_midr {
+	uint64_t value;
+	unsigned implementer;  /* bits 31:24: 0x41 Arm, 0x51 Qualcomm, 0x61 Apple, ... */
+	unsigned variant;      /* bits 23:20: the major revision (the N of rNpM) */
+	unsigned architecture; /* bits 19:16: 0xf, "described by the ID registers" */
+	unsigned part;         /* bits 15:4: 0xd0c Neoverse N1, 0xd07 Cortex-A57, ... */
+	unsigned revision;     /* bits 3:0: the minor revision (the M of rNpM) */
+	const char *implementer_name; /* "Arm", ...; NULL when not known here */
+	const char *part_name; /* "Neoverse N1", ...; NULL when not known here */
+};
+/* Decode VALUE (any host). */
+void hwc_midr_decode(uint64_t value, struct hwc_midr *out);
+/* MIDR_EL1 of online CPU CPU as Linux exposes it in
+ * /sys/devices/system/cpu/cpuCPU/regs/identification/midr_el1.  Returns 0,
+ * or -ENOENT (no such file: not an Arm CPU, or not that CPU) with detail. */
+int hwc_cpu_midr(int cpu, struct hwc_midr *out);
 
 /* What perf_event_paranoid and the caller's capabilities allow, each
  * established by opening a software event (so it is what the kernel says). */
@@ -444,8 +465,9 @@ int hwc_permissions(struct hwc_permissions *out);
 
 /* ------------------------------------------------------------------ time */
 
-/* The CPU's time-stamp counter (x86 rdtsc, not serializing; on other
- * architectures their constant-rate counter). */
+/* The CPU's time-stamp counter: x86 rdtsc (not serializing), arm64 the
+ * generic timer's virtual count CNTVCT_EL0; elsewhere CLOCK_MONOTONIC_RAW
+ * in ns.  It is the counter the kernel's cap_user_time converts. */
 uint64_t hwc_rdtsc(void);
 
 /* How hwc_tsc_hz() obtained the rate. */
@@ -455,10 +477,12 @@ enum hwc_tsc_source {
 	HWC_TSC_CPUID_16,      /* CPUID leaf 0x15 ratio, crystal from the 0x16 base MHz */
 	HWC_TSC_HYPERVISOR,    /* CPUID leaf 0x40000010 (VMware/KVM timing leaf), kHz */
 	HWC_TSC_CALIBRATED,    /* measured against CLOCK_MONOTONIC_RAW */
+	HWC_TSC_CNTFRQ,        /* arm64: CNTFRQ_EL0, the generic timer's frequency (tried first) */
 };
 
 /* The exact rate of hwc_rdtsc() in Hz, from the first source that has it, in
- * the enum's order; computed on the first call and cached.  SRC may be NULL. */
+ * the enum's order (arm64: CNTFRQ_EL0 first, which is exact by definition);
+ * computed on the first call and cached.  SRC may be NULL. */
 int hwc_tsc_hz(double *hz, enum hwc_tsc_source *src);
 
 /* "perf mmap page (cap_user_time)", "calibrated against CLOCK_MONOTONIC_RAW", ... */

@@ -27,6 +27,8 @@ struct info {
 	struct hwc_user_reads reads;
 	double tsc_hz;
 	enum hwc_tsc_source tsc_src;
+	bool arm;              /* the CPU has a MIDR_EL1 (an Arm CPU) */
+	struct hwc_midr midr;
 };
 
 static const char *tsc_source_key(enum hwc_tsc_source s)
@@ -37,6 +39,7 @@ static const char *tsc_source_key(enum hwc_tsc_source s)
 	case HWC_TSC_CPUID_16: return "cpuid_16";
 	case HWC_TSC_HYPERVISOR: return "hypervisor";
 	case HWC_TSC_CALIBRATED: return "calibrated";
+	case HWC_TSC_CNTFRQ: return "cntfrq";
 	}
 	return "unknown";
 }
@@ -71,11 +74,19 @@ static int text_pmu(const struct hwc_pmu_info *p, void *arg)
 static void print_text(const struct info *in)
 {
 	const struct hwc_cpu_info *c = &in->cpu;
-	printf(LABEL "%s family %u (%#x) model %u (%#x) stepping %u%s%s\n", "CPU", c->vendor,
-	       c->family, c->family, c->model, c->model, c->stepping, *c->brand ? ": " : "",
-	       c->brand);
-	printf(LABEL "%d online, %d configured; TSC %s\n", "CPUs", c->cpus_online,
-	       c->cpus_configured, c->tsc_invariant ? "invariant" : "not invariant (rate may vary)");
+	const struct hwc_midr *m = &in->midr;
+	if (in->arm)
+		printf(LABEL "%s %s (MIDR_EL1 %#llx: implementer %#x, variant %#x, part %#x, "
+			     "revision %u)\n",
+		       "CPU", c->vendor, c->brand, (unsigned long long)m->value, m->implementer,
+		       m->variant, m->part, m->revision);
+	else
+		printf(LABEL "%s family %u (%#x) model %u (%#x) stepping %u%s%s\n", "CPU", c->vendor,
+		       c->family, c->family, c->model, c->model, c->stepping, *c->brand ? ": " : "",
+		       c->brand);
+	printf(LABEL "%d online, %d configured; %s %s\n", "CPUs", c->cpus_online,
+	       c->cpus_configured, in->arm ? "generic timer" : "TSC",
+	       c->tsc_invariant ? "invariant" : "not invariant (rate may vary)");
 	if (*c->pfm_model)
 		printf(LABEL "%s (%s); its table has %d general and %d fixed counters\n", "libpfm4",
 		       c->pfm_model, c->pfm_desc, c->pfm_counters, c->pfm_fixed);
@@ -185,6 +196,20 @@ static void print_json(const struct info *in)
 	json_int(&j, "cpus_online", c->cpus_online);
 	json_int(&j, "cpus_configured", c->cpus_configured);
 	json_bool(&j, "tsc_invariant", c->tsc_invariant);
+	if (in->arm) {
+		json_object(&j, "midr");
+		json_hex(&j, "value", in->midr.value);
+		json_uint(&j, "implementer", in->midr.implementer);
+		json_uint(&j, "variant", in->midr.variant);
+		json_uint(&j, "architecture", in->midr.architecture);
+		json_uint(&j, "part", in->midr.part);
+		json_uint(&j, "revision", in->midr.revision);
+		json_string(&j, "implementer_name", in->midr.implementer_name);
+		json_string(&j, "part_name", in->midr.part_name);
+		json_object_end(&j);
+	} else {
+		json_null(&j, "midr");
+	}
 	json_object_end(&j);
 
 	json_object(&j, "libpfm4");
@@ -283,6 +308,8 @@ int cmd_info(int argc, char **argv)
 		err = hwc_user_reads(&in.reads);
 	if (!err)
 		err = hwc_tsc_hz(&in.tsc_hz, &in.tsc_src);
+	int cpus[1];
+	in.arm = !err && hwc_online_cpus(cpus, 1) >= 1 && hwc_cpu_midr(cpus[0], &in.midr) == 0;
 	if (err) {
 		fprintf(stderr, "hwc info: %s\n", hwc_errdetail());
 		return 1;

@@ -1,0 +1,122 @@
+/* The one place that asks which CPU libhwc runs on: its timestamp counter,
+ * the user-space counter read of the perf mmap-page protocol, and the
+ * registers a DWARF unwinder starts from.  What is not inline (CPU
+ * identity, counter count, the timestamp rate) is in arch.c.  Never
+ * installed. */
+#ifndef HWC_ARCH_H
+#define HWC_ARCH_H
+
+#include "internal.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+/* rdpmc and rdtsc: user space may always execute rdtsc, and rdpmc when the
+ * page says cap_user_rdpmc (CR4.PCE set for the task). */
+#define HWC__HAVE_RDPMC 1
+static inline uint64_t hwc__rdpmc(unsigned counter)
+{
+	uint32_t lo, hi;
+	__asm__ __volatile__("rdpmc" : "=a"(lo), "=d"(hi) : "c"(counter));
+	return lo | (uint64_t)hi << 32;
+}
+static inline uint64_t hwc__rdtsc_insn(void)
+{
+	uint32_t lo, hi;
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return lo | (uint64_t)hi << 32;
+}
+#elif defined(__aarch64__)
+/* The generic timer's virtual count (what the kernel's cap_user_time
+ * converts) and the PMU's counters, readable at EL0 when the kernel sets
+ * PMUSERENR_EL0 for the task (kernel.perf_user_access and config1 bit 1).
+ * COUNTER is the page's index - 1: 31 is the cycle counter, others are
+ * PMEVCNTR<n>_EL0, one instruction each (their number is in the encoding). */
+#define HWC__HAVE_RDPMC 1
+#define HWC__PMEVCNTR(n)                                                   \
+	case n:                                                            \
+		__asm__ __volatile__("mrs %0, pmevcntr" #n "_el0" : "=r"(v)); \
+		break
+static inline uint64_t hwc__rdpmc(unsigned counter)
+{
+	uint64_t v = 0;
+	switch (counter) {
+		HWC__PMEVCNTR(0); HWC__PMEVCNTR(1); HWC__PMEVCNTR(2); HWC__PMEVCNTR(3);
+		HWC__PMEVCNTR(4); HWC__PMEVCNTR(5); HWC__PMEVCNTR(6); HWC__PMEVCNTR(7);
+		HWC__PMEVCNTR(8); HWC__PMEVCNTR(9); HWC__PMEVCNTR(10); HWC__PMEVCNTR(11);
+		HWC__PMEVCNTR(12); HWC__PMEVCNTR(13); HWC__PMEVCNTR(14); HWC__PMEVCNTR(15);
+		HWC__PMEVCNTR(16); HWC__PMEVCNTR(17); HWC__PMEVCNTR(18); HWC__PMEVCNTR(19);
+		HWC__PMEVCNTR(20); HWC__PMEVCNTR(21); HWC__PMEVCNTR(22); HWC__PMEVCNTR(23);
+		HWC__PMEVCNTR(24); HWC__PMEVCNTR(25); HWC__PMEVCNTR(26); HWC__PMEVCNTR(27);
+		HWC__PMEVCNTR(28); HWC__PMEVCNTR(29); HWC__PMEVCNTR(30);
+	case 31:
+		__asm__ __volatile__("mrs %0, pmccntr_el0" : "=r"(v));
+		break;
+	}
+	return v;
+}
+#undef HWC__PMEVCNTR
+static inline uint64_t hwc__rdtsc_insn(void)
+{
+	uint64_t v;
+	__asm__ __volatile__("isb; mrs %0, cntvct_el0" : "=r"(v)::"memory");
+	return v;
+}
+#else
+/* No user-space read: the page never offers one; every value from read(2). */
+#define HWC__HAVE_RDPMC 0
+static inline uint64_t hwc__rdpmc(unsigned counter)
+{
+	(void)counter;
+	return 0;
+}
+static inline uint64_t hwc__rdtsc_insn(void)
+{
+	return 0;
+}
+#endif
+
+/* The exact rate of hwc__rdtsc_insn() from the CPU itself (arm64's
+ * CNTFRQ_EL0; x86 CPUID leaves 0x15/0x16 or a hypervisor's 0x40000010).
+ * FIRST: whether it is better than the kernel's perf-page conversion (an
+ * architectural register is; CPUID leaves are not always right). */
+bool hwc__arch_tsc_rate(double *hz, enum hwc_tsc_source *src, bool *first);
+
+/* CPU identity and the core counters this CPU reports (CPUID on x86, MIDR
+ * and a group probe on arm64), into OUT. */
+void hwc__arch_cpu_identity(struct hwc_cpu_info *out);
+void hwc__arch_cpu_counters(struct hwc_cpu_info *out);
+
+/* What ATTR must add to let its core-PMU counter be read from user space,
+ * where the kernel asks for it (arm64: config1 bit 1, the armv8 PMU's
+ * "rdpmc" format term, and only when kernel.perf_user_access is 1). */
+void hwc__arch_request_user_read(struct perf_event_attr *attr);
+
+/* Why the kernel may refuse user-space reads here, as "; ..." or "". */
+const char *hwc__arch_user_read_hint(void);
+
+/* The DWARF unwinder's registers: DWARF register r comes from perf's
+ * user-register r of hwc__arch_perf_reg[r]; the stack pointer is DWARF
+ * register HWC__DWARF_SP and the PC perf's HWC__PERF_PC. */
+#if defined(__x86_64__)
+/* rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip, as PERF_REG_X86_* */
+#define HWC__DWARF_NREGS 17
+#define HWC__DWARF_SP 7
+#define HWC__PERF_PC 8
+#define HWC__PERF_REGS_MASK 0xff0fffULL /* AX..SS and R8..R15; not DS, ES, FS, GS */
+static const int hwc__arch_perf_reg[HWC__DWARF_NREGS] = {0,  3,  2,  1,  4,  5,  6,  7, 16,
+							  17, 18, 19, 20, 21, 22, 23, 8};
+#elif defined(__aarch64__)
+/* x0..x30 and sp are DWARF 0..31 and PERF_REG_ARM64_X0..SP (LR is x30);
+ * the PC (PERF_REG_ARM64_PC, 32) has no DWARF number: libdwfl takes it apart. */
+#define HWC__DWARF_NREGS 32
+#define HWC__DWARF_SP 31
+#define HWC__PERF_PC 32
+#define HWC__PERF_REGS_MASK ((1ULL << 33) - 1) /* X0..X30, SP, PC */
+static const int hwc__arch_perf_reg[HWC__DWARF_NREGS] = {
+	0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15,
+	16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31};
+#else
+#define HWC__DWARF_NREGS 0
+#define HWC__PERF_REGS_MASK 0ULL
+#endif
+
+#endif
