@@ -61,14 +61,16 @@ measured "perf stat instructions:u: N $p (hwc stat in perf's environment $h)"
 within "$p" "$h" 100 || fail "perf stat counts $p, hwc stat $h"
 
 # Raw, sysfs and libpfm4 encodings of INST_RETIRED count what instructions
-# does, side by side in one hwc stat (the command's count depends on its
-# environment, and libhwc's libpfm4 start adds LIBPFM_ENCODE_INACTIVE to it).
+# does, side by side in one hwc stat, and alone: libpfm4's start must leave
+# the command's environment as it was.
 for e in r08:u armv8_pmuv3/event=0x8/u armv8_pmuv3/inst_retired/u arm_n1::INST_RETIRED:u; do
 	hwc stat -x, -o "$tmp/stat" -e "instructions:u,$e" -- "$W" loop $N || fail "hwc stat -e $e"
 	ref=$(awk -F, '$3 == "instructions:u" { print $1 }' "$tmp/stat")
 	v=$(awk -F, -v e="$e" '$3 == e { print $1 }' "$tmp/stat")
 	measured "hwc stat $e: $v (instructions:u $ref)"
 	[ -n "$v" ] && [ "$v" = "$ref" ] || fail "$e counts $v, instructions:u $ref"
+	alone=$(hwc_stat "$e" $N)
+	within "$alone" "$a" 100 || fail "$e alone counts $alone, instructions:u alone $a"
 done
 
 # cputrack (libcpc + libpctx): counts user space by default.
@@ -149,11 +151,17 @@ expect_error() { # message-part spec...
 expect_error "'cache-references:u' is not supported" -e cache-references:u
 # A counter mask on a PMU without one.
 expect_error "cmask" -e armv8_pmuv3/event=0x8,cmask=1/u
-# More pinned events than counters: those left off cannot count, and must
-# not be reported as a count of 0.
-expect_error "pinned" -e r08:uD,r08:uD,r08:uD,r08:uD,r08:uD,r08:uD,r08:uD,r08:uD,r08:uD,r08:uD,r08:uD,r08:uD,r08:uD,r08:uD,r08:uD,r08:uD,r08:uD,r08:uD,r08:uD,r08:uD,r08:uD,r08:uD,r08:uD,r08:uD,r08:uD,r08:uD,r08:uD,r08:uD,r08:uD,r08:uD,r08:uD,r08:uD,r08:uD,r08:uD
+# More pinned events than counters: those left off cannot count, and their
+# 0 must not pass for a count.
+pinned=r08:uD
+i=1; while [ $i -lt 12 ]; do pinned="$pinned,r08:uD"; i=$((i + 1)); done
+hwc stat -e "$pinned" -- "$W" loop 10 >"$tmp/err" 2>&1 || fail "hwc stat -e $pinned"
+grep -q "'r08:uD' was not counted: pinned" "$tmp/err" || fail "no 'not counted' note for pinned events: $(cat "$tmp/err")"
+measured "hwc stat 12 pinned r08:uD: $(grep -c 'was not counted' "$tmp/err") notes: $(grep -m1 'was not counted' "$tmp/err")"
 # A group too big for the PMU.
-expect_error "group" -e "{r08:u,r08:u,r08:u,r08:u,r08:u,r08:u,r08:u,r08:u,r08:u,r08:u,r08:u,r08:u,r08:u,r08:u,r08:u,r08:u,r08:u,r08:u,r08:u,r08:u,r08:u,r08:u,r08:u,r08:u,r08:u,r08:u,r08:u,r08:u,r08:u,r08:u,r08:u,r08:u,r08:u,r08:u}"
+group=r08:u
+i=1; while [ $i -lt 40 ]; do group="$group,r08:u"; i=$((i + 1)); done
+expect_error "a group may not fit the PMU's counters" -e "{$group}"
 
 [ $fails -eq 0 ] || { echo "$fails failed"; exit 1; }
 exit 0
