@@ -18,6 +18,7 @@ DESTDIR   ?=
 ifeq ($(ARCH),arm64)
 ifneq ($(shell uname -m),aarch64)
 CC        := aarch64-linux-gnu-gcc
+AR        := aarch64-linux-gnu-ar
 endif
 BUILD     ?= build-arm64
 endif
@@ -154,7 +155,7 @@ $(BUILD)/lib/libhwc.so: $(BUILD)/lib/libhwc.so.$(VERSION)
 	ln -sf libhwc.so.$(VERSION) $(BUILD)/lib/libhwc.so.0
 	ln -sf libhwc.so.$(VERSION) $@
 $(BUILD)/lib/libhwc.a: $(LIBHWC_OBJS)
-	rm -f $@ && ar rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(BUILD)/lib/pkgconfig/%.pc: %.pc.in Makefile include/hwc/hwc.h
 	@mkdir -p $(dir $@)
