@@ -240,13 +240,16 @@ void hwc__arch_cpu_identity(struct hwc_cpu_info *out)
 /* Linux 6.1 reports PMCR_EL0.N nowhere in sysfs (caps/slots is PMMIR's
  * STALL_SLOT), but the armv8 driver validates a group against the PMU when
  * it is opened: the first INST_RETIRED (0x08, which every PMUv3 has and
- * only a general counter counts) that a group refuses is one too many. */
+ * only a general counter counts) that a group refuses is one too many.
+ * The driver leaves disabled events out of that check unless they are to
+ * be enabled on exec: hence enable_on_exec (the descriptors close on exec). */
 void hwc__arch_cpu_counters(struct hwc_cpu_info *out)
 {
 	int fd[33], n = 0;
 	for (; n < (int)HWC_ARRAY_SIZE(fd); n++) {
 		struct perf_event_attr a = {.type = PERF_TYPE_RAW, .size = sizeof(a), .config = 0x08,
-					    .disabled = 1, .exclude_kernel = 1, .exclude_hv = 1};
+					    .disabled = 1, .enable_on_exec = 1, .exclude_kernel = 1,
+					    .exclude_hv = 1};
 		fd[n] = hwc__perf_event_open(&a, 0, -1, n ? fd[0] : -1, PERF_FLAG_FD_CLOEXEC);
 		if (fd[n] < 0)
 			break;
@@ -255,7 +258,8 @@ void hwc__arch_cpu_counters(struct hwc_cpu_info *out)
 	int cycles = -1;
 	if (limit) { /* CPU_CYCLES (0x11) still fits: the PMU has its cycle counter */
 		struct perf_event_attr a = {.type = PERF_TYPE_RAW, .size = sizeof(a), .config = 0x11,
-					    .disabled = 1, .exclude_kernel = 1, .exclude_hv = 1};
+					    .disabled = 1, .enable_on_exec = 1, .exclude_kernel = 1,
+					    .exclude_hv = 1};
 		cycles = hwc__perf_event_open(&a, 0, -1, fd[0], PERF_FLAG_FD_CLOEXEC);
 	}
 	if (cycles >= 0)
@@ -266,6 +270,7 @@ void hwc__arch_cpu_counters(struct hwc_cpu_info *out)
 	if (!limit)
 		return;
 	out->counters = n;
+	out->counter_width = 32; /* as perf uses them: 64 only chained (config1 long) */
 	out->fixed = cycles >= 0;
 	out->fixed_width = cycles >= 0 ? 64 : 0; /* PMCCNTR_EL0 is 64 bits wide */
 	snprintf(out->counters_source, sizeof(out->counters_source),

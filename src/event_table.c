@@ -195,7 +195,7 @@ int hwc__resolve_table(const char *base, struct hwc__ev *ev)
 static const struct preset {
 	const char *name;
 	const char *desc;
-	const char *candidates[4];
+	const char *candidates[5];
 } presets[] = {
 	{"PAPI_TOT_CYC", "total cycles", {"cycles"}},
 	{"PAPI_TOT_INS", "instructions completed", {"instructions"}},
@@ -227,11 +227,14 @@ static const struct preset {
 	{"PAPI_L3_LDM", "level 3 load misses", {"LLC-load-misses"}},
 	{"PAPI_TLB_DM", "data TLB misses", {"dTLB-load-misses"}},
 	{"PAPI_TLB_IM", "instruction TLB misses", {"iTLB-load-misses"}},
+	/* Arm's LD_RETIRED/ST_RETIRED (0x06/0x07, PAPI's arm_ac53 mapping) are
+	 * optional: cores without them (Neoverse N1) have no mapping. */
 	{"PAPI_LD_INS", "load instructions",
-	 {"MEM_INST_RETIRED:ALL_LOADS", "MEM_UOPS_RETIRED:ALL_LOADS", "LS_DISPATCH:LD_DISPATCH"}},
+	 {"MEM_INST_RETIRED:ALL_LOADS", "MEM_UOPS_RETIRED:ALL_LOADS", "LS_DISPATCH:LD_DISPATCH",
+	  "LD_RETIRED"}},
 	{"PAPI_SR_INS", "store instructions",
 	 {"MEM_INST_RETIRED:ALL_STORES", "MEM_UOPS_RETIRED:ALL_STORES",
-	  "LS_DISPATCH:STORE_DISPATCH"}},
+	  "LS_DISPATCH:STORE_DISPATCH", "ST_RETIRED"}},
 	/* Intel kernels have no generic stalled-cycles events since Sandy
 	 * Bridge: the native event comes first where there is one. */
 	{"PAPI_STL_ICY", "cycles with no instruction issue",

@@ -1,6 +1,7 @@
 /* PMUs the kernel exposes in sysfs: pmu/term=value,.../ through the PMU's
  * format/ files, its events/ aliases, and the x86 PERFEVTSEL layout for
- * cpu/ when the kernel has no cpu PMU (so encodings work on any host). */
+ * cpu/ when the kernel has no core PMU at all (so encodings work on any
+ * host); where the core PMU is another architecture's, cpu/ is an error. */
 #include "internal.h"
 
 #include <ctype.h>
@@ -177,6 +178,17 @@ static int unknown_term(struct term_ctx *t, const char *key, const char *alias)
 		hwc__fail(-EINVAL, "unknown term '%s' for PMU '%s' in '%s'; valid terms: config, "
 				   "config1, config2, name, period",
 			  key, t->pmu, t->spec);
+	bool x86_field = false;
+	for (size_t i = 0; i < HWC_ARRAY_SIZE(evtsel_layout) && !alias; i++)
+		x86_field |= strcmp(key, evtsel_layout[i].term) == 0;
+	if (x86_field && t->sysfs && !t->is_cpu) {
+		hwc__fail(-EINVAL, "'%s' in '%s' is a field of the x86 event select, which PMU '%s' "
+				   "does not have; its terms: config, config1, config2, name, period",
+			  key, t->spec, t->pmu);
+		pmu_path(path, sizeof(path), t->pmu, "format", NULL);
+		append_dir(path, ", ");
+		return -EINVAL;
+	}
 	if (t->is_cpu)
 		hwc__fail_append(", usr, os");
 	if (t->sysfs) {
@@ -352,6 +364,12 @@ int hwc__resolve_pmu(const char *pmu, const char *terms, struct hwc__ev *ev)
 		ev->pub.attr.type = (uint32_t)type;
 		ev->pub.source = HWC_SRC_PMU;
 		snprintf(ev->origin, sizeof(ev->origin), "sysfs PMU %s (type %lld)", pmu, type);
+	} else if (strcmp(pmu, "cpu") == 0 && hwc__core_pmu(NULL)) {
+		/* Another architecture's core PMU: the x86 layout would be a wrong encoding. */
+		return hwc__fail(-ENOENT, "'%s': cpu/ is the x86 core PMU and its PERFEVTSEL "
+					  "layout; this machine's core PMU is %s (write %s/.../, or "
+					  "rNNNN for its raw config)",
+				 spec, hwc__core_pmu(NULL), hwc__core_pmu(NULL));
 	} else if (strcmp(pmu, "cpu") == 0) {
 		ev->pub.attr.type = PERF_TYPE_RAW;
 		ev->pub.source = HWC_SRC_RAW;

@@ -191,6 +191,57 @@ static void skipped_event_reports_its_error(void)
 	hwc_counters_close(c);
 }
 
+/* On a machine with a hardware PMU whose kernel lets user space read it
+ * (x86 rdpmc; arm64 with kernel.perf_user_access = 1, where libhwc asks for
+ * it with config1 bit 1): the page offers the counter, and the value read in
+ * user space lies between two read(2) snapshots around it. */
+static void hardware_counter_read_in_user_space(void)
+{
+	/* What the kernel grants, from its own files, not from libhwc. */
+	long long arm = -1, x86 = -1;
+	FILE *f = fopen("/proc/sys/kernel/perf_user_access", "r");
+	if (f && fscanf(f, "%lld", &arm) != 1)
+		arm = -1;
+	if (f)
+		fclose(f);
+	f = fopen("/sys/bus/event_source/devices/cpu/rdpmc", "r");
+	if (f && fscanf(f, "%lld", &x86) != 1)
+		x86 = -1;
+	if (f)
+		fclose(f);
+	if (arm != 1 && x86 <= 0) {
+		SKIP_SUB("the kernel grants no user-space counter reads (kernel.perf_user_access "
+			 "is not 1, no cpu/rdpmc)");
+		return;
+	}
+	hwc_evlist *list;
+	CHECK_OK(hwc_evlist_new(&list));
+	CHECK_OK(hwc_evlist_add(list, "instructions:u"));
+	struct hwc_target t = {.kind = HWC_TARGET_SELF, .flags = HWC_NO_INHERIT};
+	hwc_counters *c = NULL;
+	int err = hwc_counters_open(&c, list, &t);
+	hwc_evlist_free(list);
+	if (err) {
+		SKIP_SUB("no hardware PMU here: instructions:u does not open");
+		return;
+	}
+	const struct perf_event_mmap_page *pg = hwc_counters_userpage(c, 0);
+	CHECK(pg != NULL && pg->cap_user_rdpmc);
+	CHECK_OK(hwc_counters_start(c));
+	struct hwc_value before, fast, after, direct;
+	CHECK_OK(hwc_counters_read(c));
+	CHECK_OK(hwc_counters_value(c, 0, 0, &before));
+	CHECK_OK(hwc_counters_read_fast(c, 0, 0, &fast));
+	CHECK(pg && pg->index != 0); /* on a counter now: read in user space */
+	CHECK_OK(hwc_userpage_read(pg, NULL, &direct));
+	CHECK_OK(hwc_counters_read(c));
+	CHECK_OK(hwc_counters_value(c, 0, 0, &after));
+	CHECK_U64(before.raw, <, fast.raw);
+	CHECK_U64(fast.raw, <, after.raw);
+	CHECK_U64(direct.raw, >, 0);
+	hwc_counters_close(c);
+}
+
 int main(void)
 {
 	RUN(pages_mapped_prefaulted_and_index_zero);
@@ -199,5 +250,6 @@ int main(void)
 	RUN(inherited_counters_have_no_page);
 	RUN(bad_arguments);
 	RUN(skipped_event_reports_its_error);
+	RUN(hardware_counter_read_in_user_space);
 	return check_exit();
 }

@@ -5,6 +5,7 @@
 #include "check.h"
 
 #include <errno.h>
+#include <glob.h>
 #include <hwc/hwc.h>
 #include <math.h>
 #include <sys/stat.h>
@@ -12,11 +13,19 @@
 #include <time.h>
 #include <unistd.h>
 
+/* x86's cpu (cpu_core on hybrids), or another architecture's core PMU:
+ * the one with a cpus file (armv8_pmuv3, ...). */
 static bool have_core_pmu(void)
 {
 	struct stat st;
-	return stat("/sys/bus/event_source/devices/cpu", &st) == 0 ||
-	       stat("/sys/bus/event_source/devices/cpu_core", &st) == 0;
+	if (stat("/sys/bus/event_source/devices/cpu", &st) == 0 ||
+	    stat("/sys/bus/event_source/devices/cpu_core", &st) == 0)
+		return true;
+	glob_t g;
+	bool found = glob("/sys/bus/event_source/devices/*/cpus", 0, NULL, &g) == 0;
+	if (found)
+		globfree(&g);
+	return found;
 }
 
 static long long read_proc_int(const char *path)
@@ -80,8 +89,17 @@ static void test_cpu_info(void)
 		CHECK_STR_EQ(c.brand, v);
 		if (strcmp(c.brand, v) != 0)
 			fprintf(stderr, "brand '%s' vs cpuinfo '%s'\n", c.brand, v);
+	} else if (cpuinfo("CPU implementer", v, sizeof(v))) {
+		/* Arm: the kernel's MIDR fields, as /proc/cpuinfo prints them. */
+		CHECK_INT(c.vendor_id, ==, HWC_VENDOR_ARM);
+		CHECK_INT(c.family, ==, strtol(v, NULL, 0));
+		CHECK(cpuinfo("CPU part", v, sizeof(v)));
+		CHECK_INT(c.model, ==, strtol(v, NULL, 0));
+		CHECK(cpuinfo("CPU revision", v, sizeof(v)));
+		CHECK_INT(c.stepping, ==, strtol(v, NULL, 0));
+		CHECK(c.tsc_invariant);
 	} else {
-		SKIP_SUB("/proc/cpuinfo has no vendor_id (not x86): identity not compared");
+		SKIP_SUB("/proc/cpuinfo has no vendor_id nor CPU implementer: identity not compared");
 	}
 	CHECK_INT(c.cpus_online, ==, sysconf(_SC_NPROCESSORS_ONLN));
 	CHECK_INT(c.cpus_configured, ==, sysconf(_SC_NPROCESSORS_CONF));
@@ -106,6 +124,55 @@ static void test_cpu_info(void)
 		CHECK(c.counters_source[0] != '\0');
 		CHECK(c.watchdog_counter == (c.nmi_watchdog == 1));
 	}
+}
+
+/* MIDR_EL1 decoding, from values the Technical Reference Manuals give
+ * (each core's "Main ID Register" section) and a fake sysfs tree. */
+static void test_midr(void)
+{
+	static const struct {
+		uint64_t midr;
+		unsigned implementer, variant, part, revision;
+		const char *vendor, *part_name;
+	} cores[] = {
+		{0x414fd0c1, 0x41, 4, 0xd0c, 1, "Arm", "Neoverse N1"}, /* QEMU's neoverse-n1 */
+		{0x411fd070, 0x41, 1, 0xd07, 0, "Arm", "Cortex-A57"},  /* r1p0 */
+		{0x410fd034, 0x41, 0, 0xd03, 4, "Arm", "Cortex-A53"},  /* r0p4 */
+		{0x410fd083, 0x41, 0, 0xd08, 3, "Arm", "Cortex-A72"},  /* r0p3 */
+		{0x431f0af1, 0x43, 1, 0x0af, 1, "Cavium", "ThunderX2"},
+		{0x00000000, 0, 0, 0, 0, NULL, NULL},                  /* QEMU's max: all zero */
+		{0x51ff0ff5, 0x51, 0xf, 0x0ff, 5, "Qualcomm", NULL},   /* a part not named here */
+	};
+	for (size_t i = 0; i < sizeof(cores) / sizeof(cores[0]); i++) {
+		struct hwc_midr m;
+		hwc_midr_decode(cores[i].midr, &m);
+		CHECK_U64(m.value, ==, cores[i].midr);
+		CHECK_INT(m.implementer, ==, cores[i].implementer);
+		CHECK_INT(m.variant, ==, cores[i].variant);
+		CHECK_INT(m.part, ==, cores[i].part);
+		CHECK_INT(m.revision, ==, cores[i].revision);
+		CHECK_INT(m.architecture, ==, cores[i].midr ? 0xf : 0);
+		CHECK(!m.implementer_name == !cores[i].vendor);
+		if (cores[i].vendor && m.implementer_name)
+			CHECK_STR_EQ(m.implementer_name, cores[i].vendor);
+		CHECK(!m.part_name == !cores[i].part_name);
+		if (cores[i].part_name && m.part_name)
+			CHECK_STR_EQ(m.part_name, cores[i].part_name);
+	}
+
+	/* Linux's file, in a fake tree (tests/golden/sysfs-arm64). */
+	const char *src = getenv("HWC_SRC") ? getenv("HWC_SRC") : ".";
+	char root[4096];
+	snprintf(root, sizeof(root), "%s/tests/golden/sysfs-arm64", src);
+	setenv("HWC_SYSFS_ROOT", root, 1);
+	struct hwc_midr m;
+	CHECK_OK(hwc_cpu_midr(1, &m));
+	CHECK_U64(m.value, ==, 0x414fd0c1);
+	CHECK(m.part_name && strcmp(m.part_name, "Neoverse N1") == 0);
+	CHECK_INT(hwc_cpu_midr(7, &m), ==, -ENOENT);
+	CHECK_STR_CONTAINS(hwc_errdetail(), "cpu7/regs/identification/midr_el1");
+	CHECK_U64(m.value, ==, 0);
+	unsetenv("HWC_SYSFS_ROOT");
 }
 
 static void test_permissions_root(void)
@@ -248,6 +315,7 @@ static void test_user_reads(void)
 int main(void)
 {
 	RUN(test_cpu_info);
+	RUN(test_midr);
 	RUN(test_permissions_root);
 	RUN(test_permissions_nobody);
 	RUN(test_rdtsc);

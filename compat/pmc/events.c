@@ -50,6 +50,50 @@ static const struct named named[] = {
 	{"emulation-faults", "emulation-faults", NULL, 1, PMC_CLASS_SOFT},
 };
 
+/* FreeBSD's ARMV8 class: the Arm architecture's common events by name, as
+ * pmc.armv8(3) and sys/dev/hwpmc/pmc_events.h name them (their numbers are
+ * the Arm ARM's), and any event number as EVENT_xxH: each is that raw
+ * config of the core PMU. */
+static const struct {
+	const char *name;
+	unsigned code;
+} armv8_common[] = {
+	{"SW_INCR", 0x00},	    {"L1I_CACHE_REFILL", 0x01}, {"L1I_TLB_REFILL", 0x02},
+	{"L1D_CACHE_REFILL", 0x03}, {"L1D_CACHE", 0x04},	{"L1D_TLB_REFILL", 0x05},
+	{"INST_RETIRED", 0x08},	    {"EXC_TAKEN", 0x09},	{"EXC_RETURN", 0x0a},
+	{"CID_WRITE_RETIRED", 0x0b}, {"BR_MIS_PRED", 0x10},	{"CPU_CYCLES", 0x11},
+	{"BR_PRED", 0x12},	    {"MEM_ACCESS", 0x13},	{"L1I_CACHE", 0x14},
+	{"L1D_CACHE_WB", 0x15},	    {"L2D_CACHE", 0x16},	{"L2D_CACHE_REFILL", 0x17},
+	{"L2D_CACHE_WB", 0x18},	    {"BUS_ACCESS", 0x19},	{"MEMORY_ERROR", 0x1a},
+	{"BUS_CYCLES", 0x1d},	    {"CHAIN", 0x1e},		{"BUS_ACCESS_LD", 0x60},
+	{"BUS_ACCESS_ST", 0x61},    {"BR_INDIRECT_SPEC", 0x7a}, {"EXC_IRQ", 0x86},
+	{"EXC_FIQ", 0x87},
+};
+
+static bool same_name(const char *a, const char *b);
+
+/* NAME as the ARMV8 raw event it names, "r8" for INST_RETIRED, in SPEC;
+ * false when it names none (or the CPU is not an ARMv8 one). */
+static bool armv8_spec(const char *name, char *spec, size_t size)
+{
+	if (pmc__m.core != PMC_CLASS_ARMV8)
+		return false;
+	for (size_t i = 0; i < PMC_ARRAY_SIZE(armv8_common); i++)
+		if (same_name(armv8_common[i].name, name)) {
+			snprintf(spec, size, "r%x", armv8_common[i].code);
+			return true;
+		}
+	unsigned code;
+	char h[2];
+	if (strncasecmp(name, "EVENT_", 6) == 0 && strlen(name) == 9 &&
+	    isxdigit((unsigned char)name[6]) && isxdigit((unsigned char)name[7]) &&
+	    sscanf(name + 6, "%2x%1[Hh]", &code, h) == 2) {
+		snprintf(spec, size, "r%x", code);
+		return true;
+	}
+	return false;
+}
+
 /* Names of other events, numbered as this process first uses them. */
 static char *soft_names[PMC_EV_DYN_COUNT];
 static size_t nsoft_names;
@@ -144,7 +188,8 @@ enum pmc_class pmc__class_for(const struct hwc_event *ev)
 			return PMC_CLASS_TSC;
 		if (strncmp(ev->pmu, "uncore", 6) == 0)
 			return PMC_CLASS_UCP;
-		if (strcmp(ev->pmu, "cpu") == 0 || strncmp(ev->pmu, "cpu_", 4) == 0)
+		if (strcmp(ev->pmu, "cpu") == 0 || strncmp(ev->pmu, "cpu_", 4) == 0 ||
+		    strcmp(ev->pmu, pmc__m.core_pmu_name) == 0)
 			return pmc__m.core;
 		return PMC_CLASS_SOFT;
 	default:
@@ -401,10 +446,11 @@ static int evtsel_quals(char *out, size_t size, const char *base, const struct h
 		 q->any ? ",any" : "");
 	return with_mods(out, size, spec, q, ctrspec);
 #else
-	(void)out, (void)size, (void)e, (void)q;
-	return pmc__fail(EINVAL, "'%s': %s sets a field of the x86 event select; write this "
-				 "CPU's fields as terms of its PMU (pmu/term=value/)",
-			 ctrspec, base);
+	(void)out, (void)size;
+	return pmc__fail(EINVAL, "'%s': %s sets %s, a field of the x86 event select, which this "
+				 "CPU's PMU (%s) does not have; write its own terms "
+				 "(pmu/term=value/)",
+			 ctrspec, base, q->field, *pmc__m.core_pmu_name ? pmc__m.core_pmu_name : e->pmu);
 #endif
 }
 
@@ -542,7 +588,9 @@ int pmc__resolve(const char *ctrspec, struct pmc__event *out)
 						       : alias_code(n);
 		snprintf(out->name, sizeof(out->name), "%s", n->name);
 	} else {
-		int err = resolve_quals(out, out->name, &q, ctrspec);
+		char raw[16];
+		bool armv8 = armv8_spec(out->name, raw, sizeof(raw));
+		int err = resolve_quals(out, armv8 ? raw : out->name, &q, ctrspec);
 		char *dot = strchr(out->name, '.');
 		if (err == UNKNOWN && dot && !strchr(out->name, ':')) {
 			/* FreeBSD's and perf's "INST_RETIRED.ANY" is libpfm4's
@@ -724,6 +772,9 @@ PMC_EXPORT int pmc_event_names_of_class(enum pmc_class cl, const char ***eventna
 		for (size_t i = 0; i < PMC_ARRAY_SIZE(named); i++)
 			if (named[i].cls == CORE)
 				push_name(&l, named[i].name);
+		if (cl == PMC_CLASS_ARMV8)
+			for (size_t i = 0; i < PMC_ARRAY_SIZE(armv8_common); i++)
+				push_name(&l, armv8_common[i].name);
 		if (cl == pmc__m.core && pmc__m.model[0])
 			hwc_events_walk(pmc__m.model, NULL, 0, push_native, &l);
 	}

@@ -68,6 +68,7 @@ int pmc__machine_init(void)
 	pmc__m.watchdog_row = -1;
 	pmc__m.ncpu = ci.cpus_configured > 0 ? ci.cpus_configured : ci.cpus_online;
 	pmc__m.core_pmu = ci.core_pmu;
+	snprintf(pmc__m.core_pmu_name, sizeof(pmc__m.core_pmu_name), "%s", ci.core_pmu_name);
 	snprintf(pmc__m.model, sizeof(pmc__m.model), "%s", ci.pfm_model);
 	bool intel = ci.vendor_id == HWC_VENDOR_INTEL;
 	bool amd = ci.vendor_id == HWC_VENDOR_AMD;

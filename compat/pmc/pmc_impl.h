@@ -87,6 +87,7 @@ struct pmc__machine {
 	int nclass;
 	int ncpu;             /* CPUs configured: 0 .. ncpu - 1 */
 	bool core_pmu;        /* the kernel exposes the CPU's own PMU */
+	char core_pmu_name[32]; /* its name: cpu, cpu_core, armv8_pmuv3, ... */
 	enum pmc_class core;  /* the class of its events */
 	int watchdog_row;     /* the row the NMI watchdog holds, or -1 */
 	char model[32];       /* libpfm4 model of this CPU, "" for none */

@@ -125,7 +125,7 @@ static void print_text(const struct info *in)
 	printf(LABEL "own processes, user space: %s; kernel: %s; whole CPUs: %s\n", "",
 	       p->user ? "yes" : "no", p->kernel ? "yes" : "no", p->cpu_wide ? "yes" : "no");
 
-	printf(LABEL "%.6f MHz (%.0f Hz), %s\n", "TSC", in->tsc_hz / 1e6, in->tsc_hz,
+	printf(LABEL "%.6f MHz (%.0f Hz), %s\n", in->arm ? "Timer" : "TSC", in->tsc_hz / 1e6, in->tsc_hz,
 	       hwc_tsc_source_name(in->tsc_src));
 	const struct hwc_user_reads *r = &in->reads;
 	if (r->time)
