@@ -94,6 +94,25 @@ b=$(cputrack_count $((2 * N)))
 measured "cputrack instructions: N $a, 2N $b, difference $((b - a))"
 within $((b - a)) $((2 * N)) 100 || fail "cputrack: 2N - N = $((b - a)), not $((2 * N))"
 
+# cpustat (libcpc, every CPU): the loop runs inside its one interval, in
+# an otherwise idle machine.
+cpustat_count() {
+	i=0
+	while [ $i -lt $RUNS ]; do
+		cpustat -c instructions 3 1 >"$tmp/cs" &
+		cs=$!
+		sleep 1
+		"$W" loop "$1"
+		wait $cs || { echo 0; return; }
+		awk '$3 == "total" { print $4 }' "$tmp/cs"
+		i=$((i + 1))
+	done | least
+}
+a=$(cpustat_count $N)
+b=$(cpustat_count $((2 * N)))
+measured "cpustat instructions: N $a, 2N $b, difference $((b - a))"
+within $((b - a)) $((2 * N)) 100 || fail "cpustat: 2N - N = $((b - a)), not $((2 * N))"
+
 # pmcstat (libpmc): process (-p) and system (-s) counting PMCs, user space.
 pmcstat_count() { # mode iterations
 	i=0

@@ -4,7 +4,6 @@
 #include "pmu.h"
 
 #include <libcpc.h>
-#include <sched.h>
 #include <signal.h>
 
 #define N 1000000ull
@@ -40,10 +39,7 @@ static uint64_t count(uint64_t n)
 
 static void test_count(void)
 {
-	uint64_t a = MIN_OF_RUNS(count(N)), b = MIN_OF_RUNS(count(2 * N));
-	fprintf(stderr, "measured: libcpc instructions N, 2N: %" PRIu64 " %" PRIu64
-		" (difference %" PRIu64 ", expected %llu)\n", a, b, b - a, 2 * N);
-	CHECK_NEAR(b - a, 2 * N, EXACT_PPM);
+	check_doubling("libcpc instructions", count, N);
 }
 
 static cpc_t *ovf_cpc;
@@ -95,11 +91,7 @@ static void test_overflow(void)
 int main(void)
 {
 	require_pmu();
-	cpu_set_t one;
-	CPU_ZERO(&one);
-	CPU_SET(0, &one);
-	if (sched_setaffinity(0, sizeof(one), &one) != 0)
-		SKIP("cannot run on CPU 0 alone");
+	run_on_cpu0();
 	RUN(test_count);
 	RUN(test_overflow);
 	return check_failures ? 1 : 0;

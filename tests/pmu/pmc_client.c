@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <pmc.h>
 #include <pmclog.h>
-#include <sched.h>
 
 #define N 1000000ull
 
@@ -36,10 +35,7 @@ static uint64_t count(uint64_t n)
 
 static void test_count(void)
 {
-	uint64_t a = MIN_OF_RUNS(count(N)), b = MIN_OF_RUNS(count(2 * N));
-	fprintf(stderr, "measured: libpmc instructions,usr N, 2N: %" PRIu64 " %" PRIu64
-		" (difference %" PRIu64 ", expected %llu)\n", a, b, b - a, 2 * N);
-	CHECK_NEAR(b - a, 2 * N, EXACT_PPM);
+	check_doubling("libpmc instructions,usr", count, N);
 }
 
 /* cpu-cycles: QEMU raises no overflow interrupt for its instruction
@@ -81,11 +77,7 @@ static void test_sampling(void)
 int main(void)
 {
 	require_pmu();
-	cpu_set_t one;
-	CPU_ZERO(&one);
-	CPU_SET(0, &one);
-	if (sched_setaffinity(0, sizeof(one), &one) != 0)
-		SKIP("cannot run on CPU 0 alone");
+	run_on_cpu0();
 	if (pmc_init() < 0) {
 		fprintf(stderr, "pmc_init: %s: %s\n", strerror(errno), pmc_errdetail());
 		return 1;

@@ -5,6 +5,7 @@
 
 #include "../check.h"
 
+#include <sched.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -52,5 +53,26 @@ static inline void require_pmu(void)
 		}                                                                        \
 		min__;                                                                   \
 	})
+
+/* COUNT(N) and COUNT(2N), each the least of RUNS runs, differ by exactly
+ * the 2N instructions of N more loop iterations. */
+static inline void check_doubling(const char *what, uint64_t (*count)(uint64_t), uint64_t n)
+{
+	uint64_t a = MIN_OF_RUNS(count(n)), b = MIN_OF_RUNS(count(2 * n));
+	fprintf(stderr, "measured: %s, N = %" PRIu64 " and 2N: %" PRIu64 " %" PRIu64 " (difference %" PRIu64
+		", exact %" PRIu64 ")\n", what, n, a, b, b - a, 2 * n);
+	CHECK_NEAR(b - a, 2 * n, EXACT_PPM);
+	CHECK_U64(a, >=, 2 * n);
+}
+
+/* Run on CPU 0 alone (children inherit it): the other vCPU stays idle. */
+static inline void run_on_cpu0(void)
+{
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	if (sched_setaffinity(0, sizeof(one), &one) != 0)
+		SKIP("cannot run on CPU 0 alone");
+}
 
 #endif
