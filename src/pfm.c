@@ -67,10 +67,15 @@ static void pfm_setup(void)
 		return;
 	}
 	/* model::EVENT must encode for models absent from this host; libpfm4
-	 * only reads this switch at initialisation (documented in libhwc(3)). */
-	if (!getenv("LIBPFM_ENCODE_INACTIVE"))
+	 * only reads this switch at initialisation (documented in libhwc(3)).
+	 * Unset again after: the commands we count inherit the environment, and
+	 * one more variable changes what their loader and libc execute. */
+	bool set = !getenv("LIBPFM_ENCODE_INACTIVE");
+	if (set)
 		setenv("LIBPFM_ENCODE_INACTIVE", "1", 0);
 	pfm_status = pfm_initialize();
+	if (set)
+		unsetenv("LIBPFM_ENCODE_INACTIVE");
 }
 
 /* Is libpfm4 loaded and initialised?  Quietly: callers that only look

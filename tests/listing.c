@@ -523,8 +523,20 @@ static void test_fake_core_pmu(void)
 	CHECK_INT(system(cmd), ==, 0);
 }
 
+/* libpfm4's start leaves the environment as it was: a command counted
+ * later inherits it, and one more variable changes what it executes. */
+static void test_environment_untouched(void)
+{
+	hwc_evlist *l = NULL;
+	CHECK_OK(hwc_evlist_new(&l));
+	CHECK_OK(hwc_evlist_add(l, "skl::INST_RETIRED:ANY_P"));
+	CHECK(getenv("LIBPFM_ENCODE_INACTIVE") == NULL);
+	hwc_evlist_free(l);
+}
+
 int main(void)
 {
+	RUN(test_environment_untouched);
 	RUN(test_machine_listing);
 	RUN(test_probe);
 	RUN(test_probe_unprivileged);

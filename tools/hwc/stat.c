@@ -503,6 +503,25 @@ static int describe(struct stat_run *s, hwc_counters *c)
 	return stat_report_init(r);
 }
 
+/* A pinned event that found no free counter stays off the PMU, in error,
+ * for the whole run (it never shares one): its 0 is not a count. */
+static void note_unscheduled_pinned(struct stat_run *s)
+{
+	struct stat_report *r = &s->rep;
+	for (size_t e = 0; e < r->nev; e++) {
+		uint64_t enabled = 0;
+		for (size_t row = 0; row < r->nrows; row++)
+			enabled += r->cells[row * r->nev + e].sum.enabled;
+		if (!r->ev[e].attr.pinned || enabled || !r->runs)
+			continue;
+		char text[512];
+		snprintf(text, sizeof(text),
+			 "'%s' was not counted: pinned (D), it found no free counter on the PMU "
+			 "and a pinned event never shares one; pin fewer events", r->ev[e].name);
+		add_note(s, text);
+	}
+}
+
 static int run_all(struct stat_run *s)
 {
 	const struct options *o = s->o;
@@ -554,6 +573,7 @@ static int run_all(struct stat_run *s)
 	if (rc)
 		return rc;
 	r->interrupted = interrupted;
+	note_unscheduled_pinned(s);
 	stat_report_end(r);
 	if (ferror(r->out) || (r->out != stderr && fflush(r->out) != 0)) {
 		if (!s->outfile) {
