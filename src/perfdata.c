@@ -53,6 +53,7 @@ struct hwc_perfdata {
 	uint8_t *zbuf;
 	size_t zlen, zpos, zcap; /* bytes held, the next record's position, allocated */
 	uint64_t zoff;           /* file offset of the compressed record they came from */
+	size_t zhint;            /* zstd's next input size after the last: mid-block if not 0 or 3 */
 };
 
 /* What one compressed record may unpack to: perf's unpack to at most its
@@ -628,7 +629,7 @@ HWC_EXPORT void hwc_perfdata_rewind(hwc_perfdata *f)
 {
 	f->pos = f->h.data.offset;
 	f->released = 0;
-	f->zlen = f->zpos = 0;
+	f->zlen = f->zpos = f->zhint = 0;
 	if (f->zs)
 		ZSTD_DCtx_reset(f->zs, ZSTD_reset_session_only);
 }
@@ -715,6 +716,7 @@ static int unpack(hwc_perfdata *f, uint32_t type, uint16_t size)
 				   size, ZSTD_getErrorName(r));
 		bool progress = out.pos > f->zlen || in.pos > had_in;
 		f->zlen = out.pos;
+		f->zhint = r;
 		if ((in.pos == in.size && out.pos < out.size) || !progress)
 			break;
 	}
@@ -812,6 +814,12 @@ HWC_EXPORT int hwc_perfdata_next(hwc_perfdata *f, struct hwc_perfdata_record *re
 		release(f, rec->offset);
 		return 1;
 	}
+	/* A piece may end inside a zstd block (perf's do when a flush fills a
+	 * record), the last one may not: the rest of the stream is missing. */
+	if (f->zs && f->zhint != 0 && f->zhint != 3 /* a block header: a block ended */)
+		return bad(f->zoff, "the compressed data ends inside a zstd block (%zu more bytes "
+				    "expected; truncated?)",
+			   f->zhint);
 	if (f->zpos < f->zlen)
 		return bad(f->zoff, "the compressed data ends inside a record (%zu bytes of it "
 				    "unpacked; truncated?)",

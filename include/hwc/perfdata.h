@@ -109,7 +109,8 @@ struct hwc_perfdata_record {
 	const struct perf_event_header *hdr; /* 8-byte aligned; valid until the next call */
 	const struct hwc_perfdata_attr *attr; /* its event; NULL for perf's own record
 	                                        * types (>= 64) and samples of unknown id */
-	uint64_t offset;                      /* file offset of the header */
+	uint64_t offset;                      /* file offset of the header (of the compressed
+	                                         record, for one unpacked from it) */
 };
 
 /* Next record into *REC: 1, 0 at the end of the data section, or -EINVAL
