@@ -689,9 +689,11 @@ static int unpack(hwc_perfdata *f, uint32_t type, uint16_t size)
 			return hwc__fail(-ENOMEM, "out of memory");
 	}
 	/* Keep what is left of the last piece: the start of a record. */
-	memmove(f->zbuf, f->zbuf + f->zpos, f->zlen - f->zpos);
-	f->zlen -= f->zpos;
-	f->zpos = 0;
+	if (f->zpos) {
+		memmove(f->zbuf, f->zbuf + f->zpos, f->zlen - f->zpos);
+		f->zlen -= f->zpos;
+		f->zpos = 0;
+	}
 	size_t before = f->zlen;
 	ZSTD_inBuffer in = {p, n, 0};
 	for (;;) {
