@@ -274,6 +274,46 @@ static void test_compressed_round_trip(void)
 	rmdir(dir);
 }
 
+/* The same into a pipe: perf's pipe mode, the COMPRESSED feature as a
+ * HEADER_FEATURE record before the compressed records. */
+static void test_compressed_pipe(void)
+{
+	int fds[2];
+	CHECK_INT(pipe(fds), ==, 0);
+	fcntl(fds[1], F_SETPIPE_SZ, 1 << 20);
+	hwc_recording *rec;
+	CHECK_INT(hwc_recording_fdopen(&rec, fds[1]), ==, 0);
+	if (!rec)
+		return;
+	CHECK_INT(hwc_recording_set_compression(rec, 1), ==, 0);
+	static char text[40][1000];
+	for (int i = 0; i < 40; i++) {
+		snprintf(text[i], sizeof(text[i]), "user record %d", i);
+		CHECK_INT(hwc_recording_write_user(rec, text[i], sizeof(text[i])), ==, 0);
+	}
+	CHECK_INT(hwc_recording_close(rec, NULL), ==, 0);
+	close(fds[1]);
+	static uint8_t stream[1 << 20];
+	size_t len = 0;
+	ssize_t n;
+	while ((n = read(fds[0], stream + len, sizeof(stream) - len)) > 0)
+		len += (size_t)n;
+	close(fds[0]);
+	CHECK(len < 40 * 1000 / 4); /* compressed */
+	hwc_perfdata *f;
+	CHECK_INT(hwc_perfdata_open_mem(&f, stream, len), ==, 0);
+	if (!f)
+		return;
+	CHECK(hwc_perfdata_has_feature(f, HWC_FEAT_COMPRESSED));
+	struct hwc_perfdata_record r;
+	int got = 0;
+	while (hwc_perfdata_next(f, &r) > 0)
+		if (r.hdr->type == PERF_RECORD_SAMPLE && got < 40)
+			CHECK_STR_EQ((const char *)r.hdr + 8 + 6 * 8 + 4, text[got++]);
+	CHECK_INT(got, ==, 40);
+	hwc_perfdata_close(f);
+}
+
 static void test_open_errors(void)
 {
 	hwc_perfdata *f;
@@ -480,6 +520,7 @@ int main(void)
 	RUN(test_two_events);
 	RUN(test_perf_compressed);
 	RUN(test_compressed_round_trip);
+	RUN(test_compressed_pipe);
 	RUN(test_open_errors);
 	RUN(test_detail_is_fresh);
 	RUN(test_kallsyms_names);
