@@ -262,8 +262,8 @@ static int flush_buf(hwc_recording *rec)
 		rec->disk_records += rec->buf_records;
 		rec->disk_samples += rec->buf_samples;
 	} else if (!rec->zs) {
-		/* Compressed, a piece cut short may end inside a record: all of
-		 * this flush is given up (the file ends at the last flush). */
+		/* The whole records that made it.  (Compressed, none: a piece cut
+		 * short may end inside a record; the file ends at the last flush.) */
 		size_t k = 0;
 		for (;;) {
 			const struct perf_event_header *h = (const void *)(rec->buf + k);
@@ -393,7 +393,7 @@ HWC_EXPORT int hwc_recording_set_compression(hwc_recording *rec, int level)
 		return hwc__fail(-EINVAL, "compression level %d: expected 0 (none) to %d", level,
 				 ZSTD_maxCLevel());
 	if (rec->disk || rec->len || rec->zin)
-		return hwc__fail(-EBUSY, "the compression of %s is set before its first record",
+		return hwc__fail(-EBUSY, "set the compression of %s before its first record is written",
 				 rec->path);
 	if (level == 0) {
 		ZSTD_freeCStream(rec->zs);
