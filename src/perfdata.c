@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #define MAGIC2_SW 0x50455246494c4532ULL /* the same, byte-swapped */
 #define MAGIC1 0x454c494646524550ULL    /* "PERFFILE": version 1 */
@@ -44,7 +45,20 @@ struct hwc_perfdata {
 	uint64_t pos; /* offset of the next record in the data section */
 	uint64_t released; /* file pages below this were given back (madvise) */
 	uint64_t *scratch; /* aligned copy of a misaligned record */
+	/* The records of PERF_RECORD_COMPRESSED: one zstd stream across the
+	 * data section, each compressed record a flushed piece of it.  A
+	 * record may straddle two pieces, so what is left of one waits at the
+	 * start of the buffer for the next. */
+	ZSTD_DStream *zs;
+	uint8_t *zbuf;
+	size_t zlen, zpos, zcap; /* bytes held, the next record's position, allocated */
+	uint64_t zoff;           /* file offset of the compressed record they came from */
+	size_t zhint;            /* zstd's next input size after the last: mid-block if not 0 or 3 */
 };
+
+/* What one compressed record may unpack to: perf's unpack to at most its
+ * ring buffer (HEADER_COMPRESSED's mmap_len), hwc's to its 1 MiB buffer. */
+#define UNPACK_MAX (64u << 20)
 
 static int bad(uint64_t off, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int bad(uint64_t off, const char *fmt, ...)
@@ -542,6 +556,8 @@ HWC_EXPORT void hwc_perfdata_close(hwc_perfdata *f)
 	free(f->ids);
 	free(f->byid);
 	free(f->scratch);
+	free(f->zbuf);
+	ZSTD_freeDStream(f->zs);
 	free(f);
 }
 
@@ -613,6 +629,9 @@ HWC_EXPORT void hwc_perfdata_rewind(hwc_perfdata *f)
 {
 	f->pos = f->h.data.offset;
 	f->released = 0;
+	f->zlen = f->zpos = f->zhint = 0;
+	if (f->zs)
+		ZSTD_DCtx_reset(f->zs, ZSTD_reset_session_only);
 }
 
 static const struct hwc_perfdata_attr *record_attr(const hwc_perfdata *f,
@@ -636,52 +655,178 @@ static const struct hwc_perfdata_attr *record_attr(const hwc_perfdata *f,
 	return a ? a : &f->attrs[0];
 }
 
-HWC_EXPORT int hwc_perfdata_next(hwc_perfdata *f, struct hwc_perfdata_record *rec)
+/* The compressed record of SIZE bytes at f->pos: its payload appended to
+ * the buffer of unpacked records. */
+static int unpack(hwc_perfdata *f, uint32_t type, uint16_t size)
 {
-	hwc__clear_error();
-	uint64_t end = f->h.data.offset + f->h.data.size;
-	if (f->pos >= end)
-		return 0;
-	struct perf_event_header hdr;
-	if (end - f->pos < sizeof(hdr))
-		return bad(f->pos, "expected an 8-byte record header; the data section ends after "
-				   "%" PRIu64 " bytes",
-			   end - f->pos);
-	memcpy(&hdr, f->base + f->pos, sizeof(hdr));
-	if (hdr.size < sizeof(hdr))
-		return bad(f->pos, "record of type %u (%s) has size %u, smaller than its own 8-byte "
-				   "header",
-			   hdr.type, hwc_record_type_name(hdr.type), hdr.size);
-	if (hdr.size > end - f->pos)
-		return bad(f->pos, "record of type %u (%s) claims %u bytes but the data section "
-				   "ends %" PRIu64 " bytes later (truncated or corrupted)",
-			   hdr.type, hwc_record_type_name(hdr.type), hdr.size, end - f->pos);
-	if (hdr.type == HWC_RECORD_COMPRESSED)
-		return hwc__fail(-ENOTSUP, "perf.data offset %" PRIu64 ": compressed records "
-					   "(perf record -z) are not supported; decompress with "
-					   "`perf inject -i IN -o OUT`",
-				 f->pos);
-	const uint8_t *p = f->base + f->pos;
+	const uint8_t *p = f->base + f->pos + sizeof(struct perf_event_header);
+	size_t n = size - sizeof(struct perf_event_header);
+	if (type == HWC_RECORD_COMPRESSED2) {
+		uint64_t dsize;
+		if (n < 8)
+			return bad(f->pos, "COMPRESSED2 record of %u bytes has no room for its "
+					   "8-byte data size",
+				   size);
+		memcpy(&dsize, p, 8);
+		if (dsize > n - 8)
+			return bad(f->pos + 8, "COMPRESSED2 record says it holds %" PRIu64 " bytes "
+					       "of data in %zu (corrupted)",
+				   dsize, n - 8);
+		p += 8;
+		n = (size_t)dsize;
+	}
+	if (!f->zs) {
+		uint32_t comp[2];
+		if (f->feat[HWC_FEAT_COMPRESSED].size >= sizeof(comp)) {
+			memcpy(comp, f->base + f->feat[HWC_FEAT_COMPRESSED].offset, sizeof(comp));
+			if (comp[1] != 1) /* perf's PERF_COMP_ZSTD */
+				return hwc__fail(-ENOTSUP, "perf.data offset %" PRIu64 ": the data is "
+							   "compressed with method %u; hwc reads "
+							   "zstd (1) only",
+						 f->pos, comp[1]);
+		}
+		if (!(f->zs = ZSTD_createDStream()))
+			return hwc__fail(-ENOMEM, "out of memory");
+	}
+	/* Keep what is left of the last piece: the start of a record. */
+	if (f->zpos) {
+		memmove(f->zbuf, f->zbuf + f->zpos, f->zlen - f->zpos);
+		f->zlen -= f->zpos;
+		f->zpos = 0;
+	}
+	size_t before = f->zlen;
+	ZSTD_inBuffer in = {p, n, 0};
+	for (;;) {
+		if (f->zcap - f->zlen < (64u << 10)) {
+			if (f->zlen - before > UNPACK_MAX)
+				return bad(f->pos, "a compressed record unpacks to more than %u MiB "
+						   "(corrupted?)",
+					   UNPACK_MAX >> 20);
+			size_t cap = f->zcap ? f->zcap * 2 : (1u << 20);
+			uint8_t *b = realloc(f->zbuf, cap);
+			if (!b)
+				return hwc__fail(-ENOMEM, "out of memory");
+			f->zbuf = b;
+			f->zcap = cap;
+		}
+		ZSTD_outBuffer out = {f->zbuf, f->zcap, f->zlen};
+		size_t had_in = in.pos;
+		size_t r = ZSTD_decompressStream(f->zs, &out, &in);
+		if (ZSTD_isError(r))
+			return bad(f->pos, "compressed record of %u bytes does not unpack: zstd "
+					   "says \"%s\" (corrupted)",
+				   size, ZSTD_getErrorName(r));
+		bool progress = out.pos > f->zlen || in.pos > had_in;
+		f->zlen = out.pos;
+		f->zhint = r;
+		if ((in.pos == in.size && out.pos < out.size) || !progress)
+			break;
+	}
+	f->zoff = f->pos;
+	return 0;
+}
+
+/* Point REC at the SIZE-byte record at P, taken from file offset OFF. */
+static int deliver(hwc_perfdata *f, struct hwc_perfdata_record *rec, const uint8_t *p,
+		   uint16_t size, uint64_t off)
+{
 	if ((uintptr_t)p % 8) {
 		if (!f->scratch && !(f->scratch = malloc(PF_RECORD_MAX + 1)))
 			return hwc__fail(-ENOMEM, "out of memory");
-		memcpy(f->scratch, p, hdr.size);
+		memcpy(f->scratch, p, size);
 		p = (const uint8_t *)f->scratch;
 	}
 	rec->hdr = (const struct perf_event_header *)(const void *)p;
-	rec->offset = f->pos;
+	rec->offset = off;
 	rec->attr = record_attr(f, rec->hdr);
-	f->pos += hdr.size;
-	/* Keep the resident set small on big files: pages already walked are
-	 * dropped; touching them again rereads the file (a private read-only
-	 * mapping), so earlier pointers stay valid. */
-	if (f->mapped && rec->offset - f->released >= (8u << 20)) {
-		uint64_t upto = rec->offset & ~(uint64_t)4095;
+	return 1;
+}
+
+/* Keep the resident set small on big files: pages below OFF, already
+ * walked, are dropped; touching them again rereads the file (a private
+ * read-only mapping), so earlier pointers stay valid. */
+static void release(hwc_perfdata *f, uint64_t off)
+{
+	if (f->mapped && off - f->released >= (8u << 20)) {
+		uint64_t upto = off & ~(uint64_t)4095;
 		uint64_t from = f->released & ~(uint64_t)4095;
 		madvise((void *)(f->base + from), upto - from, MADV_DONTNEED);
 		f->released = upto;
 	}
-	return 1;
+}
+
+/* The next whole record unpacked from compressed ones: 1, 0 (none whole
+ * yet) or -errno. */
+static int next_unpacked(hwc_perfdata *f, struct hwc_perfdata_record *rec)
+{
+	struct perf_event_header hdr;
+	size_t left = f->zlen - f->zpos;
+	if (left < sizeof(hdr))
+		return 0;
+	memcpy(&hdr, f->zbuf + f->zpos, sizeof(hdr));
+	if (hdr.size < sizeof(hdr))
+		return bad(f->zoff, "record of type %u (%s) unpacked from this compressed record "
+				    "has size %u, smaller than its own 8-byte header",
+			   hdr.type, hwc_record_type_name(hdr.type), hdr.size);
+	if (hdr.type == HWC_RECORD_COMPRESSED || hdr.type == HWC_RECORD_COMPRESSED2)
+		return bad(f->zoff, "a compressed record inside compressed data (corrupted)");
+	if (hdr.size > left)
+		return 0;
+	f->zpos += hdr.size;
+	return deliver(f, rec, f->zbuf + f->zpos - hdr.size, hdr.size, f->zoff);
+}
+
+HWC_EXPORT int hwc_perfdata_next(hwc_perfdata *f, struct hwc_perfdata_record *rec)
+{
+	hwc__clear_error();
+	uint64_t end = f->h.data.offset + f->h.data.size;
+	for (;;) {
+		int got = next_unpacked(f, rec);
+		if (got)
+			return got;
+		if (f->pos >= end)
+			break;
+		struct perf_event_header hdr;
+		if (end - f->pos < sizeof(hdr))
+			return bad(f->pos, "expected an 8-byte record header; the data section ends "
+					   "after %" PRIu64 " bytes",
+				   end - f->pos);
+		memcpy(&hdr, f->base + f->pos, sizeof(hdr));
+		if (hdr.size < sizeof(hdr))
+			return bad(f->pos, "record of type %u (%s) has size %u, smaller than its own "
+					   "8-byte header",
+				   hdr.type, hwc_record_type_name(hdr.type), hdr.size);
+		if (hdr.size > end - f->pos)
+			return bad(f->pos, "record of type %u (%s) claims %u bytes but the data "
+					   "section ends %" PRIu64 " bytes later (truncated or "
+					   "corrupted)",
+				   hdr.type, hwc_record_type_name(hdr.type), hdr.size, end - f->pos);
+		if (hdr.type == HWC_RECORD_COMPRESSED || hdr.type == HWC_RECORD_COMPRESSED2) {
+			int err = unpack(f, hdr.type, hdr.size);
+			if (err)
+				return err;
+			release(f, f->pos);
+			f->pos += hdr.size;
+			continue;
+		}
+		int got_file = deliver(f, rec, f->base + f->pos, hdr.size, f->pos);
+		if (got_file < 0)
+			return got_file;
+		f->pos += hdr.size;
+		release(f, rec->offset);
+		return 1;
+	}
+	/* A piece may end inside a zstd block (perf's do when a flush fills a
+	 * record), the last one may not: the rest of the stream is missing. */
+	if (f->zs && f->zhint != 0 && f->zhint != 3 /* a block header: a block ended */)
+		return bad(f->zoff, "the compressed data ends inside a zstd block (%zu more bytes "
+				    "expected; truncated?)",
+			   f->zhint);
+	if (f->zpos < f->zlen)
+		return bad(f->zoff, "the compressed data ends inside a record (%zu bytes of it "
+				    "unpacked; truncated?)",
+			   f->zlen - f->zpos);
+	return 0;
 }
 
 HWC_EXPORT const char *hwc_record_type_name(uint32_t type)
@@ -703,7 +848,7 @@ HWC_EXPORT const char *hwc_record_type_name(uint32_t type)
 		"HEADER_ATTR", "HEADER_EVENT_TYPE", "HEADER_TRACING_DATA", "HEADER_BUILD_ID",
 		"FINISHED_ROUND", "ID_INDEX", "AUXTRACE_INFO", "AUXTRACE", "AUXTRACE_ERROR",
 		"THREAD_MAP", "CPU_MAP", "STAT_CONFIG", "STAT", "STAT_ROUND", "EVENT_UPDATE",
-		"TIME_CONV", "HEADER_FEATURE", "COMPRESSED", "FINISHED_INIT",
+		"TIME_CONV", "HEADER_FEATURE", "COMPRESSED", "FINISHED_INIT", "COMPRESSED2",
 	};
 	if (type < HWC_ARRAY_SIZE(kernel) && kernel[type])
 		return kernel[type];

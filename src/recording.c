@@ -29,6 +29,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #define DATA_OFF ((uint64_t)sizeof(struct pf_header))
 #define BUF_SIZE (1u << 20) /* larger than any record (64 KiB) */
@@ -85,6 +86,13 @@ struct hwc_recording {
 	unsigned synthesized; /* HWC__SYNTH_* written already */
 	int error;          /* the first write error: no more records after it */
 	uint64_t tail_size; /* of the tail on disk after the last flush */
+	/* hwc_recording_set_compression(): each flush of the buffer is written
+	 * as PERF_RECORD_COMPRESSED records, pieces of one zstd stream, as
+	 * perf record -z writes its ring buffers. */
+	ZSTD_CStream *zs;
+	int zlevel;
+	uint8_t *zrec;          /* one compressed record */
+	uint64_t zin, zout;     /* bytes given to zstd, bytes of compressed records */
 };
 
 static const int machine_features[] = {
@@ -184,7 +192,7 @@ static int announce(hwc_recording *rec)
 	static const int feats[] = {
 		HWC_FEAT_HOSTNAME, HWC_FEAT_OSRELEASE, HWC_FEAT_VERSION,  HWC_FEAT_ARCH,
 		HWC_FEAT_NRCPUS,   HWC_FEAT_CPUDESC,   HWC_FEAT_CPUID,    HWC_FEAT_TOTAL_MEM,
-		HWC_FEAT_CMDLINE,  HWC_FEAT_CLOCKID,   HWC_FEAT_CLOCK_DATA,
+		HWC_FEAT_CMDLINE,  HWC_FEAT_CLOCKID,   HWC_FEAT_CLOCK_DATA, HWC_FEAT_COMPRESSED,
 	};
 	for (size_t i = 0; i < HWC_ARRAY_SIZE(feats) && !err; i++) {
 		struct hwc__bytes b = {0};
@@ -202,6 +210,37 @@ static int announce(hwc_recording *rec)
 	return err;
 }
 
+/* The buffer as compressed records, flushed so that the file holds all of
+ * it (a reader unpacks it without what comes next); DONE: bytes written. */
+static int write_compressed(hwc_recording *rec, size_t *done)
+{
+	ZSTD_inBuffer in = {rec->buf, rec->len, 0};
+	size_t left;
+	*done = 0;
+	do {
+		/* perf keeps each record's payload under its 64 KiB sample limit. */
+		ZSTD_outBuffer out = {rec->zrec + sizeof(struct perf_event_header),
+				      PF_RECORD_MAX - sizeof(struct perf_event_header), 0};
+		left = ZSTD_compressStream2(rec->zs, &out, &in, ZSTD_e_flush);
+		if (ZSTD_isError(left))
+			return hwc__fail(-EIO, "zstd cannot compress the recording: %s",
+					 ZSTD_getErrorName(left));
+		if (out.pos == 0)
+			continue;
+		struct perf_event_header h = {.type = HWC_RECORD_COMPRESSED,
+					      .size = (uint16_t)(sizeof(h) + out.pos)};
+		memcpy(rec->zrec, &h, sizeof(h));
+		size_t w;
+		int err = write_at(rec, rec->zrec, h.size, DATA_OFF + rec->disk + *done, &w);
+		*done += w;
+		if (err)
+			return err;
+	} while (left);
+	rec->zin += rec->len;
+	rec->zout += *done;
+	return 0;
+}
+
 /* Write the buffer out.  On a short write keep the whole records that made
  * it and remember the error: nothing more is taken. */
 static int flush_buf(hwc_recording *rec)
@@ -214,12 +253,17 @@ static int flush_buf(hwc_recording *rec)
 	int err = rec->pipe ? announce(rec) : 0;
 	if (err)
 		return write_failed(rec, err);
-	err = write_at(rec, rec->buf, rec->len, DATA_OFF + rec->disk, &done);
+	if (rec->zs)
+		err = write_compressed(rec, &done);
+	else
+		err = write_at(rec, rec->buf, rec->len, DATA_OFF + rec->disk, &done);
 	if (!err) {
-		rec->disk += rec->len;
+		rec->disk += done; /* compressed: fewer bytes than the buffer's */
 		rec->disk_records += rec->buf_records;
 		rec->disk_samples += rec->buf_samples;
-	} else {
+	} else if (!rec->zs) {
+		/* The whole records that made it.  (Compressed, none: a piece cut
+		 * short may end inside a record; the file ends at the last flush.) */
 		size_t k = 0;
 		for (;;) {
 			const struct perf_event_header *h = (const void *)(rec->buf + k);
@@ -281,6 +325,8 @@ static void free_rec(hwc_recording *rec)
 	free(rec->dsos);
 	free(rec->marks);
 	free(rec->buf);
+	free(rec->zrec);
+	ZSTD_freeCStream(rec->zs);
 	free(rec);
 }
 
@@ -337,6 +383,33 @@ HWC_EXPORT int hwc_recording_fdopen(hwc_recording **out, int fd)
 		return err;
 	}
 	*out = rec;
+	return 0;
+}
+
+HWC_EXPORT int hwc_recording_set_compression(hwc_recording *rec, int level)
+{
+	hwc__clear_error();
+	if (level < 0 || level > ZSTD_maxCLevel())
+		return hwc__fail(-EINVAL, "compression level %d: expected 0 (none) to %d", level,
+				 ZSTD_maxCLevel());
+	if (rec->disk || rec->len || rec->zin)
+		return hwc__fail(-EBUSY, "set the compression of %s before its first record is written",
+				 rec->path);
+	if (level == 0) {
+		ZSTD_freeCStream(rec->zs);
+		rec->zs = NULL;
+		rec->zlevel = 0;
+		return 0;
+	}
+	if (!rec->zrec && !(rec->zrec = malloc(PF_RECORD_MAX + 1)))
+		return hwc__fail(-ENOMEM, "out of memory");
+	if (!rec->zs && !(rec->zs = ZSTD_createCStream()))
+		return hwc__fail(-ENOMEM, "out of memory");
+	size_t r = ZSTD_CCtx_setParameter(rec->zs, ZSTD_c_compressionLevel, level);
+	if (ZSTD_isError(r))
+		return hwc__fail(-EINVAL, "zstd refuses compression level %d: %s", level,
+				 ZSTD_getErrorName(r));
+	rec->zlevel = level;
 	return 0;
 }
 
@@ -682,6 +755,17 @@ static int feature(hwc_recording *rec, int f, struct hwc__bytes *b)
 		return hwc__bytes_u64(b, (uint64_t)res.tv_sec * 1000000000ULL +
 						 (uint64_t)res.tv_nsec);
 	}
+	case HWC_FEAT_COMPRESSED: {
+		if (!rec->zs)
+			return -ENOENT;
+		/* As perf writes it: version 0, type 1 (zstd), level, the ratio
+		 * rounded, and the most one compressed record unpacks to (perf:
+		 * its ring buffer; hwc: a flush of its buffer). */
+		uint32_t ratio = rec->zout ? (uint32_t)((double)rec->zin / (double)rec->zout + 0.5) : 0;
+		int err = hwc__bytes_u32(b, 0) ?: hwc__bytes_u32(b, 1);
+		err = err ?: hwc__bytes_u32(b, (uint32_t)rec->zlevel) ?: hwc__bytes_u32(b, ratio);
+		return err ?: hwc__bytes_u32(b, BUF_SIZE);
+	}
 	case HWC_FEAT_CLOCK_DATA: {
 		if (!uses_clockid(rec))
 			return -ENOENT;
@@ -709,7 +793,8 @@ static int build_tail(hwc_recording *rec, uint64_t data_end, struct hwc__bytes *
 		HWC_FEAT_CPUDESC,      HWC_FEAT_CPUID,         HWC_FEAT_TOTAL_MEM,
 		HWC_FEAT_CMDLINE,      HWC_FEAT_EVENT_DESC,    HWC_FEAT_CPU_TOPOLOGY,
 		HWC_FEAT_NUMA_TOPOLOGY, HWC_FEAT_PMU_MAPPINGS, HWC_FEAT_GROUP_DESC,
-		HWC_FEAT_SAMPLE_TIME,  HWC_FEAT_CLOCKID,       HWC_FEAT_CLOCK_DATA,
+		HWC_FEAT_SAMPLE_TIME,  HWC_FEAT_CLOCKID,       HWC_FEAT_COMPRESSED,
+		HWC_FEAT_CLOCK_DATA,
 	};
 	struct hwc__bytes body = {0};
 	struct pf_section sec[HWC_ARRAY_SIZE(order)];
@@ -782,7 +867,8 @@ static void give_back(hwc_recording *rec, uint64_t want)
 	rec->disk = m.end;
 	rec->disk_records = m.records;
 	rec->disk_samples = m.samples;
-	for (size_t k = 0;;) {
+	/* Compressed records end on a record of the stream only at a flush. */
+	for (size_t k = 0; !rec->zs;) {
 		const struct perf_event_header *h = (const void *)(rec->buf + k);
 		if (k + sizeof(*h) > (size_t)n || h->size < sizeof(*h) || k + h->size > (size_t)n ||
 		    m.end + k + h->size > want)

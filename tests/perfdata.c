@@ -8,7 +8,10 @@
 #include <fcntl.h>
 #include <hwc/hwc.h>
 #include <hwc/perfdata.h>
+#include <hwc/sample.h>
 #include <hwc/symbol.h>
+#include <stdint.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -180,6 +183,135 @@ static void test_two_events(void)
 	CHECK(per[0] > 0);
 	hwc_perfdata_close(f);
 	free(data);
+}
+
+/* perf record -z's file: its samples come out of the compressed records,
+ * each with the offset of the one it came from. */
+static void test_perf_compressed(void)
+{
+	size_t size;
+	uint8_t *data = slurp("perf-z-small.data", &size);
+	hwc_perfdata *f;
+	CHECK_INT(hwc_perfdata_open_mem(&f, data, size), ==, 0);
+	if (!f)
+		return;
+	CHECK(hwc_perfdata_has_feature(f, HWC_FEAT_COMPRESSED));
+	struct hwc_perfdata_record r;
+	int samples = 0, n;
+	while ((n = hwc_perfdata_next(f, &r)) > 0) {
+		CHECK(r.hdr->type != HWC_RECORD_COMPRESSED);
+		if (r.hdr->type != PERF_RECORD_SAMPLE)
+			continue;
+		samples++;
+		CHECK(r.attr == hwc_perfdata_attr(f, 0));
+		struct perf_event_header h;
+		memcpy(&h, data + r.offset, sizeof(h));
+		CHECK_INT(h.type, ==, HWC_RECORD_COMPRESSED);
+	}
+	CHECK_INT(n, ==, 0);
+	CHECK(samples > 50);
+	hwc_perfdata_close(f);
+	free(data);
+}
+
+/* hwc's writer: user records of incompressible bytes, more than one
+ * compressed record holds, so that records straddle two; read back whole. */
+static void test_compressed_round_trip(void)
+{
+	char dir[] = "/tmp/hwc-zstd-XXXXXX", path[64];
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/z.data", dir);
+	hwc_recording *rec;
+	CHECK_INT(hwc_recording_create(&rec, path), ==, 0);
+	if (!rec)
+		return;
+	CHECK_INT(hwc_recording_set_compression(rec, 23), ==, -EINVAL);
+	CHECK_STR_CONTAINS(hwc_errdetail(), "compression level 23");
+	CHECK_INT(hwc_recording_set_compression(rec, 3), ==, 0);
+	enum { N = 600, LEN = 4000 };
+	static uint8_t payload[N][LEN];
+	uint64_t x = 88172645463325252ULL;
+	for (int i = 0; i < N; i++)
+		for (int k = 0; k < LEN; k++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			payload[i][k] = (uint8_t)(k < LEN / 2 ? x : (uint64_t)i); /* half compresses */
+		}
+	for (int i = 0; i < N; i++)
+		CHECK_INT(hwc_recording_write_user(rec, payload[i], LEN), ==, 0);
+	CHECK_INT(hwc_recording_set_compression(rec, 1), ==, -EBUSY);
+	CHECK_INT(hwc_recording_close(rec, NULL), ==, 0);
+	hwc_perfdata *f;
+	CHECK_INT(hwc_perfdata_open(&f, path), ==, 0);
+	if (f) {
+		const void *feat;
+		size_t fsize;
+		CHECK_INT(hwc_perfdata_feature(f, HWC_FEAT_COMPRESSED, &feat, &fsize), ==, 0);
+		uint32_t comp[5] = {0};
+		memcpy(comp, feat, fsize < sizeof(comp) ? fsize : sizeof(comp));
+		CHECK_INT(fsize, ==, 20);
+		CHECK_INT(comp[1], ==, 1); /* zstd */
+		CHECK_INT(comp[2], ==, 3);
+		struct hwc_perfdata_record r;
+		int got = 0, n;
+		uint64_t first = UINT64_MAX, last = 0;
+		while ((n = hwc_perfdata_next(f, &r)) > 0) {
+			if (r.hdr->type != PERF_RECORD_SAMPLE || got >= N)
+				continue;
+			/* header, 6 u64s, the raw size, the bytes */
+			const uint8_t *raw = (const uint8_t *)r.hdr + 8 + 6 * 8 + 4;
+			if (memcmp(raw, payload[got], LEN))
+				CHECK_INT(got, ==, -1); /* record GOT came back changed */
+			got++;
+			first = r.offset < first ? r.offset : first;
+			last = r.offset > last ? r.offset : last;
+		}
+		CHECK_INT(n, ==, 0);
+		CHECK_INT(got, ==, N);
+		CHECK(last > first); /* more than one compressed record */
+		hwc_perfdata_close(f);
+	}
+	unlink(path);
+	rmdir(dir);
+}
+
+/* The same into a pipe: perf's pipe mode, the COMPRESSED feature as a
+ * HEADER_FEATURE record before the compressed records. */
+static void test_compressed_pipe(void)
+{
+	int fds[2];
+	CHECK_INT(pipe(fds), ==, 0);
+	fcntl(fds[1], F_SETPIPE_SZ, 1 << 20);
+	hwc_recording *rec;
+	CHECK_INT(hwc_recording_fdopen(&rec, fds[1]), ==, 0);
+	if (!rec)
+		return;
+	CHECK_INT(hwc_recording_set_compression(rec, 1), ==, 0);
+	static char text[40][1000];
+	for (int i = 0; i < 40; i++) {
+		snprintf(text[i], sizeof(text[i]), "user record %d", i);
+		CHECK_INT(hwc_recording_write_user(rec, text[i], sizeof(text[i])), ==, 0);
+	}
+	CHECK_INT(hwc_recording_close(rec, NULL), ==, 0);
+	close(fds[1]);
+	static uint8_t stream[1 << 20];
+	size_t len = 0;
+	ssize_t n;
+	while ((n = read(fds[0], stream + len, sizeof(stream) - len)) > 0)
+		len += (size_t)n;
+	close(fds[0]);
+	CHECK(len < 40 * 1000 / 4); /* compressed */
+	hwc_perfdata *f;
+	CHECK_INT(hwc_perfdata_open_mem(&f, stream, len), ==, 0);
+	if (!f)
+		return;
+	CHECK(hwc_perfdata_has_feature(f, HWC_FEAT_COMPRESSED));
+	struct hwc_perfdata_record r;
+	int got = 0;
+	while (hwc_perfdata_next(f, &r) > 0)
+		if (r.hdr->type == PERF_RECORD_SAMPLE && got < 40)
+			CHECK_STR_EQ((const char *)r.hdr + 8 + 6 * 8 + 4, text[got++]);
+	CHECK_INT(got, ==, 40);
+	hwc_perfdata_close(f);
 }
 
 static void test_open_errors(void)
@@ -386,6 +518,9 @@ int main(void)
 	RUN(test_comm_out_of_order);
 	RUN(test_fp_recording);
 	RUN(test_two_events);
+	RUN(test_perf_compressed);
+	RUN(test_compressed_round_trip);
+	RUN(test_compressed_pipe);
 	RUN(test_open_errors);
 	RUN(test_detail_is_fresh);
 	RUN(test_kallsyms_names);

@@ -50,7 +50,8 @@ enum hwc_perfdata_feature {
 #define HWC_RECORD_FINISHED_ROUND 68
 #define HWC_RECORD_ID_INDEX 69
 #define HWC_RECORD_HEADER_FEATURE 80
-#define HWC_RECORD_COMPRESSED 81
+#define HWC_RECORD_COMPRESSED 81  /* a piece of the zstd stream of records (perf record -z) */
+#define HWC_RECORD_COMPRESSED2 83 /* the same with its data size, padded to 8 bytes (perf 6.13) */
 
 /* Open PATH (mapped read-only) and check its header, attrs and feature
  * sections.  -ENOENT/-EACCES when it cannot be opened, -EINVAL when it is
@@ -108,7 +109,8 @@ struct hwc_perfdata_record {
 	const struct perf_event_header *hdr; /* 8-byte aligned; valid until the next call */
 	const struct hwc_perfdata_attr *attr; /* its event; NULL for perf's own record
 	                                        * types (>= 64) and samples of unknown id */
-	uint64_t offset;                      /* file offset of the header */
+	uint64_t offset;                      /* file offset of the header (of the compressed
+	                                         record, for one unpacked from it) */
 };
 
 /* Next record into *REC: 1, 0 at the end of the data section, or -EINVAL

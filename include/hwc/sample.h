@@ -228,6 +228,13 @@ int hwc_recording_create_flags(hwc_recording **out, const char *path, unsigned f
  * perf's pipe mode (hwc-data(5), STREAMS). */
 int hwc_recording_fdopen(hwc_recording **out, int fd);
 
+/* Compress what is written from now on with zstd at LEVEL (1, fastest, to
+ * 22, smallest; 0: none, the default) into PERF_RECORD_COMPRESSED records
+ * and the COMPRESSED feature, as perf record -z does.  Call before the
+ * first record is written (-EBUSY after it); -EINVAL for a level out of
+ * range. */
+int hwc_recording_set_compression(hwc_recording *rec, int level);
+
 /* The command line stored in the file's CMDLINE feature. */
 int hwc_recording_set_cmdline(hwc_recording *rec, int argc, char *const *argv);
 

@@ -31,6 +31,7 @@ struct options {
 	struct cli_target t; /* -p, -t, -a, -C, -i, the command */
 	bool group_values, log_exit, log_switch;
 	size_t pages;
+	int compression; /* -z: the zstd level, 0 none */
 	const char *output;
 };
 
@@ -56,6 +57,9 @@ static const char usage_text[] =
 	"  -o, --output FILE         the recording (default hwc.data); a previous FILE\n"
 	"                            is kept as FILE.old\n"
 	"  -m, --mmap-pages N        ring buffer pages per CPU, a power of 2 (default 128)\n"
+	"  -z, --compression-level[=N]  compress the records with zstd at level N, from 1\n"
+	"                            (fastest, the default) to 22 (smallest), as perf\n"
+	"                            record -z; the level goes right after -z (-z3)\n"
 	"      --group-values        in each {group} only the leader samples; the others\n"
 	"                            are counted and their values stored with every sample\n"
 	"      --log-exit            store each thread's counts of the --log-events when it\n"
@@ -117,6 +121,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		CLI_TARGET_LONGOPTS,
 		{"output", required_argument, NULL, 'o'},
 		{"mmap-pages", required_argument, NULL, 'm'},
+		{"compression-level", optional_argument, NULL, 'z'},
 		{"group-values", no_argument, NULL, OPT_GROUP_VALUES},
 		{"log-exit", no_argument, NULL, OPT_LOG_EXIT},
 		{"log-switch", no_argument, NULL, OPT_LOG_SWITCH},
@@ -128,7 +133,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	int c, r;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:e:c:F:go:m:h" CLI_TARGET_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:e:c:F:go:m:z::h" CLI_TARGET_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (!cli_add_spec(&o->specs, &o->nspecs, optarg))
@@ -166,6 +171,16 @@ static int parse_options(int argc, char **argv, struct options *o)
 						   "of 2 of pages from 1 to 1048576, e.g. 128)",
 						   optarg);
 			o->pages = (size_t)v;
+			break;
+		case 'z':
+			if (!optarg)
+				v = 1;
+			else if (!parse_u64(optarg, 1, 22, &v))
+				return usage_error("invalid compression level '%s' for -z (expected 1, "
+						   "fastest, to 22, smallest, right after -z or "
+						   "--compression-level=)",
+						   optarg);
+			o->compression = (int)v;
 			break;
 		case OPT_GROUP_VALUES: o->group_values = true; break;
 		case OPT_LOG_EXIT: o->log_exit = true; break;
@@ -297,7 +312,8 @@ static int record(const struct options *o, int argc, char **argv)
 		memcpy(cmdline + 1, argv, (size_t)argc * sizeof(*argv));
 	}
 	/* Nothing sampled yet: a failure here leaves an earlier PATH as it was. */
-	if (!cmdline || hwc_recording_set_cmdline(rec, argc + 1, cmdline) ||
+	if (!cmdline || hwc_recording_set_compression(rec, o->compression) ||
+	    hwc_recording_set_cmdline(rec, argc + 1, cmdline) ||
 	    hwc_recording_add_sampler(rec, s)) {
 		fprintf(stderr, "hwc record: %s\n", cmdline ? hwc_errdetail() : "out of memory");
 		hwc_sampler_close(s);
