@@ -332,7 +332,8 @@ clean:
 #   make check-pmu              cross-build, then run the suite in scripts/pmu-vm
 # The staged suite: its runner and shell tests, the programs in pmu/, and
 # native/: the arm64 builds of the native tests that need no PMU (src/: the
-# golden files they read through HWC_SRC).
+# golden files they read through HWC_SRC; build/: the workloads, hwc and
+# libhwc they find through HWC_BUILD).
 PMU_SRCS   := $(wildcard tests/pmu/*.c)
 PMU_BINS   := $(patsubst tests/pmu/%.c,$(BUILD)/tests/pmu/%,$(PMU_SRCS))
 PMU_SUITE  := $(BUILD)/pmu-suite
@@ -361,6 +362,12 @@ pmu-tests: all $(PMU_BINS)
 	cp $(PMU_BINS) $(PMU_SUITE)/pmu/
 	cp $(addprefix $(BUILD)/tests/,$(PMU_NATIVE)) $(PMU_SUITE)/native/
 	cp -r tests/golden tests/fuzz $(PMU_SUITE)/src/tests/
+	mkdir -p $(PMU_SUITE)/build/bin $(PMU_SUITE)/build/lib
+	cp -r $(BUILD)/workloads $(PMU_SUITE)/build/
+	cp $(BUILD)/bin/hwc $(PMU_SUITE)/build/bin/
+	cp -P $(BUILD)/lib/libhwc.so* $(PMU_SUITE)/build/lib/
 check-pmu:
 	$(MAKE) ARCH=arm64 pmu-tests
 	scripts/pmu-vm --copy build-arm64/pmu-suite -- sh pmu-suite/run
+	scripts/pmu-vm --cpu neoverse-n1 --copy build-arm64/pmu-suite -- \
+		env PMU_CPU=neoverse-n1 sh pmu-suite/run neoverse_n1
