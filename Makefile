@@ -337,11 +337,12 @@ clean:
 PMU_SRCS   := $(wildcard tests/pmu/*.c)
 PMU_BINS   := $(patsubst tests/pmu/%.c,$(BUILD)/tests/pmu/%,$(PMU_SRCS))
 PMU_SUITE  := $(BUILD)/pmu-suite
-# (Those that pass there today.  golden needs libpfm4 in the guest; listing,
-# counting, overflow, machine and most cpc/pmc ones still assume an x86 host
-# without a PMU, the build tree's paths, or perf_event_paranoid below 3.)
-PMU_NATIVE := output sample_parse fastread userpage perfdata stat_print cpc_enable \
-              cpc_set_create cpc_generic_events
+# The native tests that run there; those that cannot, with why: tests/pmu/run.
+PMU_NATIVE := output sample_parse fastread userpage perfdata stat_print golden machine \
+              listing counting overflow cpc_enable cpc_set_create cpc_generic_events \
+              cpc_bind_curlwp cpc_buf_create cpc_open cpc_seterrhndlr cpc_terminate \
+              pctx_capture pctx_set_events pmc_counting pmc_errors pmc_pie pmc_pipe \
+              pmc_sigio pmc_tunables
 PMU_CFLAGS := -std=gnu11 -O1 -g $(WARN) -fno-omit-frame-pointer
 .PHONY: pmu-tests check-pmu
 $(BUILD)/tests/pmu/work: tests/pmu/work.c tests/pmu/pmu.h tests/check.h | $(BUILD)
