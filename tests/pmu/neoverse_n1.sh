@@ -23,10 +23,10 @@ if [ "$((midr))" != "$((0x414fd0c1))" ]; then
 fi
 
 hwc info >"$tmp/info" || fail "hwc info"
-measured "hwc info: $(grep -E '^ *(CPU|libpfm4):' "$tmp/info" | tr -s ' ' | tr '\n' ';')"
-grep -q "^ *CPU: *Arm Neoverse N1 (MIDR_EL1 0x414fd0c1: implementer 0x41, variant 0x4, part 0xd0c, revision 1)" "$tmp/info" ||
+grep -E '^(CPU|libpfm4) ' "$tmp/info" | sed 's/^/measured: hwc info: /'
+grep -q "^CPU  *Arm Neoverse N1 r4p1 (MIDR_EL1 0x414fd0c1: implementer 0x41, variant 0x4, part 0xd0c, revision 1)" "$tmp/info" ||
 	fail "hwc info does not decode the MIDR as Neoverse N1: $(cat "$tmp/info")"
-grep -q "^ *libpfm4: *arm_n1 " "$tmp/info" || fail "libpfm4 does not detect arm_n1: $(cat "$tmp/info")"
+grep -q "^libpfm4  *arm_n1 (ARM Neoverse N1)" "$tmp/info" || fail "libpfm4 does not detect arm_n1: $(cat "$tmp/info")"
 
 # INST_RETIRED, no model:: prefix: the detected model's, beside the generic
 # event in one run (the same instructions), and N against 2N iterations.
