@@ -359,7 +359,7 @@ $(BUILD)/tests/pmu/%: tests/pmu/%.c tests/pmu/pmu.h tests/check.h $(BUILD)/lib/l
 	$(CC) $(CPPFLAGS) $(PMU_CFLAGS) -o $@ $< -L$(BUILD)/lib -lhwc -lpthread -lm $(RPATH)
 pmu-tests: all $(PMU_BINS)
 	rm -rf $(PMU_SUITE) && mkdir -p $(PMU_SUITE)/pmu $(PMU_SUITE)/native $(PMU_SUITE)/src/tests
-	cp tests/pmu/run $(wildcard tests/pmu/*.sh) $(PMU_SUITE)/
+	cp tests/pmu/run tests/pmu/lib $(wildcard tests/pmu/*.sh) $(PMU_SUITE)/
 	cp $(PMU_BINS) $(PMU_SUITE)/pmu/
 	cp $(addprefix $(BUILD)/tests/,$(PMU_NATIVE)) $(PMU_SUITE)/native/
 	cp -r tests/golden tests/fuzz $(PMU_SUITE)/src/tests/

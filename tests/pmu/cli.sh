@@ -5,17 +5,8 @@
 # pmu/work (2 instructions per iteration); each is the least of RUNS runs,
 # as tests/pmu/pmu.h explains (QEMU lets the other vCPU's instructions leak
 # into ours now and then, never the other way).
-W=${PMU_DIR:?}/work
-N=1000000
+. "$(dirname "$0")/lib"
 RUNS=3
-fails=0
-tmp=$(mktemp -d)
-# On CPU 0 alone, so that the other vCPU stays idle.
-taskset -p 1 $$ >/dev/null 2>&1 || echo "measured: cannot pin to CPU 0 (no taskset)"
-trap 'rm -rf "$tmp"' EXIT
-
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-measured() { echo "measured: $*"; }
 
 # within A B PPM: |A - B| <= B * PPM / 1e6
 within() { awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= b * p / 1e6) }'; }
@@ -185,5 +176,4 @@ group=r08:u
 i=1; while [ $i -lt 40 ]; do group="$group,r08:u"; i=$((i + 1)); done
 expect_error "a group may not fit the PMU's counters" -e "{$group}"
 
-[ $fails -eq 0 ] || { echo "$fails failed"; exit 1; }
-exit 0
+finish

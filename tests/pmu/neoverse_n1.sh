@@ -5,15 +5,7 @@
 # detects its model arm_n1 by itself, and that model's INST_RETIRED counts
 # the loop of pmu/work exactly.  On another CPU model it is skipped, unless
 # PMU_CPU says the machine was booted as an N1.
-W=${PMU_DIR:?}/work
-N=1000000
-fails=0
-tmp=$(mktemp -d)
-taskset -p 1 $$ >/dev/null 2>&1 || echo "measured: cannot pin to CPU 0 (no taskset)"
-trap 'rm -rf "$tmp"' EXIT
-
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-measured() { echo "measured: $*"; }
+. "$(dirname "$0")/lib"
 
 midr=$(cat /sys/devices/system/cpu/cpu0/regs/identification/midr_el1)
 if [ "$((midr))" != "$((0x414fd0c1))" ]; then
@@ -43,5 +35,4 @@ measured "INST_RETIRED:u (arm_n1): N $1 (instructions:u $2), 2N $3 (instructions
 d=$(($3 - $1 - 2 * N))
 [ "${d#-}" -le $((2 * N / 10000)) ] || fail "INST_RETIRED:u: 2N - N = $(($3 - $1)), not $((2 * N))"
 
-[ $fails -eq 0 ] || { echo "$fails failed"; exit 1; }
-exit 0
+finish
