@@ -332,15 +332,17 @@ clean:
 #   make check-pmu              cross-build, then run the suite in scripts/pmu-vm
 # The staged suite: its runner and shell tests, the programs in pmu/, and
 # native/: the arm64 builds of the native tests that need no PMU (src/: the
-# golden files they read through HWC_SRC).
+# golden files they read through HWC_SRC; build/: the workloads, hwc and
+# libhwc they find through HWC_BUILD).
 PMU_SRCS   := $(wildcard tests/pmu/*.c)
 PMU_BINS   := $(patsubst tests/pmu/%.c,$(BUILD)/tests/pmu/%,$(PMU_SRCS))
 PMU_SUITE  := $(BUILD)/pmu-suite
-# (Those that pass there today.  golden needs libpfm4 in the guest; listing,
-# counting, overflow, machine and most cpc/pmc ones still assume an x86 host
-# without a PMU, the build tree's paths, or perf_event_paranoid below 3.)
-PMU_NATIVE := output sample_parse fastread userpage perfdata stat_print cpc_enable \
-              cpc_set_create cpc_generic_events
+# The native tests that run there; those that cannot, with why: tests/pmu/run.
+PMU_NATIVE := output sample_parse fastread userpage perfdata stat_print golden machine \
+              listing counting overflow cpc_enable cpc_set_create cpc_generic_events \
+              cpc_bind_curlwp cpc_buf_create cpc_open cpc_seterrhndlr cpc_terminate \
+              pctx_capture pctx_set_events pmc_counting pmc_errors pmc_pie pmc_pipe \
+              pmc_sigio pmc_tunables
 PMU_CFLAGS := -std=gnu11 -O1 -g $(WARN) -fno-omit-frame-pointer
 .PHONY: pmu-tests check-pmu
 $(BUILD)/tests/pmu/work: tests/pmu/work.c tests/pmu/pmu.h tests/check.h | $(BUILD)
@@ -357,10 +359,16 @@ $(BUILD)/tests/pmu/%: tests/pmu/%.c tests/pmu/pmu.h tests/check.h $(BUILD)/lib/l
 	$(CC) $(CPPFLAGS) $(PMU_CFLAGS) -o $@ $< -L$(BUILD)/lib -lhwc -lpthread -lm $(RPATH)
 pmu-tests: all $(PMU_BINS)
 	rm -rf $(PMU_SUITE) && mkdir -p $(PMU_SUITE)/pmu $(PMU_SUITE)/native $(PMU_SUITE)/src/tests
-	cp tests/pmu/run $(wildcard tests/pmu/*.sh) $(PMU_SUITE)/
+	cp tests/pmu/run tests/pmu/lib $(wildcard tests/pmu/*.sh) $(PMU_SUITE)/
 	cp $(PMU_BINS) $(PMU_SUITE)/pmu/
 	cp $(addprefix $(BUILD)/tests/,$(PMU_NATIVE)) $(PMU_SUITE)/native/
 	cp -r tests/golden tests/fuzz $(PMU_SUITE)/src/tests/
+	mkdir -p $(PMU_SUITE)/build/bin $(PMU_SUITE)/build/lib
+	cp -r $(BUILD)/workloads $(PMU_SUITE)/build/
+	cp $(BUILD)/bin/hwc $(PMU_SUITE)/build/bin/
+	cp -P $(BUILD)/lib/libhwc.so* $(PMU_SUITE)/build/lib/
 check-pmu:
 	$(MAKE) ARCH=arm64 pmu-tests
 	scripts/pmu-vm --copy build-arm64/pmu-suite -- sh pmu-suite/run
+	scripts/pmu-vm --cpu neoverse-n1 --copy build-arm64/pmu-suite -- \
+		env PMU_CPU=neoverse-n1 sh pmu-suite/run neoverse_n1

@@ -241,7 +241,9 @@ static void check_model(const char *model, const char *event, const char *umask,
 	CHECK(m.found_event);
 	if (umask)
 		CHECK(m.found_umask);
+#if !defined(__aarch64__) /* the Arm models' events have no unit masks */
 	CHECK_INT(m.with_umask, >, 10);
+#endif
 	CHECK_INT(m.with_value_mod, >, 0);
 	CHECK_INT(m.resolvable, >, 10);
 	CHECK_INT(m.resolved, ==, m.resolvable);
@@ -259,8 +261,25 @@ static void check_model(const char *model, const char *event, const char *umask,
 		fprintf(stderr, "model %s: %zu events, status %d (%s)\n", model, m.n, m.status, m.why);
 }
 
+/* Debian's libpfm4 builds the tables of its own architecture only: the
+ * models these tests name are x86 ones, or Arm ones on arm64. */
+#if defined(__aarch64__)
+#define MODEL_A "arm_n1"
+#define MODEL_B "arm_ac57"
+#else
+#define MODEL_A "skl"
+#define MODEL_B "amd64_fam19h_zen4"
+#endif
+
 static void test_models_any_host(void)
 {
+#if defined(__aarch64__)
+	check_model("arm_n1", "INST_RETIRED", NULL, false);
+	check_model("arm_ac57", "CPU_CYCLES", NULL, false);
+	check_model("arm_a64fx", "INST_RETIRED", NULL, false);
+	check_model("ARM_N1", "INST_RETIRED", NULL, false); /* model names are case-insensitive */
+	return;
+#endif
 	check_model("skl", "INST_RETIRED", "ANY_P", true);
 	check_model("icl", "INST_RETIRED", "ANY_P", false);
 	check_model("icl", "MEM_INST_RETIRED", "ANY", true);
@@ -274,7 +293,7 @@ static void test_models_any_host(void)
 
 struct models {
 	size_t n, present_core;
-	bool skl, zen4;
+	bool a, b;
 };
 
 static int one_model(const struct hwc_model_info *m, void *arg)
@@ -283,15 +302,17 @@ static int one_model(const struct hwc_model_info *m, void *arg)
 	s->n++;
 	CHECK(m->name && *m->name && m->desc);
 	s->present_core += m->present && m->core;
-	if (strcmp(m->name, "skl") == 0) {
-		s->skl = true;
+	if (strcmp(m->name, MODEL_A) == 0) {
+		s->a = true;
 		CHECK(m->core);
 		CHECK_INT(m->nevents, >, 50);
 		CHECK_INT(m->ncounters, >=, 4);
+#if !defined(__aarch64__) /* Arm's cycle counter is not in libpfm4's tables */
 		CHECK_INT(m->nfixed, >=, 3);
+#endif
 	}
-	if (strcmp(m->name, "amd64_fam19h_zen4") == 0) {
-		s->zen4 = true;
+	if (strcmp(m->name, MODEL_B) == 0) {
+		s->b = true;
 		CHECK_INT(m->ncounters, ==, 6);
 	}
 	return 0;
@@ -301,8 +322,12 @@ static void test_models_walk(void)
 {
 	struct models s = {0};
 	CHECK_OK(hwc_models_walk(one_model, &s));
+#if defined(__aarch64__)
+	CHECK_INT(s.n, >, 5);
+#else
 	CHECK_INT(s.n, >, 50);
-	CHECK(s.skl && s.zen4);
+#endif
+	CHECK(s.a && s.b);
 	CHECK_INT(s.present_core, <=, 1);
 	struct hwc_cpu_info cpu;
 	CHECK_OK(hwc_cpu_info(&cpu));
@@ -352,7 +377,7 @@ static void test_patterns(void)
 	CHECK_STR_EQ(c.list, "page-faults faults minor-faults major-faults alignment-faults "
 			     "emulation-faults");
 	c = (struct names){.n = 0};
-	CHECK_OK(hwc_events_walk("skl", "skl::inst_retired", 0, collect, &c));
+	CHECK_OK(hwc_events_walk(MODEL_A, MODEL_A "::inst_retired", 0, collect, &c));
 	CHECK_STR_EQ(c.list, "INST_RETIRED");
 	c = (struct names){.n = 0};
 	CHECK_OK(hwc_events_walk(NULL, "no-such-event-*", HWC_WALK_PROBE, collect, &c));
@@ -368,10 +393,10 @@ static void test_walk_control(void)
 	CHECK_OK(hwc_events_walk("cache", NULL, 0, count_only, &n));
 	CHECK_INT(n, >=, 30);
 	n = 0;
-	CHECK_INT(hwc_events_walk("skx2", NULL, 0, count_only, &n), ==, -ENOENT);
+	CHECK_INT(hwc_events_walk(MODEL_B "x", NULL, 0, count_only, &n), ==, -ENOENT);
 	CHECK_INT(n, ==, 0);
-	CHECK_STR_CONTAINS(hwc_errdetail(), "unknown PMU or libpfm4 model 'skx2'");
-	CHECK_STR_CONTAINS(hwc_errdetail(), "did you mean 'skx'");
+	CHECK_STR_CONTAINS(hwc_errdetail(), "unknown PMU or libpfm4 model '" MODEL_B "x'");
+	CHECK_STR_CONTAINS(hwc_errdetail(), "did you mean '" MODEL_B "'");
 	CHECK_STR_CONTAINS(hwc_errdetail(), "hwc list --pmu help");
 }
 
@@ -529,7 +554,7 @@ static void test_environment_untouched(void)
 {
 	hwc_evlist *l = NULL;
 	CHECK_OK(hwc_evlist_new(&l));
-	CHECK_OK(hwc_evlist_add(l, "skl::INST_RETIRED:ANY_P"));
+	CHECK_OK(hwc_evlist_add(l, MODEL_A "::INST_RETIRED"));
 	CHECK(getenv("LIBPFM_ENCODE_INACTIVE") == NULL);
 	hwc_evlist_free(l);
 }

@@ -120,6 +120,7 @@ static void test_stat_mode(void)
 	struct stat st;
 	bool pmu = stat("/sys/bus/event_source/devices/cpu", &st) == 0 ||
 		   stat("/sys/bus/event_source/devices/cpu_core", &st) == 0 ||
+		   stat("/sys/bus/event_source/devices/armv8_pmuv3", &st) == 0 ||
 		   stat("/sys/bus/event_source/devices/armv8_pmuv3_0", &st) == 0;
 	const char **cntrs = NULL;
 	int rc = pmc_pmu_stat_mode(&cntrs);

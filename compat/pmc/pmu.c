@@ -56,18 +56,18 @@ static const struct pmu_entry *table(size_t *n)
  * it (perf's: "GenuineIntel,6,85,4", or an arm64 MIDR). */
 static void machine_cpuid(char *buf, size_t size)
 {
-	struct hwc_cpu_info ci;
-	if (hwc_cpu_info(&ci) == 0 && ci.vendor[0]) {
-		snprintf(buf, size, "%s,%u,%u,%u", ci.vendor, ci.family, ci.model, ci.stepping);
-		return;
-	}
+	/* The MIDR first: on arm64 hwc_cpu_info() has a vendor too ("Arm"). */
 	buf[0] = '\0';
 	FILE *f = fopen("/sys/devices/system/cpu/cpu0/regs/identification/midr_el1", "re");
 	unsigned long long midr;
-	if (f && fscanf(f, "%llx", &midr) == 1)
-		snprintf(buf, size, "0x%016llx", midr);
+	bool arm = f && fscanf(f, "%llx", &midr) == 1;
 	if (f)
 		fclose(f);
+	struct hwc_cpu_info ci;
+	if (arm)
+		snprintf(buf, size, "0x%016llx", midr);
+	else if (hwc_cpu_info(&ci) == 0 && ci.vendor[0])
+		snprintf(buf, size, "%s,%u,%u,%u", ci.vendor, ci.family, ci.model, ci.stepping);
 }
 
 /* The table of CPUID: this machine's when CPUID is NULL or this machine's
