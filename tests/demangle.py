@@ -168,11 +168,6 @@ class Cxx(unittest.TestCase):
         self.assertIn("_ZN3hot4workEim", r.stdout)
         self.assertNotIn("hot::work(int, unsigned long)", r.stdout)
 
-    def test_top_count_refuses_no_demangle(self):
-        r = run([HWC, "top", "--count", "--no-demangle", "--batch", "-n", "1", "--", "true"])
-        self.assertEqual(r.returncode, 2)
-        self.assertIn("--no-demangle are for sampling", r.stderr)
-
 
 class Rust(unittest.TestCase):
     """Both Rust manglings, named as perf report names them."""
