@@ -9,6 +9,7 @@
 #include "symbol_internal.h"
 
 #include <errno.h>
+#include <libiberty/demangle.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -132,6 +133,39 @@ const char *hwc__intern(hwc_symbols *s, const char *str)
 	return p;
 }
 
+/* libiberty's demangler, as binutils' c++filt and perf use it: C++ (the
+ * Itanium ABI) and Rust, legacy and v0 (DMGL_AUTO tries Rust first, then
+ * C++; DMGL_RUST alone would leave C++ names), with the parameter types.
+ * It allocates with malloc and returns NULL without memory: it never
+ * exits. */
+const char *hwc__display_name(hwc_symbols *s, const char *name)
+{
+	if (!(s->flags & HWC_SYM_DEMANGLE))
+		return name;
+	const char *known = hwc__map_get(&s->demangled, (uint64_t)(uintptr_t)name);
+	if (known)
+		return known;
+	/* perf names a stub after its target's demangled name: "f(int)@plt". */
+	size_t n = strlen(name);
+	bool plt = n > 4 && strcmp(name + n - 4, "@plt") == 0;
+	char *raw = strndup(name, plt ? n - 4 : n);
+	char *d = raw ? cplus_demangle(raw, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO) : NULL;
+	const char *res = name;
+	if (d) {
+		char *full = plt ? NULL : d;
+		if (plt && asprintf(&full, "%s@plt", d) < 0)
+			full = NULL;
+		if (full)
+			res = hwc__intern(s, full);
+		if (full != d)
+			free(full);
+	}
+	free(d);
+	free(raw);
+	hwc__map_put(&s->demangled, (uint64_t)(uintptr_t)name, (void *)res);
+	return res;
+}
+
 static const struct hwc_symbol *new_symbol(hwc_symbols *s, const char *name, const char *dso,
 					   uint64_t start, uint64_t size, bool known, bool kernel)
 {
@@ -237,6 +271,7 @@ HWC_EXPORT void hwc_symbols_free(hwc_symbols *s)
 	hwc__map_free(&s->dsos);
 	hwc__map_free(&s->buildids);
 	hwc__map_free(&s->strings);
+	hwc__map_free(&s->demangled);
 	hwc__map_free(&s->kernel_locs);
 	hwc__map_free(&s->kernel_syms);
 	hwc__map_free(&s->unknown_locs);

@@ -87,6 +87,7 @@ struct hwc_symbols {
 	const char *root; /* hwc_symbols_set_root(), interned; NULL: none */
 	struct hwc__arena arena;
 	struct hwc__map strings, dsos, procs, threads, buildids;
+	struct hwc__map demangled; /* interned name -> its interned demangled name */
 	struct hwc__dso *dso_list;
 	struct hwc__proc *proc_list;
 	const char *unknown, *kernel_dso;
@@ -101,6 +102,10 @@ struct hwc_symbols {
 
 /* symbol.c: interned strings (equal text, equal pointer), symbols and locations. */
 const char *hwc__intern(hwc_symbols *s, const char *str);
+/* NAME (interned) as the user reads it: with HWC_SYM_DEMANGLE, a C++ or
+ * Rust name demangled ("NAME@plt" as its demangled name's stub), interned;
+ * otherwise, or when it is no mangled name, NAME itself. */
+const char *hwc__display_name(hwc_symbols *s, const char *name);
 /* The interned symbol of TABLE starting at START (an unknown: at the
  * address), made on first use. */
 const struct hwc_symbol *hwc__symbol_at(hwc_symbols *s, struct hwc__map *table, const char *name,

@@ -44,7 +44,7 @@ static const struct hwc_location *inline_chain(hwc_symbols *s, struct hwc__dso *
 		if (tag != DW_TAG_inlined_subroutine)
 			continue;
 		const char *name = die_name(&scopes[i]);
-		name = hwc__intern(s, name ? name : "[inlined]");
+		name = hwc__display_name(s, hwc__intern(s, name ? name : "[inlined]"));
 		const struct hwc_symbol *sym =
 			hwc__symbol_at(s, &d->inline_syms, name, d->name, hwc__hash_str(name), 0, true, false);
 		struct hwc_location *l = hwc__new_location(s, sym, outer->dso_offset);
@@ -129,8 +129,8 @@ static const struct hwc_location *resolve_in_dso(hwc_symbols *s, struct hwc__dso
 				plain[at - name] = '\0';
 				name = plain;
 			}
-			sym = hwc__symbol_at(s, &d->syms, hwc__intern(s, name), d->name, start, size, true,
-					     false);
+			sym = hwc__symbol_at(s, &d->syms, hwc__display_name(s, hwc__intern(s, name)),
+					     d->name, start, size, true, false);
 		}
 		if (s->flags & (HWC_SYM_SRCLINE | HWC_SYM_INLINE)) {
 			Dwfl_Line *l = dwfl_module_getsrc(d->mod, rel);

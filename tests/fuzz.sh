@@ -21,7 +21,7 @@ fi
 # The library's sources go straight into the harness, instrumented.
 clang -std=gnu11 -g -O1 -Iinclude -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -Wall -Werror -Wno-unused-command-line-argument \
-	src/*.c tests/fuzz/perfdata_fuzz.c -o "$out/perfdata_fuzz" -lpfm -ldw -lelf -lz -lzstd -lpthread ||
+	src/*.c tests/fuzz/perfdata_fuzz.c -o "$out/perfdata_fuzz" -lpfm -ldw -lelf -lz -lzstd -liberty -lpthread ||
 	{ echo "building the fuzzer failed" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -23,6 +23,10 @@ typedef struct hwc_symbols hwc_symbols;
 /* Flags for hwc_symbols_new. */
 #define HWC_SYM_SRCLINE 0x1u /* resolve source file:line (DWARF line tables) */
 #define HWC_SYM_INLINE 0x2u  /* describe inlined functions (DWARF scopes) */
+/* Demangle C++ and Rust (legacy and v0) function names as binutils'
+ * c++filt does (libiberty, with parameter types): "ns::f<int>(int)",
+ * "f(int)@plt" for its PLT stub.  Kernel symbols are left as they are. */
+#define HWC_SYM_DEMANGLE 0x4u
 
 /* A function of a DSO (interned: one pointer per function). */
 struct hwc_symbol {

@@ -40,6 +40,7 @@ static const char usage_text[] =
 	"  --percent-limit=P  hide rows and tree branches under P percent (0 to 100)\n"
 	"  --srcline          frames are function at file:line (DWARF line tables)\n"
 	"  --inline           inlined functions are frames of their own\n"
+	"  --no-demangle      C++ and Rust functions by their mangled (symbol table) names\n"
 	"  --no-children      no children (inclusive) column\n"
 	"  --json             one JSON document (schema hwc-report/1) instead of text\n"
 	"exports (may be combined with a view):\n"
@@ -116,7 +117,7 @@ static bool pid_list(const char *list)
 static int parse_opts(int argc, char **argv, struct rp_opts *o)
 {
 	enum { O_VIEW = 256, O_EVENT, O_COMM, O_PID, O_DSO, O_SYMBOL, O_SORT, O_LIMIT, O_SRCLINE,
-	       O_INLINE, O_JSON, O_FOLDED, O_PPROF, O_FLAME, O_NOCHILD };
+	       O_INLINE, O_JSON, O_FOLDED, O_PPROF, O_FLAME, O_NOCHILD, O_NODEMANGLE };
 	static const struct option longopts[] = {
 		{"input", required_argument, NULL, 'i'},  {"view", required_argument, NULL, O_VIEW},
 		{"event", required_argument, NULL, O_EVENT}, {"comm", required_argument, NULL, O_COMM},
@@ -127,7 +128,8 @@ static int parse_opts(int argc, char **argv, struct rp_opts *o)
 		{"json", no_argument, NULL, O_JSON},      {"folded", required_argument, NULL, O_FOLDED},
 		{"pprof", required_argument, NULL, O_PPROF},
 		{"flamegraph", required_argument, NULL, O_FLAME},
-		{"no-children", no_argument, NULL, O_NOCHILD}, {"help", no_argument, NULL, 'h'},
+		{"no-children", no_argument, NULL, O_NOCHILD},
+		{"no-demangle", no_argument, NULL, O_NODEMANGLE}, {"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	o->keys = K_COMM | K_DSO | K_SYM;
@@ -185,6 +187,7 @@ static int parse_opts(int argc, char **argv, struct rp_opts *o)
 		case O_PPROF: o->pprof = optarg; break;
 		case O_FLAME: o->flamegraph = optarg; break;
 		case O_NOCHILD: o->no_children = true; break;
+		case O_NODEMANGLE: o->no_demangle = true; break;
 		default:
 			fprintf(stderr, "Try `hwc report --help`.\n");
 			return -1;

@@ -51,6 +51,7 @@ static const char usage_text[] =
 	"                        terminal needed (for scripts: --batch -n N)\n"
 	"      --rows N          show at most N rows (default: what fits the screen;\n"
 	"                        30 with --batch; 0: all)\n"
+	"      --no-demangle     C++ and Rust functions by their mangled names\n"
 	"  -p, --pid PID         one process, all its threads (and what it creates)\n"
 	"  -t, --tid TID         one thread\n"
 	"  -a, --all-cpus        every CPU (the default without a task or command)\n"
@@ -72,7 +73,7 @@ static int usage_error(const char *fmt, const char *arg)
 /* Returns -1 to go on, else the exit status (help, usage error). */
 static int parse_options(int argc, char **argv, struct top_opts *o)
 {
-	enum { OPT_COUNT = 256, OPT_BATCH, OPT_ROWS };
+	enum { OPT_COUNT = 256, OPT_BATCH, OPT_ROWS, OPT_NO_DEMANGLE };
 	static const struct option longopts[] = {
 		{"event", required_argument, NULL, 'e'},
 		{"freq", required_argument, NULL, 'F'},
@@ -81,6 +82,7 @@ static int parse_options(int argc, char **argv, struct top_opts *o)
 		{"iterations", required_argument, NULL, 'n'},
 		{"batch", no_argument, NULL, OPT_BATCH},
 		{"rows", required_argument, NULL, OPT_ROWS},
+		{"no-demangle", no_argument, NULL, OPT_NO_DEMANGLE},
 		CLI_TARGET_LONGOPTS,
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -117,6 +119,7 @@ static int parse_options(int argc, char **argv, struct top_opts *o)
 						   optarg);
 			break;
 		case OPT_BATCH: o->batch = true; break;
+		case OPT_NO_DEMANGLE: o->no_demangle = true; break;
 		case OPT_ROWS:
 			if (!cli_parse_long(optarg, 0, INT_MAX, &o->rows))
 				return usage_error("invalid number of rows '%s' for --rows (expected 0 for "
@@ -140,8 +143,8 @@ static int parse_options(int argc, char **argv, struct top_opts *o)
 		return usage_error("%s", "--count with a command counts the command: give no -a or -C");
 	if (o->count && t->cpus)
 		return usage_error("%s", "--count counts per process, not per CPU: -C does not apply");
-	if (o->count && (o->freq || o->callgraph))
-		return usage_error("%s", "-F and -g are for sampling; --count counts");
+	if (o->count && (o->freq || o->callgraph || o->no_demangle))
+		return usage_error("%s", "-F, -g and --no-demangle are for sampling; --count counts");
 	if (!o->count && o->nspecs > 1)
 		return usage_error("%s", "hwc top samples one event: give one -e (several events "
 					 "are for --count)");

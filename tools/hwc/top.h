@@ -16,6 +16,7 @@ struct top_opts {
 	bool callgraph;     /* -g */
 	bool count;         /* --count */
 	bool batch;         /* --batch */
+	bool no_demangle;   /* --no-demangle */
 	long iterations;    /* -n: refreshes before exiting, 0 for no limit */
 	double delay;       /* -d: seconds between refreshes */
 	long rows;          /* --rows: at most this many rows, 0 for all, -1 unset */

@@ -183,7 +183,7 @@ int top_sample_open(const struct top_opts *o, struct top_view *view)
 		free(v);
 		return 1;
 	}
-	if (hwc_symbols_new(&v->syms, 0)) {
+	if (hwc_symbols_new(&v->syms, o->no_demangle ? 0 : HWC_SYM_DEMANGLE)) {
 		fprintf(stderr, "hwc top: %s\n", hwc_errdetail());
 		hwc_sampler_close(v->s);
 		free(v);

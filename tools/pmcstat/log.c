@@ -269,8 +269,8 @@ typedef void sample_fn(void *arg, hwc_symbols *syms, const struct hwc_sample *sm
 		       const struct pmcrec *pmc);
 
 /* Call FN on each sample of the PMCs S found in the log (those of thread
- * -i only), with symbols made with FLAGS (HWC_SYM_*).  0, or an exit
- * status after saying why. */
+ * -i only), with symbols made with FLAGS (HWC_SYM_*), their names
+ * demangled as in every view.  0, or an exit status after saying why. */
 static int each_sample(const char *log, const struct scan *sc, unsigned flags, sample_fn *fn,
 		       void *arg)
 {
@@ -278,7 +278,7 @@ static int each_sample(const char *log, const struct scan *sc, unsigned flags, s
 	int rc = 0;
 	hwc_perfdata *f = NULL;
 	hwc_symbols *syms = NULL;
-	if (hwc_perfdata_open(&f, log) || hwc_symbols_new(&syms, flags) ||
+	if (hwc_perfdata_open(&f, log) || hwc_symbols_new(&syms, flags | HWC_SYM_DEMANGLE) ||
 	    hwc_symbols_set_root(syms, pmcstat_opts.fsroot) || hwc_symbols_load(syms, f)) {
 		fprintf(stderr, "pmcstat: ERROR: %s: %s\n", log, hwc_errdetail());
 		rc = EX_DATAERR;

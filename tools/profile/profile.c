@@ -301,7 +301,8 @@ int rp_load(struct rp_report *r)
 		fprintf(stderr, "%s: %s\n", prog, hwc_errdetail());
 		return -1;
 	}
-	unsigned flags = (r->o.srcline ? HWC_SYM_SRCLINE : 0) | (r->o.inl ? HWC_SYM_INLINE : 0);
+	unsigned flags = (r->o.srcline ? HWC_SYM_SRCLINE : 0) | (r->o.inl ? HWC_SYM_INLINE : 0) |
+			 (r->o.no_demangle ? 0 : HWC_SYM_DEMANGLE);
 	if ((err = hwc_symbols_new(&r->syms, flags)) ||
 	    (err = hwc_symbols_set_root(r->syms, r->o.root)) ||
 	    (err = hwc_symbols_load(r->syms, r->file))) {

@@ -136,6 +136,7 @@ struct rp_opts {
 	const char *comms, *pids, *dsos, *symbols, *event;
 	double percent_limit;
 	bool srcline, inl, json, no_children;
+	bool no_demangle;  /* mangled names, as the symbol tables have them */
 	const char *pprof, *folded, *flamegraph;
 	bool quiet;        /* no warnings about symbols */
 	const char *root;  /* the recorded files under this directory (NULL: none) */
