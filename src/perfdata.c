@@ -486,6 +486,29 @@ HWC_EXPORT int hwc_perfdata_open_mem(hwc_perfdata **out, const void *data, size_
 	return 0;
 }
 
+/* Map the SIZE bytes of regular file FD and parse them; NAME for errors. */
+static int open_mapped(hwc_perfdata **out, int fd, size_t size, const char *name)
+{
+	void *p = NULL;
+	if (size > 0) {
+		p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED)
+			return hwc__fail(-errno, "cannot map %s: %s", name, strerror(errno));
+	}
+	int err = hwc_perfdata_open_mem(out, p ? p : "", size);
+	if (err) {
+		hwc__fail_append(" (in %s)", name);
+		if (p)
+			munmap(p, size);
+		return err;
+	}
+	(*out)->mapped = p != NULL;
+	/* The parse walked a stream's every page: give them back until read. */
+	if (p)
+		madvise(p, size, MADV_DONTNEED);
+	return 0;
+}
+
 HWC_EXPORT int hwc_perfdata_open(hwc_perfdata **out, const char *path)
 {
 	*out = NULL;
@@ -498,30 +521,77 @@ HWC_EXPORT int hwc_perfdata_open(hwc_perfdata **out, const char *path)
 	if (fd < 0)
 		return hwc__fail(fd, "cannot open %s: %s", path, strerror(-fd));
 	struct stat st;
-	if (fstat(fd, &st) < 0) {
-		int err = -errno;
-		close(fd);
-		return hwc__fail(err, "cannot open %s: %s", path, strerror(-err));
-	}
-	void *p = NULL;
-	if (st.st_size > 0) {
-		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (p == MAP_FAILED) {
-			int err = -errno;
-			close(fd);
-			return hwc__fail(err, "cannot map %s: %s", path, strerror(-err));
-		}
-	}
+	int err = fstat(fd, &st) < 0 ? -errno : 0;
+	if (err)
+		hwc__fail(err, "cannot open %s: %s", path, strerror(-err));
+	else
+		err = open_mapped(out, fd, (size_t)st.st_size, path);
 	close(fd);
-	int err = hwc_perfdata_open_mem(out, p ? p : "", (size_t)st.st_size);
-	if (err) {
-		hwc__fail_append(" (in %s)", path);
-		if (p)
-			munmap(p, (size_t)st.st_size);
-		return err;
+	return err;
+}
+
+/* Copy the stream on FD to its end into an unlinked file in $TMPDIR (else
+ * /tmp): the stream then costs disk, not memory, and is read as a file. */
+static int spool(int fd, const char *name, int *tmp, size_t *size)
+{
+	const char *dir = getenv("TMPDIR");
+	if (!dir || !*dir)
+		dir = "/tmp";
+	*tmp = open(dir, O_TMPFILE | O_RDWR | O_EXCL | O_CLOEXEC, 0600);
+	if (*tmp < 0)
+		return hwc__fail(-errno, "cannot keep %s in a temporary file in %s: %s (set TMPDIR "
+					 "to a writable directory)",
+				 name, dir, strerror(errno));
+	char buf[1 << 14];
+	*size = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue; /* hwc report lets Ctrl-C through: the writer ends the stream */
+		if (n < 0)
+			return hwc__fail(-errno, "cannot read %s: %s", name, strerror(errno));
+		if (n == 0)
+			return 0;
+		for (ssize_t done = 0; done < n;) {
+			ssize_t w = write(*tmp, buf + done, (size_t)(n - done));
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				return hwc__fail(w < 0 ? -errno : -ENOSPC, "cannot keep %s in a temporary "
+						 "file in %s: %s after %zu bytes (set TMPDIR to a "
+						 "directory with more room)",
+						 name, dir, w < 0 ? strerror(errno) : "short write", *size);
+			done += w;
+		}
+		*size += (size_t)n;
 	}
-	(*out)->mapped = p != NULL;
-	return 0;
+}
+
+HWC_EXPORT int hwc_perfdata_open_fd(hwc_perfdata **out, int fd)
+{
+	hwc__clear_error();
+	*out = NULL;
+	char name[64];
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return hwc__fail(-errno, "cannot read file descriptor %d: %s", fd, strerror(errno));
+	if (S_ISREG(st.st_mode)) {
+		snprintf(name, sizeof(name), "file descriptor %d", fd);
+		return open_mapped(out, fd, (size_t)st.st_size, name);
+	}
+	if (!S_ISFIFO(st.st_mode) && !S_ISSOCK(st.st_mode))
+		return hwc__fail(-EINVAL, "file descriptor %d is neither a regular file nor a pipe "
+					  "or socket (a terminal or device is not read)",
+				 fd);
+	snprintf(name, sizeof(name), "the stream on file descriptor %d", fd);
+	int tmp = -1;
+	size_t size = 0;
+	int err = spool(fd, name, &tmp, &size);
+	if (!err)
+		err = open_mapped(out, tmp, size, name);
+	if (tmp >= 0)
+		close(tmp);
+	return err;
 }
 
 HWC_EXPORT void hwc_perfdata_close(hwc_perfdata *f)
