@@ -272,23 +272,32 @@ static int record(const struct options *o, int argc, char **argv)
 	bool to_stdout = strcmp(path, "-") == 0;
 	cli_raise_fd_limit();
 	cli_catch_stop_signals();
-	/* -o -: the stream keeps standard output; the command's output goes to
-	 * stderr instead (as perf does), so that it does not corrupt it. */
-	int stream = -1;
-	if (to_stdout && ((stream = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3)) < 0 ||
+	/* -o -: a command started here writes to stderr instead (as with perf),
+	 * so that its output cannot corrupt the stream: standard output is
+	 * stderr while the sampler forks it, then the stream's again. */
+	int saved = -1;
+	if (to_stdout && ((saved = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3)) < 0 ||
 			  dup2(STDERR_FILENO, STDOUT_FILENO) < 0)) {
-		fprintf(stderr, "hwc record: cannot take standard output: %s\n", strerror(errno));
+		fprintf(stderr, "hwc record: cannot redirect the command's output: %s\n",
+			strerror(errno));
 		return EXIT_ERROR;
 	}
 
 	/* The events first: a bad event must not clobber an earlier recording. */
 	hwc_sampler *s;
-	if (open_sampler(o, &t, &so, &s))
+	int opened = open_sampler(o, &t, &so, &s);
+	if (saved >= 0 && (dup2(saved, STDOUT_FILENO) < 0 || close(saved) < 0)) {
+		fprintf(stderr, "hwc record: cannot restore standard output: %s\n", strerror(errno));
+		if (!opened)
+			hwc_sampler_close(s);
+		return EXIT_ERROR;
+	}
+	if (opened)
 		return EXIT_ERROR;
 	hwc_recording *rec;
 	/* A temporary file, renamed over PATH at the end; the previous PATH
 	 * becomes PATH.old, as perf does.  A stream is written as it goes. */
-	if (to_stdout ? hwc_recording_fdopen(&rec, stream)
+	if (to_stdout ? hwc_recording_fdopen(&rec, STDOUT_FILENO)
 		      : hwc_recording_create_flags(&rec, path, HWC_OUTPUT_KEEP_OLD)) {
 		fprintf(stderr, "hwc record: %s\n", hwc_errdetail());
 		hwc_sampler_close(s);
