@@ -72,6 +72,19 @@ static int check_section(const hwc_perfdata *f, const struct pf_section *s, uint
 	return 0;
 }
 
+/* Keep the resident set small on big files: mapped pages below OFF that
+ * were walked are dropped (every 8 MiB); touching them again rereads the
+ * file (a private read-only mapping), so earlier pointers stay valid. */
+static void release_below(hwc_perfdata *f, uint64_t off)
+{
+	if (!f->mapped || off - f->released < (8u << 20))
+		return;
+	uint64_t upto = off & ~(uint64_t)4095;
+	uint64_t from = f->released & ~(uint64_t)4095;
+	madvise((void *)(f->base + from), upto - from, MADV_DONTNEED);
+	f->released = upto;
+}
+
 /* A name for an attr the file does not name. */
 static char *attr_fallback_name(const struct perf_event_attr *a)
 {
@@ -384,7 +397,9 @@ static int parse_pipe(hwc_perfdata *f)
 			}
 			off += h.size;
 			end = off;
+			release_below(f, off);
 		}
+		f->released = 0;
 		if (pass == 0) {
 			f->attrs = calloc(f->nattrs + 1, sizeof(*f->attrs));
 			f->names = calloc(f->nattrs + 1, sizeof(*f->names));
@@ -468,7 +483,8 @@ static int parse(hwc_perfdata *f)
 	return 0;
 }
 
-HWC_EXPORT int hwc_perfdata_open_mem(hwc_perfdata **out, const void *data, size_t size)
+/* MAPPED: DATA is a mapping of SIZE bytes the handle unmaps at close. */
+static int open_data(hwc_perfdata **out, const void *data, size_t size, bool mapped)
 {
 	hwc__clear_error();
 	*out = NULL;
@@ -477,13 +493,20 @@ HWC_EXPORT int hwc_perfdata_open_mem(hwc_perfdata **out, const void *data, size_
 		return hwc__fail(-ENOMEM, "out of memory");
 	f->base = data;
 	f->size = size;
+	f->mapped = mapped;
 	int err = parse(f);
 	if (err) {
+		f->mapped = false; /* the caller's to unmap */
 		hwc_perfdata_close(f);
 		return err;
 	}
 	*out = f;
 	return 0;
+}
+
+HWC_EXPORT int hwc_perfdata_open_mem(hwc_perfdata **out, const void *data, size_t size)
+{
+	return open_data(out, data, size, false);
 }
 
 /* Map the SIZE bytes of regular file FD and parse them; NAME for errors. */
@@ -495,18 +518,13 @@ static int open_mapped(hwc_perfdata **out, int fd, size_t size, const char *name
 		if (p == MAP_FAILED)
 			return hwc__fail(-errno, "cannot map %s: %s", name, strerror(errno));
 	}
-	int err = hwc_perfdata_open_mem(out, p ? p : "", size);
+	int err = open_data(out, p ? p : "", size, p != NULL);
 	if (err) {
 		hwc__fail_append(" (in %s)", name);
 		if (p)
 			munmap(p, size);
-		return err;
 	}
-	(*out)->mapped = p != NULL;
-	/* The parse walked a stream's every page: give them back until read. */
-	if (p)
-		madvise(p, size, MADV_DONTNEED);
-	return 0;
+	return err;
 }
 
 HWC_EXPORT int hwc_perfdata_open(hwc_perfdata **out, const char *path)
@@ -742,15 +760,7 @@ HWC_EXPORT int hwc_perfdata_next(hwc_perfdata *f, struct hwc_perfdata_record *re
 	rec->offset = f->pos;
 	rec->attr = record_attr(f, rec->hdr);
 	f->pos += hdr.size;
-	/* Keep the resident set small on big files: pages already walked are
-	 * dropped; touching them again rereads the file (a private read-only
-	 * mapping), so earlier pointers stay valid. */
-	if (f->mapped && rec->offset - f->released >= (8u << 20)) {
-		uint64_t upto = rec->offset & ~(uint64_t)4095;
-		uint64_t from = f->released & ~(uint64_t)4095;
-		madvise((void *)(f->base + from), upto - from, MADV_DONTNEED);
-		f->released = upto;
-	}
+	release_below(f, rec->offset);
 	return 1;
 }
 
