@@ -86,6 +86,19 @@ static int check_section(const hwc_perfdata *f, const struct pf_section *s, uint
 	return 0;
 }
 
+/* Keep the resident set small on big files: mapped pages below OFF that
+ * were walked are dropped (every 8 MiB); touching them again rereads the
+ * file (a private read-only mapping), so earlier pointers stay valid. */
+static void release_below(hwc_perfdata *f, uint64_t off)
+{
+	if (!f->mapped || off - f->released < (8u << 20))
+		return;
+	uint64_t upto = off & ~(uint64_t)4095;
+	uint64_t from = f->released & ~(uint64_t)4095;
+	madvise((void *)(f->base + from), upto - from, MADV_DONTNEED);
+	f->released = upto;
+}
+
 /* A name for an attr the file does not name. */
 static char *attr_fallback_name(const struct perf_event_attr *a)
 {
@@ -398,7 +411,9 @@ static int parse_pipe(hwc_perfdata *f)
 			}
 			off += h.size;
 			end = off;
+			release_below(f, off);
 		}
+		f->released = 0;
 		if (pass == 0) {
 			f->attrs = calloc(f->nattrs + 1, sizeof(*f->attrs));
 			f->names = calloc(f->nattrs + 1, sizeof(*f->names));
@@ -482,7 +497,8 @@ static int parse(hwc_perfdata *f)
 	return 0;
 }
 
-HWC_EXPORT int hwc_perfdata_open_mem(hwc_perfdata **out, const void *data, size_t size)
+/* MAPPED: DATA is a mapping of SIZE bytes the handle unmaps at close. */
+static int open_data(hwc_perfdata **out, const void *data, size_t size, bool mapped)
 {
 	hwc__clear_error();
 	*out = NULL;
@@ -491,13 +507,38 @@ HWC_EXPORT int hwc_perfdata_open_mem(hwc_perfdata **out, const void *data, size_
 		return hwc__fail(-ENOMEM, "out of memory");
 	f->base = data;
 	f->size = size;
+	f->mapped = mapped;
 	int err = parse(f);
 	if (err) {
+		f->mapped = false; /* the caller's to unmap */
 		hwc_perfdata_close(f);
 		return err;
 	}
 	*out = f;
 	return 0;
+}
+
+HWC_EXPORT int hwc_perfdata_open_mem(hwc_perfdata **out, const void *data, size_t size)
+{
+	return open_data(out, data, size, false);
+}
+
+/* Map the SIZE bytes of regular file FD and parse them; NAME for errors. */
+static int open_mapped(hwc_perfdata **out, int fd, size_t size, const char *name)
+{
+	void *p = NULL;
+	if (size > 0) {
+		p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED)
+			return hwc__fail(-errno, "cannot map %s: %s", name, strerror(errno));
+	}
+	int err = open_data(out, p ? p : "", size, p != NULL);
+	if (err) {
+		hwc__fail_append(" (in %s)", name);
+		if (p)
+			munmap(p, size);
+	}
+	return err;
 }
 
 HWC_EXPORT int hwc_perfdata_open(hwc_perfdata **out, const char *path)
@@ -512,30 +553,77 @@ HWC_EXPORT int hwc_perfdata_open(hwc_perfdata **out, const char *path)
 	if (fd < 0)
 		return hwc__fail(fd, "cannot open %s: %s", path, strerror(-fd));
 	struct stat st;
-	if (fstat(fd, &st) < 0) {
-		int err = -errno;
-		close(fd);
-		return hwc__fail(err, "cannot open %s: %s", path, strerror(-err));
-	}
-	void *p = NULL;
-	if (st.st_size > 0) {
-		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (p == MAP_FAILED) {
-			int err = -errno;
-			close(fd);
-			return hwc__fail(err, "cannot map %s: %s", path, strerror(-err));
-		}
-	}
+	int err = fstat(fd, &st) < 0 ? -errno : 0;
+	if (err)
+		hwc__fail(err, "cannot open %s: %s", path, strerror(-err));
+	else
+		err = open_mapped(out, fd, (size_t)st.st_size, path);
 	close(fd);
-	int err = hwc_perfdata_open_mem(out, p ? p : "", (size_t)st.st_size);
-	if (err) {
-		hwc__fail_append(" (in %s)", path);
-		if (p)
-			munmap(p, (size_t)st.st_size);
-		return err;
+	return err;
+}
+
+/* Copy the stream on FD to its end into an unlinked file in $TMPDIR (else
+ * /tmp): the stream then costs disk, not memory, and is read as a file. */
+static int spool(int fd, const char *name, int *tmp, size_t *size)
+{
+	const char *dir = getenv("TMPDIR");
+	if (!dir || !*dir)
+		dir = "/tmp";
+	*tmp = open(dir, O_TMPFILE | O_RDWR | O_EXCL | O_CLOEXEC, 0600);
+	if (*tmp < 0)
+		return hwc__fail(-errno, "cannot keep %s in a temporary file in %s: %s (set TMPDIR "
+					 "to a writable directory)",
+				 name, dir, strerror(errno));
+	char buf[1 << 14];
+	*size = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue; /* hwc report lets Ctrl-C through: the writer ends the stream */
+		if (n < 0)
+			return hwc__fail(-errno, "cannot read %s: %s", name, strerror(errno));
+		if (n == 0)
+			return 0;
+		for (ssize_t done = 0; done < n;) {
+			ssize_t w = write(*tmp, buf + done, (size_t)(n - done));
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				return hwc__fail(w < 0 ? -errno : -ENOSPC, "cannot keep %s in a temporary "
+						 "file in %s: %s after %zu bytes (set TMPDIR to a "
+						 "directory with more room)",
+						 name, dir, w < 0 ? strerror(errno) : "short write", *size);
+			done += w;
+		}
+		*size += (size_t)n;
 	}
-	(*out)->mapped = p != NULL;
-	return 0;
+}
+
+HWC_EXPORT int hwc_perfdata_open_fd(hwc_perfdata **out, int fd)
+{
+	hwc__clear_error();
+	*out = NULL;
+	char name[64];
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return hwc__fail(-errno, "cannot read file descriptor %d: %s", fd, strerror(errno));
+	if (S_ISREG(st.st_mode)) {
+		snprintf(name, sizeof(name), "file descriptor %d", fd);
+		return open_mapped(out, fd, (size_t)st.st_size, name);
+	}
+	if (!S_ISFIFO(st.st_mode) && !S_ISSOCK(st.st_mode))
+		return hwc__fail(-EINVAL, "file descriptor %d is neither a regular file nor a pipe "
+					  "or socket (a terminal or device is not read)",
+				 fd);
+	snprintf(name, sizeof(name), "the stream on file descriptor %d", fd);
+	int tmp = -1;
+	size_t size = 0;
+	int err = spool(fd, name, &tmp, &size);
+	if (!err)
+		err = open_mapped(out, tmp, size, name);
+	if (tmp >= 0)
+		close(tmp);
+	return err;
 }
 
 HWC_EXPORT void hwc_perfdata_close(hwc_perfdata *f)
@@ -742,19 +830,6 @@ static int deliver(hwc_perfdata *f, struct hwc_perfdata_record *rec, const uint8
 	return 1;
 }
 
-/* Keep the resident set small on big files: pages below OFF, already
- * walked, are dropped; touching them again rereads the file (a private
- * read-only mapping), so earlier pointers stay valid. */
-static void release(hwc_perfdata *f, uint64_t off)
-{
-	if (f->mapped && off - f->released >= (8u << 20)) {
-		uint64_t upto = off & ~(uint64_t)4095;
-		uint64_t from = f->released & ~(uint64_t)4095;
-		madvise((void *)(f->base + from), upto - from, MADV_DONTNEED);
-		f->released = upto;
-	}
-}
-
 /* The next whole record unpacked from compressed ones: 1, 0 (none whole
  * yet) or -errno. */
 static int next_unpacked(hwc_perfdata *f, struct hwc_perfdata_record *rec)
@@ -805,7 +880,7 @@ HWC_EXPORT int hwc_perfdata_next(hwc_perfdata *f, struct hwc_perfdata_record *re
 			int err = unpack(f, hdr.type, hdr.size);
 			if (err)
 				return err;
-			release(f, f->pos);
+			release_below(f, f->pos);
 			f->pos += hdr.size;
 			continue;
 		}
@@ -813,7 +888,7 @@ HWC_EXPORT int hwc_perfdata_next(hwc_perfdata *f, struct hwc_perfdata_record *re
 		if (got_file < 0)
 			return got_file;
 		f->pos += hdr.size;
-		release(f, rec->offset);
+		release_below(f, rec->offset);
 		return 1;
 	}
 	/* A piece may end inside a zstd block (perf's do when a flush fills a

@@ -367,8 +367,11 @@ HWC_EXPORT int hwc_recording_fdopen(hwc_recording **out, int fd)
 	struct stat st;
 	if (fstat(fd, &st) < 0)
 		return hwc__fail(-errno, "cannot record to file descriptor %d: %s", fd, strerror(errno));
-	/* Anything but a regular file (a pipe, a socket) takes a stream. */
-	bool pipe = !S_ISREG(st.st_mode);
+	/* Anything but a regular file (a pipe, a socket) takes a stream, and so
+	 * does a file opened to append (>>), where pwrite(2) cannot place the
+	 * header. */
+	int fl = fcntl(fd, F_GETFL);
+	bool pipe = !S_ISREG(st.st_mode) || (fl >= 0 && (fl & O_APPEND));
 	if (!pipe && ftruncate(fd, 0) < 0)
 		return hwc__fail(-errno, "cannot truncate file descriptor %d: %s", fd, strerror(errno));
 	hwc_recording *rec = calloc(1, sizeof(*rec));

@@ -30,9 +30,13 @@ def workload(name):
 
 def run(argv, nobody=False, timeout=LIMIT, **kw):
     """Run ARGV to its end, its output captured as text; as nobody if
-    NOBODY.  More keywords go to subprocess.run (env, cwd, input, ...)."""
+    NOBODY; stdin is /dev/null unless given.  More keywords go to
+    subprocess.run (env, cwd, input, ...)."""
     if nobody:
         argv = NOBODY + list(argv)
+    # Not the runner's stdin: in a pipe, `hwc report` with no file reads it.
+    if "input" not in kw:
+        kw.setdefault("stdin", subprocess.DEVNULL)
     return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, **kw)
 
 

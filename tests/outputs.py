@@ -96,11 +96,14 @@ class Record(Tmp):
         self.assertEqual(self.record("true").returncode, 0)
         self.assertEqual(self.read("hwc.data.old"), first)
 
-    def test_standard_output_not_supported_yet(self):
-        r = run([HWC, "record", "-o", "-", "true"])
-        self.assertEqual(r.returncode, 2, r.stderr)
-        self.assertIn("standard output (perf's pipe format) is not supported yet", r.stderr)
-        self.assertFalse(os.path.exists("-"))
+    def test_dash_is_standard_output(self):
+        """-o - streams to stdout (tests/pipe_mode.py reads it): no file is
+        named "-"."""
+        r = subprocess.run([HWC, "record", "-o", "-", "-e", "cpu-clock", "true"], cwd=self.dir,
+                           capture_output=True, timeout=GUARD)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(r.stdout.startswith(b"PERFILE2"), r.stdout[:16])
+        self.assertEqual(os.listdir(self.dir), [])
 
     def test_old_name_must_be_a_regular_file(self):
         os.mkdir(self.path("x.data.old"))

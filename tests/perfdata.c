@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void *slurp(const char *name, size_t *size)
@@ -327,6 +328,95 @@ static void test_open_errors(void)
 	CHECK_STR_CONTAINS(hwc_errdetail(), "offset 8");
 }
 
+/* A pipe-mode stream of N user records, written by a child into a pipe
+ * (hwc_recording_fdopen), as `hwc record -o - | ...` does; the read end. */
+static int user_stream(int n)
+{
+	int p[2];
+	CHECK_INT(pipe(p), ==, 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		hwc_recording *rec;
+		if (hwc_recording_fdopen(&rec, p[1]))
+			_exit(1);
+		for (int i = 0; i < n; i++)
+			if (hwc_recording_write_user(rec, "pipe-mode", 9))
+				_exit(1);
+		_exit(hwc_recording_close(rec, NULL) ? 1 : 0);
+	}
+	close(p[1]);
+	return p[0];
+}
+
+static int count_samples(hwc_perfdata *f)
+{
+	struct hwc_perfdata_record r;
+	int n = 0;
+	while (hwc_perfdata_next(f, &r) > 0)
+		n += r.hdr->type == PERF_RECORD_SAMPLE;
+	return n;
+}
+
+/* hwc_perfdata_open_fd: a regular file is read as hwc_perfdata_open reads
+ * it; a stream on a pipe to its end (through a temporary file); other
+ * kinds and an unusable TMPDIR are refused with what to do. */
+static void test_open_fd(void)
+{
+	hwc_perfdata *f, *g;
+	char path[4096];
+	const char *src = getenv("HWC_SRC");
+	snprintf(path, sizeof(path), "%s/tests/fuzz/corpus/fp-small.data", src ? src : ".");
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		SKIP_SUB("cannot read the corpus (run from the source tree or set HWC_SRC)");
+	stale_detail();
+	CHECK_OK(hwc_perfdata_open_fd(&f, fd));
+	CHECK_NO_DETAIL();
+	close(fd);
+	CHECK_OK(hwc_perfdata_open(&g, path));
+	if (f && g) {
+		CHECK_INT(hwc_perfdata_nattrs(f), ==, 1);
+		CHECK_INT(count_samples(f), ==, count_samples(g));
+	}
+	hwc_perfdata_close(f);
+	hwc_perfdata_close(g);
+
+	/* 3000 records: more than a pipe holds, so the writer needs the reader. */
+	fd = user_stream(3000);
+	CHECK_OK(hwc_perfdata_open_fd(&f, fd));
+	close(fd);
+	int status;
+	wait(&status);
+	CHECK_INT(status, ==, 0);
+	if (f) {
+		CHECK_INT(count_samples(f), ==, 3000);
+		uint64_t off, size;
+		hwc_perfdata_data_section(f, &off, &size);
+		CHECK_U64(off, ==, 16); /* pipe mode */
+	}
+	hwc_perfdata_close(f);
+
+	fd = open("/dev/null", O_RDONLY);
+	CHECK_INT(hwc_perfdata_open_fd(&f, fd), ==, -EINVAL);
+	CHECK_STR_CONTAINS(hwc_errdetail(), "neither a regular file nor a pipe");
+	close(fd);
+
+	const char *tmpdir = getenv("TMPDIR");
+	char *saved = tmpdir ? strdup(tmpdir) : NULL;
+	setenv("TMPDIR", "/nonexistent/tmp", 1);
+	fd = user_stream(1);
+	CHECK_INT(hwc_perfdata_open_fd(&f, fd), ==, -ENOENT);
+	CHECK_STR_CONTAINS(hwc_errdetail(), "set TMPDIR");
+	close(fd);
+	wait(&status);
+	if (saved)
+		setenv("TMPDIR", saved, 1);
+	else
+		unsetenv("TMPDIR");
+	free(saved);
+}
+
 /* After another function's failure, a success leaves no detail and a
  * failure's detail is its own: never text left from before. */
 static void test_detail_is_fresh(void)
@@ -522,6 +612,7 @@ int main(void)
 	RUN(test_compressed_round_trip);
 	RUN(test_compressed_pipe);
 	RUN(test_open_errors);
+	RUN(test_open_fd);
 	RUN(test_detail_is_fresh);
 	RUN(test_kallsyms_names);
 	RUN(test_set_root);

@@ -66,6 +66,13 @@ int hwc_perfdata_open(hwc_perfdata **out, const char *path);
  * fuzzer and tests use it). */
 int hwc_perfdata_open_mem(hwc_perfdata **out, const void *data, size_t size);
 
+/* The recording on descriptor FD (not closed): a regular file is mapped from
+ * its start; a pipe or socket (perf record -o -, hwc record -o -) is read to
+ * its end into an unlinked temporary file in $TMPDIR (else /tmp), which is
+ * then read as a file: the stream takes disk, not memory.  Other kinds (a
+ * terminal, a device) are -EINVAL. */
+int hwc_perfdata_open_fd(hwc_perfdata **out, int fd);
+
 void hwc_perfdata_close(hwc_perfdata *f);
 
 /* One event of the recording. */

@@ -224,7 +224,8 @@ int hwc_recording_create(hwc_recording **out, const char *path);
 int hwc_recording_create_flags(hwc_recording **out, const char *path, unsigned flags);
 
 /* The same on FD, open for writing, which stays the caller's: a regular file
- * is truncated and made a perf.data file; a pipe or socket takes a stream in
+ * is truncated and made a perf.data file; a pipe or socket, or a file open
+ * to append (O_APPEND: pwrite cannot place the header), takes a stream in
  * perf's pipe mode (hwc-data(5), STREAMS). */
 int hwc_recording_fdopen(hwc_recording **out, int fd);
 

@@ -10,6 +10,7 @@
 #include <hwc/sample.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 enum { EXIT_ERROR = 1, EXIT_NOEXEC = 127 };
 
@@ -55,7 +57,8 @@ static const char usage_text[] =
 	"  -C, --cpu LIST            sample these CPUs only (e.g. 0-3,6)\n"
 	"  -i, --no-inherit          do not sample child processes and new threads\n"
 	"  -o, --output FILE         the recording (default hwc.data); a previous FILE\n"
-	"                            is kept as FILE.old\n"
+	"                            is kept as FILE.old; - streams it to standard\n"
+	"                            output in perf's pipe format (hwc report -i -)\n"
 	"  -m, --mmap-pages N        ring buffer pages per CPU, a power of 2 (default 128)\n"
 	"  -z, --compression-level[=N]  compress the records with zstd at level N, from 1\n"
 	"                            (fastest, the default) to 22 (smallest), as perf\n"
@@ -159,10 +162,6 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'o':
 			if (!*optarg)
 				return usage_error("%s", "the output file name of -o cannot be empty");
-			if (strcmp(optarg, "-") == 0)
-				return usage_error("%s", "-o -: writing to standard output (perf's "
-							 "pipe format) is not supported yet; give a "
-							 "file name");
 			o->output = optarg;
 			break;
 		case 'm':
@@ -204,6 +203,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 					 "command, -p or -t, not -a or -C");
 	if (o->log_events && !o->log_exit && !o->log_switch)
 		return usage_error("%s", "--log-events needs --log-exit or --log-switch");
+	if (o->output && strcmp(o->output, "-") == 0 && isatty(STDOUT_FILENO))
+		return usage_error("%s", "-o -: standard output is a terminal; pipe it into a "
+					 "reader (hwc record -o - CMD | hwc report -i -) or give a "
+					 "file name");
 	return -1;
 }
 
@@ -281,17 +284,36 @@ static int record(const struct options *o, int argc, char **argv)
 			 (o->log_exit ? HWC_LOG_PROCEXIT : 0) | (o->log_switch ? HWC_LOG_PROCCSW : 0),
 	};
 	const char *path = o->output ? o->output : "hwc.data";
+	bool to_stdout = strcmp(path, "-") == 0;
 	cli_raise_fd_limit();
 	cli_catch_stop_signals();
+	/* -o -: a command started here writes to stderr instead (as with perf),
+	 * so that its output cannot corrupt the stream: standard output is
+	 * stderr while the sampler forks it, then the stream's again. */
+	int saved = -1;
+	if (to_stdout && ((saved = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3)) < 0 ||
+			  dup2(STDERR_FILENO, STDOUT_FILENO) < 0)) {
+		fprintf(stderr, "hwc record: cannot redirect the command's output: %s\n",
+			strerror(errno));
+		return EXIT_ERROR;
+	}
 
 	/* The events first: a bad event must not clobber an earlier recording. */
 	hwc_sampler *s;
-	if (open_sampler(o, &t, &so, &s))
+	int opened = open_sampler(o, &t, &so, &s);
+	if (saved >= 0 && (dup2(saved, STDOUT_FILENO) < 0 || close(saved) < 0)) {
+		fprintf(stderr, "hwc record: cannot restore standard output: %s\n", strerror(errno));
+		if (!opened)
+			hwc_sampler_close(s);
+		return EXIT_ERROR;
+	}
+	if (opened)
 		return EXIT_ERROR;
 	hwc_recording *rec;
 	/* A temporary file, renamed over PATH at the end; the previous PATH
-	 * becomes PATH.old, as perf does. */
-	if (hwc_recording_create_flags(&rec, path, HWC_OUTPUT_KEEP_OLD)) {
+	 * becomes PATH.old, as perf does.  A stream is written as it goes. */
+	if (to_stdout ? hwc_recording_fdopen(&rec, STDOUT_FILENO)
+		      : hwc_recording_create_flags(&rec, path, HWC_OUTPUT_KEEP_OLD)) {
 		fprintf(stderr, "hwc record: %s\n", hwc_errdetail());
 		hwc_sampler_close(s);
 		return EXIT_ERROR;
@@ -364,7 +386,7 @@ static int record(const struct options *o, int argc, char **argv)
 		fprintf(stderr, "hwc record: %s\n", hwc_errdetail());
 		failed = true;
 	}
-	summary(path, &rs, &ss);
+	summary(to_stdout ? "standard output" : path, &rs, &ss);
 	if (failed)
 		return EXIT_ERROR;
 	if (cli_stop_signal)

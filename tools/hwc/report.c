@@ -12,12 +12,14 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const char usage_text[] =
 	"usage: hwc report [options] [FILE]\n"
-	"Summarize a recording made by `hwc record` or `perf record` (default ./hwc.data,\n"
-	"else ./perf.data).\n"
+	"Summarize a recording made by `hwc record` or `perf record` (default: a pipe on\n"
+	"standard input, else ./hwc.data, else ./perf.data).\n"
 	"\n"
 	"views (one):\n"
 	"  --view=flat        functions by self share (default)\n"
@@ -27,7 +29,9 @@ static const char usage_text[] =
 	"  --view=threads     per-process/thread totals, exits and context switches\n"
 	"  --view=records     the user records of the recording\n"
 	"selection (samples that do not match are left out, totals included):\n"
-	"  -i, --input=FILE   the recording (or give FILE as the argument)\n"
+	"  -i, --input=FILE   the recording (or give FILE as the argument); - reads a\n"
+	"                     stream on standard input (perf record -o -, hwc record\n"
+	"                     -o -), as does no FILE when standard input is a pipe\n"
 	"  --event=NAME       report this event of a multi-event recording\n"
 	"  --comm=A,B         only these command names\n"
 	"  --pid=N,M          only these process (or thread) ids\n"
@@ -209,6 +213,11 @@ static int parse_opts(int argc, char **argv, struct rp_opts *o)
 static int default_input(struct rp_opts *o)
 {
 	struct stat st;
+	/* In a pipeline (perf record -o - | hwc report), the stream, as perf. */
+	if (fstat(STDIN_FILENO, &st) == 0 && S_ISFIFO(st.st_mode)) {
+		o->input = "-";
+		return 0;
+	}
 	bool hwc = lstat("hwc.data", &st) == 0, perf = lstat("perf.data", &st) == 0;
 	if (!hwc && !perf) {
 		fprintf(stderr, "hwc report: no hwc.data or perf.data here: record one with "
@@ -224,6 +233,11 @@ static int default_input(struct rp_opts *o)
 	return 0;
 }
 
+static void ignore_once(int sig)
+{
+	(void)sig;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct rp_report r = {0};
@@ -233,6 +247,12 @@ int cmd_report(int argc, char **argv)
 		return 1;
 	r.o.prog = "hwc report";
 	int rc = 1;
+	/* Ctrl-C in `hwc record -o - | hwc report` reaches both: the writer
+	 * then ends the stream, which is read to its end.  A second one ends
+	 * the report. */
+	if (rp_input_is_stdin(r.o.input))
+		sigaction(SIGINT, &(struct sigaction){.sa_handler = ignore_once,
+						      .sa_flags = SA_RESETHAND}, NULL);
 	cli_raise_fd_limit(); /* libdw keeps each DSO's file open */
 	if (rp_load(&r))
 		goto out;

@@ -58,6 +58,7 @@ static const char usage_text[] =
 	"  -x, --field-separator SEP CSV output, fields separated by SEP\n"
 	"  -j, --json                one JSON document (schema hwc-stat/1)\n"
 	"  -o, --output FILE         write the report to FILE instead of stderr\n"
+	"                            (- : stderr, as perf stat -o -)\n"
 	"  -i, --no-inherit          do not count child processes and new threads\n"
 	"  -h, --help                show this help\n"
 	"\n"
@@ -115,7 +116,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->sep = optarg;
 			break;
 		case 'j': o->json = true; break;
-		case 'o': o->output = optarg; break;
+		case 'o':
+			if (!*optarg)
+				return usage_error("%s", "the output file name of -o cannot be empty");
+			/* -: the default, standard error, as perf stat -o - */
+			o->output = strcmp(optarg, "-") == 0 ? NULL : optarg;
+			break;
 		case 'h': fputs(usage_text, stdout); return 0;
 		default:
 			if ((rc = cli_other_option("stat", c, argv, &o->t)) >= 0)

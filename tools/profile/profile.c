@@ -9,6 +9,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const char *prog = "hwc report"; /* for messages: the tool's name */
 
@@ -292,11 +294,27 @@ void rp_free(struct rp_report *r)
 	hwc_perfdata_close(r->file);
 }
 
+bool rp_input_is_stdin(const char *input)
+{
+	if (strcmp(input, "-") == 0)
+		return true;
+	/* Another FIFO is not read: with no writer it would hang. */
+	struct stat a, b;
+	return stat(input, &a) == 0 && (S_ISFIFO(a.st_mode) || S_ISSOCK(a.st_mode)) &&
+	       fstat(STDIN_FILENO, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 int rp_load(struct rp_report *r)
 {
 	if (r->o.prog)
 		prog = r->o.prog;
-	int err = hwc_perfdata_open(&r->file, r->o.input);
+	int err;
+	if (rp_input_is_stdin(r->o.input)) {
+		err = hwc_perfdata_open_fd(&r->file, STDIN_FILENO);
+		r->o.input = "standard input";
+	} else {
+		err = hwc_perfdata_open(&r->file, r->o.input);
+	}
 	if (err) {
 		fprintf(stderr, "%s: %s\n", prog, hwc_errdetail());
 		return -1;

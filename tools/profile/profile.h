@@ -172,6 +172,9 @@ struct rp_report {
  * first sampled event; messages go to stderr prefixed by O.prog.  0, or -1
  * after saying why.  rp_free() in either case. */
 int rp_load(struct rp_report *r);
+/* Does INPUT name the standard input ("-", or /dev/stdin on a pipe or
+ * socket)?  rp_load() then reads the stream there to its end. */
+bool rp_input_is_stdin(const char *input);
 /* rp_clear(), and close the file and its symbols. */
 void rp_free(struct rp_report *r);
 
