@@ -161,13 +161,17 @@ $(BUILD)/lib/pkgconfig/%.pc: %.pc.in Makefile include/hwc/hwc.h
 	@mkdir -p $(dir $@)
 	$(PC_SED) $< > $@
 
-# ncurses draws hwc top's live view: the tool links it, libhwc does not.
-# It and libm (sqrt, round) are linked statically: as shared libraries the
-# loader maps and relocates them in every run, which cost hwc stat ~0.5 MB of
-# its peak RSS for code it never calls.
+# ncurses draws hwc top's live view and json-c reads hwc diff --stat's JSON:
+# the tool links them, libhwc does not.  They are linked statically: as
+# shared libraries the loader maps and relocates them in every run, which
+# cost hwc stat ~0.5 MB of its peak RSS for code it never calls (and the
+# emulated arm64 machine of scripts/pmu-vm has neither).  libm is shared:
+# the t distribution of hwc diff --stat needs exp, log and lgamma, whose
+# static copies need the dynamic loader's CPU features (x86) or other libc
+# internals (arm64); it costs hwc stat ~190 KiB of peak RSS.
 $(BUILD)/bin/hwc: $(HWC_OBJS) $(BUILD)/lib/libhwc.so
 	$(CC) $(LDFLAGS) -o $@ $(HWC_OBJS) -L$(BUILD)/lib -lhwc -lz \
-		-Wl,-Bstatic -lncurses -ltinfo -lm -Wl,-Bdynamic $(RPATH)
+		-Wl,-Bstatic -ljson-c -lncurses -ltinfo -Wl,-Bdynamic -lm $(RPATH)
 
 $(BUILD)/lib/libpctx.so.1: $(PCTX_OBJS) compat/pctx/libpctx.map
 	$(CC) $(LDFLAGS) -shared -Wl,-soname,libpctx.so.1 -Wl,--version-script=compat/pctx/libpctx.map \

@@ -2,7 +2,9 @@
  * and f2 does three times f1's work, so a profile should give f1 ~25% and
  * f2 ~75% of the samples, both under g (and g under main).  It also forks
  * one child per round and sleeps briefly, so recordings carry fork, exit and
- * context-switch records.  Usage: hotspots [rounds] (default 20, ~1 s). */
+ * context-switch records.  Usage: hotspots [rounds [f2-units]] (default 20
+ * rounds, ~1 s; f2 does f2-units times f1's work, default 3: hwc diff's
+ * tests change it to change the shares). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -11,6 +13,7 @@
 
 void f1(void);
 void f2(void);
+static unsigned long f2_units = 3;
 void g(void);
 
 static volatile unsigned long sink;
@@ -43,7 +46,7 @@ __attribute__((noipa)) void f1(void)
 __attribute__((noipa)) void f2(void)
 {
 	mark();
-	work(3);
+	work(f2_units);
 }
 
 __attribute__((noipa)) void g(void)
@@ -57,10 +60,12 @@ __attribute__((noipa)) void g(void)
 int main(int argc, char **argv)
 {
 	long rounds = argc > 1 ? atol(argv[1]) : 20;
-	if (rounds <= 0) {
-		fprintf(stderr, "usage: hotspots [rounds]\n");
+	long units = argc > 2 ? atol(argv[2]) : 3;
+	if (rounds <= 0 || units <= 0) {
+		fprintf(stderr, "usage: hotspots [rounds [f2-units]]\n");
 		return 2;
 	}
+	f2_units = (unsigned long)units;
 	struct timespec nap = {0, 1000000};
 	for (long r = 0; r < rounds; r++) {
 		g();

@@ -17,6 +17,7 @@ static const struct {
 	{"info", cmd_info, "describe this machine's counters, PMUs and permissions"},
 	{"record", cmd_record, "sample a command, process or the whole system into a perf.data file"},
 	{"top", cmd_top, "live view of the hottest functions, or of per-process counter rates"},
+	{"diff", cmd_diff, "compare two recordings per function, or two `hwc stat -r` results"},
 };
 
 static void usage(FILE *f)
