@@ -10,5 +10,6 @@ int cmd_info(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_script(int argc, char **argv);
 
 #endif

@@ -180,6 +180,13 @@ const char *rp_dso_base(const char *dso);
 void rp_func_name(const struct rp_func *f, char *buf, size_t size);
 
 /* agg.c */
+/* The addresses of sample S of an event opened with A, innermost first:
+ * its call chain (PERF_CONTEXT markers dropped), the user part unwound
+ * with DWARF when it carries registers and stack, else its ip.  KERN[i]
+ * says whether IPS[i] is a kernel address.  At most MAX; *UNWIND_FAILED
+ * when the DWARF unwinding failed (the kernel part is kept). */
+size_t rp_sample_ips(hwc_symbols *syms, const struct hwc_sample *s, const struct perf_event_attr *a,
+		     uint64_t *ips, bool *kern, size_t max, bool *unwind_failed);
 /* Add sample S of an event opened with A: its frames resolved through
  * r->syms (call chain, or DWARF unwinding when it has the registers and
  * stack), summed under the --sort keys unless the selection leaves it out. */
