@@ -33,8 +33,8 @@ static const char usage_text[] =
 	"  -F, --fields LIST  the fields to print, in perf script's names: comm, pid, tid,\n"
 	"                     cpu, time, period, event, addr, ip, sym, symoff, dso\n"
 	"                     (default comm,tid,cpu,time,period,event,ip,sym,symoff,dso,\n"
-	"                     less those the recording lacks); +LIST adds to the default,\n"
-	"                     -LIST removes from it\n"
+	"                     less those the recording lacks); +FIELD adds to the default,\n"
+	"                     -FIELD removes from it (e.g. -F +pid,-dso)\n"
 	"      --json         one JSON object per sample and line instead of text\n"
 	"      --chrome FILE  write a Chrome trace-event file (chrome://tracing,\n"
 	"                     Perfetto): one complete event per run of a function\n"
@@ -66,10 +66,10 @@ static const struct {
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
 
-/* -F LIST: the fields, or +LIST / -LIST against the default, into *WANT;
- * *NAMED gets those named to be printed, which the samples must have (the
- * default's are left out where they are not, as perf script does).  0, or
- * -1 after saying why. */
+/* -F LIST: the fields, or +FIELD and -FIELD items that add to and take
+ * from the default (as perf script's), into *WANT; *NAMED gets those named
+ * to be printed, which the samples must have (the default's are left out
+ * where they are not, as perf script does).  0, or -1 after saying why. */
 static int parse_fields(const char *spec, unsigned *want, unsigned *named)
 {
 	char buf[512];
@@ -77,9 +77,9 @@ static int parse_fields(const char *spec, unsigned *want, unsigned *named)
 		fprintf(stderr, PROG ": -F: field list too long\n");
 		return -1;
 	}
-	char sign = buf[0] == '+' || buf[0] == '-' ? buf[0] : 0;
-	unsigned set = 0;
-	for (char *save, *k = strtok_r(buf + !!sign, ",", &save); k; k = strtok_r(NULL, ",", &save)) {
+	unsigned set = 0, add = 0, del = 0;
+	for (char *save, *k = strtok_r(buf, ",", &save); k; k = strtok_r(NULL, ",", &save)) {
+		char sign = *k == '+' || *k == '-' ? *k++ : 0;
 		size_t i = 0;
 		while (i < NFIELDS && strcmp(k, fields[i].name) != 0)
 			i++;
@@ -89,14 +89,20 @@ static int parse_fields(const char *spec, unsigned *want, unsigned *named)
 				k);
 			return -1;
 		}
-		set |= fields[i].field;
+		*(sign == '+' ? &add : sign == '-' ? &del : &set) |= fields[i].field;
 	}
-	if (!set) {
+	if (set && (add || del)) {
+		fprintf(stderr, PROG ": -F: '%s' mixes fields with +field or -field items: give a "
+				"list, or changes to the default\n",
+			spec);
+		return -1;
+	}
+	if (!set && !add && !del) {
 		fprintf(stderr, PROG ": -F: no fields in '%s'\n", spec);
 		return -1;
 	}
-	*want = sign == '+' ? F_DEFAULT | set : sign == '-' ? F_DEFAULT & ~set : set;
-	*named = sign == '-' ? 0 : set;
+	*want = set ? set : (F_DEFAULT | add) & ~del;
+	*named = set | add;
 	return 0;
 }
 
