@@ -106,6 +106,19 @@ class Script(unittest.TestCase):
                 if name.endswith("-g"):
                     self.assertTrue(any(f["sym"] == "main" for s in ours for f in s["chain"]))
 
+    def test_long_recording_in_perf_order(self):
+        # Forty rounds of the workload (its children run on the other CPU):
+        # many FINISHED_ROUNDs, samples held over from one to the next.
+        path = os.path.join(self.dir, "long.data")
+        r = run([HWC, "record", "-g", "-e", "cpu-clock", "-o", path, "--", workload("hotspots"), "40"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        ours, theirs = parse(self.hwc("-i", path).stdout), parse(self.perf_script("-i", path))
+        self.assertEqual(len(ours), len(theirs))
+        self.assertEqual([(s["tid"], s["time"], s["cpu"]) for s in ours],
+                         [(s["tid"], s["time"], s["cpu"]) for s in theirs])
+        self.assertEqual([[f["ip"] for f in s["chain"]] for s in ours],
+                         [[f["ip"] for f in s["chain"]] for s in theirs])
+
     def test_same_text_as_perf_without_chains(self):
         # Same layout to the byte, lines whose symbols are named alike.
         path = self.files["hwc"]
@@ -197,6 +210,17 @@ class Script(unittest.TestCase):
                 if stack:
                     self.assertLessEqual(b, stack[-1] + 1e-3, "tid %d: %s crosses its parent" % (tid, (a, b)))
                 stack.append(b)
+
+    def test_default_input(self):
+        # No file named: hwc.data, else perf.data, as hwc report reads.
+        d = tempfile.mkdtemp(dir=self.dir)
+        r = run([HWC, "script"], cwd=d)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("no hwc.data or perf.data here", r.stderr)
+        shutil.copy(self.files["hwc"], os.path.join(d, "perf.data"))
+        r = run([HWC, "script", "-F", "tid"], cwd=d)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, self.hwc("-i", self.files["hwc"], "-F", "tid").stdout)
 
     # ---------------------------------------------------------- errors
 

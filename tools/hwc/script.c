@@ -491,6 +491,11 @@ static int by_time(const void *x, const void *y)
 	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
+static size_t record_size(const struct script *sc, const struct pending *p)
+{
+	return ((const struct perf_event_header *)(const void *)(sc->arena + p->off))->size;
+}
+
 /* Print the buffered samples up to time LIMIT (all: UINT64_MAX) in time
  * order, keep the others. */
 static int flush(struct script *sc, uint64_t limit)
@@ -502,16 +507,23 @@ static int flush(struct script *sc, uint64_t limit)
 			return -1;
 		k++;
 	}
-	/* Move the rest to the front of the arena. */
-	size_t len = 0;
+	/* Keep the rest in a new arena: in place, a record moved in time order
+	 * could overwrite one not yet moved. */
+	size_t len = 0, cap = 4096;
+	for (size_t i = k; i < sc->npend; i++)
+		cap += record_size(sc, &sc->pend[i]);
+	uint8_t *arena = xrealloc(NULL, cap);
 	for (size_t i = k; i < sc->npend; i++) {
 		struct pending p = sc->pend[i];
-		size_t size = ((const struct perf_event_header *)(const void *)(sc->arena + p.off))->size;
-		memmove(sc->arena + len, sc->arena + p.off, size);
+		size_t size = record_size(sc, &p);
+		memcpy(arena + len, sc->arena + p.off, size);
 		p.off = len;
 		len += size;
 		sc->pend[i - k] = p;
 	}
+	free(sc->arena);
+	sc->arena = arena;
+	sc->arena_cap = cap;
 	sc->npend -= k;
 	sc->arena_len = len;
 	return 0;
