@@ -21,8 +21,8 @@ FIRST = 60  # samples compared field by field
 # period, event, then ip sym+off (dso), or a newline and the chain.
 HEAD = re.compile(r"^\s*(?P<comm>\S+)\s+(?P<tid>\d+)\s+(?:\[(?P<cpu>\d+)\]\s+)?"
                   r"(?P<time>\d+\.\d{6}):\s+(?P<period>\d+)\s+(?P<event>\S+):\s*"
-                  r"(?:(?P<ip>[0-9a-f]+) (?P<sym>\S+?)(?:\+0x[0-9a-f]+)? \((?P<dso>.*)\))?$")
-FRAME = re.compile(r"^\t\s*(?P<ip>[0-9a-f]+) (?P<sym>\S+?)(?:\+0x[0-9a-f]+)? \((?P<dso>.*)\)$")
+                  r"(?:(?P<ip>[0-9a-f]+) (?P<sym>.+?)(?:\+0x[0-9a-f]+)? \((?P<dso>.*)\))?$")
+FRAME = re.compile(r"^\t\s*(?P<ip>[0-9a-f]+) (?P<sym>.+?)(?:\+0x[0-9a-f]+)? \((?P<dso>.*)\)$")
 
 
 def parse(text):
@@ -118,6 +118,19 @@ class Script(unittest.TestCase):
                          [(s["tid"], s["time"], s["cpu"]) for s in theirs])
         self.assertEqual([[f["ip"] for f in s["chain"]] for s in ours],
                          [[f["ip"] for f in s["chain"]] for s in theirs])
+
+    def test_system_wide_threads_as_perf(self):
+        # Every CPU: other processes too, some never named in the recording
+        # (perf says ":TID").  Symbols are left out: the binaries other
+        # programs run may change while the test runs.
+        path = os.path.join(self.dir, "all.data")
+        r = run([HWC, "record", "-a", "-e", "cpu-clock", "-o", path, "--", workload("hotspots"), "2"])
+        if r.returncode != 0:
+            self.skipTest("hwc record -a cannot sample here: " + r.stderr)
+        ours, theirs = parse(self.hwc("-i", path).stdout), parse(self.perf_script("-i", path))
+        self.assertEqual(len(ours), len(theirs))
+        keys = ("comm", "tid", "cpu", "time", "period", "event", "ip", "dso")
+        self.assertEqual([[s[k] for k in keys] for s in ours], [[s[k] for k in keys] for s in theirs])
 
     def test_same_text_as_perf_without_chains(self):
         # Same layout to the byte, lines whose symbols are named alike.

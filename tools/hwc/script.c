@@ -194,12 +194,24 @@ static void print_where(unsigned f, uint64_t ip, const struct hwc_location *l)
 		printf(" (%s)", l->sym->dso);
 }
 
+/* The name of thread TID at TIME; perf script says ":TID" for a thread
+ * that was never named (NULL in JSON). */
+static const char *comm_of(struct script *sc, const struct hwc_sample *s, char *buf, size_t size)
+{
+	const char *comm = hwc_symbols_comm(sc->syms, s->tid, s->time);
+	if (strcmp(comm, "[unknown]") != 0)
+		return comm;
+	snprintf(buf, size, ":%u", s->tid);
+	return buf;
+}
+
 static void print_text(struct script *sc, const struct hwc_sample *s, const char *event, unsigned f,
 		       const struct frame *fr, size_t n)
 {
 	bool chain = (f & F_WHERE) && has_chain(s);
 	if (f & F_COMM) {
-		const char *comm = hwc_symbols_comm(sc->syms, s->tid, s->time);
+		char buf[16];
+		const char *comm = comm_of(sc, s, buf, sizeof(buf));
 		if (chain)
 			printf("%s ", comm);
 		else
@@ -261,8 +273,10 @@ static void print_json(struct script *sc, const struct hwc_sample *s, const char
 	json_init(&j, stdout);
 	j.compact = true;
 	json_object(&j, NULL);
-	if (f & F_COMM)
-		json_string(&j, "comm", hwc_symbols_comm(sc->syms, s->tid, s->time));
+	if (f & F_COMM) {
+		const char *comm = hwc_symbols_comm(sc->syms, s->tid, s->time);
+		json_string(&j, "comm", strcmp(comm, "[unknown]") ? comm : NULL);
+	}
 	if (f & F_PID)
 		json_uint(&j, "pid", s->pid);
 	if (f & F_TID)
@@ -387,7 +401,8 @@ static void chrome_sample(struct script *sc, const struct hwc_sample *s, const s
 {
 	bool created;
 	struct thread_run *r = run_get(&sc->threads, s->tid, &created);
-	const char *comm = hwc_symbols_comm(sc->syms, s->tid, s->time);
+	char buf[16];
+	const char *comm = comm_of(sc, s, buf, sizeof(buf));
 	if (created) {
 		r->pid = s->pid;
 		chrome_meta(sc, "thread_name", s->pid, s->tid, comm);
