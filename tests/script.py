@@ -9,6 +9,7 @@ import json
 import os
 import re
 import shutil
+import struct
 import tempfile
 import unittest
 
@@ -253,6 +254,16 @@ class Script(unittest.TestCase):
             f.write(data[:len(data) // 2])
         r = self.hwc("-i", cut, rc=1)
         self.assertIn("truncated", r.stderr)
+        # A record in the middle whose size runs past the data section.
+        bad = bytearray(data)
+        offset, _ = struct.unpack_from("<QQ", bad, 40)  # the header's data section
+        for _ in range(50):
+            offset += struct.unpack_from("<IHH", bad, offset)[2]
+        struct.pack_into("<H", bad, offset + 6, 0xfff8)
+        with open(cut, "wb") as f:
+            f.write(bad)
+        r = self.hwc("-i", cut, rc=1)
+        self.assertIn("offset %d" % offset, r.stderr)
         r = self.hwc("-i", os.path.join(self.dir, "absent.data"), rc=1)
         self.assertIn("absent.data", r.stderr)
         r = self.hwc("-i", path, "--json", "--chrome", os.path.join(self.dir, "x.json"), rc=2)
