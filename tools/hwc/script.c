@@ -218,13 +218,13 @@ static void print_text(struct script *sc, const struct hwc_sample *s, const char
 			printf("%16s ", comm);
 	}
 	if ((f & F_PID) && (f & F_TID))
-		printf("%5u/%-5u ", s->pid, s->tid);
+		printf("%5d/%-5d ", (int)s->pid, (int)s->tid); /* -1 as perf prints it */
 	else if (f & F_PID)
-		printf("%5u ", s->pid);
+		printf("%5d ", (int)s->pid);
 	else if (f & F_TID)
-		printf("%5u ", s->tid);
+		printf("%5d ", (int)s->tid);
 	if (f & F_CPU)
-		printf("[%03u] ", s->cpu);
+		printf("[%03d] ", (int)s->cpu);
 	if (f & F_TIME)
 		printf("%5" PRIu64 ".%06" PRIu64 ": ", s->time / 1000000000, s->time % 1000000000 / 1000);
 	if (f & F_PERIOD)
@@ -414,23 +414,25 @@ static void chrome_sample(struct script *sc, const struct hwc_sample *s, const s
 	if (r->n && r->span && s->time > r->last + 2 * r->span)
 		chrome_close(sc, r, 0, r->last + r->span);
 	r->span = clock_event(a) && (s->sample_type & PERF_SAMPLE_PERIOD) ? s->period : 0;
-	r->last = s->time;
+	/* A thread's time never goes back (a misordered file): no negative durations. */
+	uint64_t now = s->time > r->last ? s->time : r->last;
+	r->last = now;
 	/* The frames outermost first; keep the open prefix they share. */
 	size_t d = 0;
 	while (d < r->n && d < n && r->open[d].loc->sym == fr[n - 1 - d].loc->sym)
 		d++;
-	chrome_close(sc, r, d, s->time);
+	chrome_close(sc, r, d, now);
 	if (r->cap < n) {
 		r->cap = n;
 		r->open = xrealloc(r->open, n * sizeof(*r->open));
 	}
 	for (; d < n; d++)
-		r->open[r->n++] = (struct open_frame){fr[n - 1 - d].loc, s->time};
+		r->open[r->n++] = (struct open_frame){fr[n - 1 - d].loc, now};
 }
 
 static int chrome_start(struct script *sc)
 {
-	hwc_output *o;
+	hwc_output *o = NULL;
 	if (hwc_output_create(&o, sc->chrome, 0) || !(sc->trace = hwc_output_stream(o))) {
 		fprintf(stderr, PROG ": %s\n", hwc_errdetail());
 		if (o)
