@@ -14,7 +14,7 @@ run_make install
 fail=0
 for f in bin/hwc include/hwc/hwc.h include/hwc/sample.h lib/libhwc.so lib/libhwc.so.0 lib/libhwc.a \
 	lib/pkgconfig/libhwc.pc share/man/man1/hwc.1 share/man/man1/hwc-stat.1 share/man/man1/hwc-list.1 \
-	share/man/man1/hwc-info.1 share/man/man3/libhwc.3 share/man/man7/hwc-events.7; do
+	share/man/man1/hwc-info.1 share/man/man1/hwc-script.1 share/man/man3/libhwc.3 share/man/man7/hwc-events.7; do
 	[[ -e $prefix/$f ]] || { echo "missing after install: $f"; fail=1; }
 done
 
@@ -25,7 +25,7 @@ faults=$(echo "$out" | awk -F, '$3 == "page-faults" { print $1 }')
 libs=$(ldd "$prefix/bin/hwc") # not piped into grep -q: pipefail would see ldd's SIGPIPE
 [[ $libs == *"libhwc.so.0 => $prefix/"* ]] ||
 	{ echo "installed hwc does not use the installed libhwc:"; echo "$libs"; fail=1; }
-for m in hwc.1 hwc-stat.1 hwc-list.1 hwc-info.1; do
+for m in hwc.1 hwc-stat.1 hwc-list.1 hwc-info.1 hwc-script.1; do
 	man -l "$prefix/share/man/man1/$m" >/dev/null 2>&1 || { echo "$m does not render"; fail=1; }
 done
 

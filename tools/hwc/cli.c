@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 int cli_usage_error(const char *cmd, const char *fmt, const char *arg)
 {
@@ -246,4 +248,25 @@ void cli_catch_stop_signals(void)
 		sigemptyset(&sa.sa_mask);
 		sigaction(sigs[i], &sa, NULL);
 	}
+}
+
+const char *cli_default_recording(const char *cmd, bool say_which)
+{
+	struct stat st;
+	/* In a pipeline (perf record -o - | hwc report), the stream, as perf. */
+	if (fstat(STDIN_FILENO, &st) == 0 && S_ISFIFO(st.st_mode))
+		return "-";
+	bool hwc = lstat("hwc.data", &st) == 0, perf = lstat("perf.data", &st) == 0;
+	if (!hwc && !perf) {
+		fprintf(stderr, "%s: no hwc.data or perf.data here: record one with "
+				"`hwc record -- CMD` or name a file\n",
+			cmd);
+		return NULL;
+	}
+	const char *input = hwc ? "hwc.data" : "perf.data";
+	if (hwc && perf)
+		fprintf(stderr, "%s: reading hwc.data (perf.data is here too: name it to read it)\n", cmd);
+	else if (say_which)
+		fprintf(stderr, "%s: reading %s\n", cmd, input);
+	return input;
 }

@@ -72,6 +72,11 @@ int cli_resolve(const char *cmd, hwc_evlist **out, const char *const *specs, siz
 int cli_open_sampler(const char *cmd, const char *const *specs, size_t n, const struct hwc_target *t,
 		     const struct hwc_sampler_opts *opts, hwc_sampler **s, char *note, size_t size);
 
+/* The recording to read when none is named: hwc record's default output
+ * hwc.data, else perf record's perf.data (NULL after saying neither is
+ * here).  When both are here, or when SAY_WHICH, names it on stderr. */
+const char *cli_default_recording(const char *cmd, bool say_which);
+
 /* One descriptor per event, thread and CPU: take all the limit allows. */
 void cli_raise_fd_limit(void);
 

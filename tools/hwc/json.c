@@ -9,6 +9,7 @@ void json_init(struct json *j, FILE *f)
 	j->f = f;
 	j->depth = 0;
 	j->need_comma[0] = false;
+	j->compact = false;
 }
 
 /* Length of the UTF-8 sequence at P, or 0 when it is not valid UTF-8. */
@@ -61,7 +62,7 @@ static void member(struct json *j, const char *key)
 {
 	if (j->need_comma[j->depth])
 		fputc(',', j->f);
-	if (j->depth > 0) {
+	if (j->depth > 0 && !j->compact) {
 		fputc('\n', j->f);
 		fprintf(j->f, "%*s", 2 * j->depth, "");
 	}
@@ -86,7 +87,7 @@ static void close_scope(struct json *j, char c)
 	bool had_members = j->need_comma[j->depth];
 	if (j->depth > 0)
 		j->depth--;
-	if (had_members) {
+	if (had_members && !j->compact) {
 		fputc('\n', j->f);
 		fprintf(j->f, "%*s", 2 * j->depth, "");
 	}

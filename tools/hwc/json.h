@@ -11,6 +11,7 @@ struct json {
 	FILE *f;
 	int depth;
 	bool need_comma[32];
+	bool compact; /* everything on one line (JSON lines, large exports) */
 };
 
 void json_init(struct json *j, FILE *f);

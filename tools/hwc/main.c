@@ -16,6 +16,7 @@ static const struct {
 	{"report", cmd_report, "summarize a recording (hwc's or perf's): views, JSON, pprof, flame graphs"},
 	{"info", cmd_info, "describe this machine's counters, PMUs and permissions"},
 	{"record", cmd_record, "sample a command, process or the whole system into a perf.data file"},
+	{"script", cmd_script, "print every sample of a recording as perf script does; JSON; Chrome trace"},
 	{"top", cmd_top, "live view of the hottest functions, or of per-process counter rates"},
 	{"diff", cmd_diff, "compare two recordings per function, or two `hwc stat -r` results"},
 };

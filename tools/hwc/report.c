@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 static const char usage_text[] =
@@ -207,32 +206,6 @@ static int parse_opts(int argc, char **argv, struct rp_opts *o)
 	return 0;
 }
 
-/* No file named: hwc record's default output, else perf record's.  Which
- * one is read is named on stderr when the output will not say it (exports
- * only) or when both are here. */
-static int default_input(struct rp_opts *o)
-{
-	struct stat st;
-	/* In a pipeline (perf record -o - | hwc report), the stream, as perf. */
-	if (fstat(STDIN_FILENO, &st) == 0 && S_ISFIFO(st.st_mode)) {
-		o->input = "-";
-		return 0;
-	}
-	bool hwc = lstat("hwc.data", &st) == 0, perf = lstat("perf.data", &st) == 0;
-	if (!hwc && !perf) {
-		fprintf(stderr, "hwc report: no hwc.data or perf.data here: record one with "
-				"`hwc record -- CMD` or name a file\n");
-		return -1;
-	}
-	o->input = hwc ? "hwc.data" : "perf.data";
-	if (hwc && perf)
-		fprintf(stderr, "hwc report: reading hwc.data (perf.data is here too: name it to "
-				"read it)\n");
-	else if ((o->pprof || o->flamegraph || o->folded) && o->view == V_FLAT && !o->json)
-		fprintf(stderr, "hwc report: reading %s\n", o->input);
-	return 0;
-}
-
 static void ignore_once(int sig)
 {
 	(void)sig;
@@ -243,7 +216,10 @@ int cmd_report(int argc, char **argv)
 	struct rp_report r = {0};
 	if (parse_opts(argc, argv, &r.o))
 		return 2;
-	if (!r.o.input && default_input(&r.o))
+	/* Which file is read is named when the output will not say it (exports only). */
+	if (!r.o.input &&
+	    !(r.o.input = cli_default_recording("hwc report", (r.o.pprof || r.o.flamegraph || r.o.folded) &&
+								   r.o.view == V_FLAT && !r.o.json)))
 		return 1;
 	r.o.prog = "hwc report";
 	int rc = 1;

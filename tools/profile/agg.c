@@ -206,17 +206,16 @@ bool rp_pid_selected(const char *list, uint32_t pid, uint32_t tid)
 	return in_list(list, a) || in_list(list, b);
 }
 
-static size_t sample_frames(struct rp_report *r, const struct hwc_sample *s,
-			    const struct perf_event_attr *a, struct rp_func **out)
+size_t rp_sample_ips(hwc_symbols *syms, const struct hwc_sample *s, const struct perf_event_attr *a,
+		     uint64_t *ips, bool *kern, size_t max, bool *unwind_failed)
 {
-	uint64_t ips[MAX_FRAMES];
-	bool kern[MAX_FRAMES];
 	size_t n = 0;
 	bool kernel = (s->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
 	bool dwarf = (s->sample_type & PERF_SAMPLE_REGS_USER) && (s->sample_type & PERF_SAMPLE_STACK_USER) &&
 		     s->user_regs_abi;
+	*unwind_failed = false;
 	if (s->sample_type & PERF_SAMPLE_CALLCHAIN) {
-		for (uint64_t i = 0; i < s->nr_callchain && n < MAX_FRAMES; i++) {
+		for (uint64_t i = 0; i < s->nr_callchain && n < max; i++) {
 			uint64_t ip = s->callchain[i];
 			if (ip >= PERF_CONTEXT_MAX) {
 				kernel = ip == PERF_CONTEXT_KERNEL || ip == PERF_CONTEXT_GUEST_KERNEL;
@@ -227,20 +226,30 @@ static size_t sample_frames(struct rp_report *r, const struct hwc_sample *s,
 			ips[n] = ip;
 			kern[n++] = kernel;
 		}
-	} else if (!dwarf) {
+	} else if (!dwarf && max) {
 		ips[n] = s->ip;
 		kern[n++] = kernel;
 	}
 	if (dwarf) {
-		int m = hwc_symbols_unwind(r->syms, s, a, ips + n, MAX_FRAMES - n);
+		int m = hwc_symbols_unwind(syms, s, a, ips + n, max - n);
 		if (m < 0) {
-			r->unwind_failures++;
+			*unwind_failed = true;
 		} else {
 			for (int i = 0; i < m; i++)
 				kern[n + (size_t)i] = false;
 			n += (size_t)m;
 		}
 	}
+	return n;
+}
+
+static size_t sample_frames(struct rp_report *r, const struct hwc_sample *s,
+			    const struct perf_event_attr *a, struct rp_func **out)
+{
+	uint64_t ips[MAX_FRAMES];
+	bool kern[MAX_FRAMES], failed;
+	size_t n = rp_sample_ips(r->syms, s, a, ips, kern, MAX_FRAMES, &failed);
+	r->unwind_failures += failed;
 	size_t k = 0;
 	for (size_t i = 0; i < n && k < MAX_FRAMES; i++) {
 		const struct hwc_location *l = hwc_symbols_resolve(r->syms, s->pid, s->time, ips[i], kern[i]);

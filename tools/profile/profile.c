@@ -304,18 +304,20 @@ bool rp_input_is_stdin(const char *input)
 	       fstat(STDIN_FILENO, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+int rp_open_input(const char **input, hwc_perfdata **file)
+{
+	if (!rp_input_is_stdin(*input))
+		return hwc_perfdata_open(file, *input);
+	*input = "standard input";
+	return hwc_perfdata_open_fd(file, STDIN_FILENO);
+}
+
 int rp_load(struct rp_report *r)
 {
 	if (r->o.prog)
 		prog = r->o.prog;
 	int err;
-	if (rp_input_is_stdin(r->o.input)) {
-		err = hwc_perfdata_open_fd(&r->file, STDIN_FILENO);
-		r->o.input = "standard input";
-	} else {
-		err = hwc_perfdata_open(&r->file, r->o.input);
-	}
-	if (err) {
+	if (rp_open_input(&r->o.input, &r->file)) {
 		fprintf(stderr, "%s: %s\n", prog, hwc_errdetail());
 		return -1;
 	}

@@ -175,6 +175,9 @@ int rp_load(struct rp_report *r);
 /* Does INPUT name the standard input ("-", or /dev/stdin on a pipe or
  * socket)?  rp_load() then reads the stream there to its end. */
 bool rp_input_is_stdin(const char *input);
+/* Open INPUT, a file or the stream on standard input (INPUT then becomes
+ * "standard input", for messages); 0 or hwc's -errno with its detail. */
+int rp_open_input(const char **input, hwc_perfdata **file);
 /* rp_clear(), and close the file and its symbols. */
 void rp_free(struct rp_report *r);
 
@@ -184,6 +187,13 @@ const char *rp_dso_base(const char *dso);
 void rp_func_name(const struct rp_func *f, char *buf, size_t size);
 
 /* agg.c */
+/* The addresses of sample S of an event opened with A, innermost first:
+ * its call chain (PERF_CONTEXT markers dropped), the user part unwound
+ * with DWARF when it carries registers and stack, else its ip.  KERN[i]
+ * says whether IPS[i] is a kernel address.  At most MAX; *UNWIND_FAILED
+ * when the DWARF unwinding failed (the kernel part is kept). */
+size_t rp_sample_ips(hwc_symbols *syms, const struct hwc_sample *s, const struct perf_event_attr *a,
+		     uint64_t *ips, bool *kern, size_t max, bool *unwind_failed);
 /* Add sample S of an event opened with A: its frames resolved through
  * r->syms (call chain, or DWARF unwinding when it has the registers and
  * stack), summed under the --sort keys unless the selection leaves it out. */
