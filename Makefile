@@ -346,7 +346,7 @@ PMU_NATIVE := output sample_parse fastread userpage perfdata stat_print golden m
               listing counting overflow cpc_enable cpc_set_create cpc_generic_events \
               cpc_bind_curlwp cpc_buf_create cpc_open cpc_seterrhndlr cpc_terminate \
               pctx_capture pctx_set_events pmc_counting pmc_errors pmc_pie pmc_pipe \
-              pmc_sigio pmc_tunables
+              pmc_sigio pmc_tunables cpc_npic pmc_pmu
 PMU_CFLAGS := -std=gnu11 -O1 -g $(WARN) -fno-omit-frame-pointer
 .PHONY: pmu-tests check-pmu
 $(BUILD)/tests/pmu/work: tests/pmu/work.c tests/pmu/pmu.h tests/check.h | $(BUILD)

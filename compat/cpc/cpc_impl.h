@@ -130,5 +130,8 @@ void cpc__walk_software(void (*fn)(void *arg, const char *name), void *arg);
 /* Can SPEC be counted on this machine (on the calling thread, user space)?
  * 0, or -errno with DETAIL set. */
 int cpc__probe(const char *spec, char *detail, size_t size);
+/* Does cpc_set_add_request() take an event whose probe gave ERR?  It
+ * exists here; only limits of the moment (permissions, descriptors) stop it. */
+bool cpc__probe_accepts(int err);
 
 #endif

@@ -109,20 +109,32 @@ static int each_name(const struct hwc_event_info *ev, void *arg)
 	return 0;
 }
 
+static int each_counting(const struct hwc_event_info *ev, void *arg);
+
 void cpc__walk_native(void (*fn)(void *arg, const char *name), void *arg)
 {
 	struct hwc_cpu_info ci;
 	if (hwc_cpu_info(&ci) || !ci.core_pmu)
 		return;
-	/* The model's tables; perf's generic names when libpfm4 has none. */
 	struct walk w = {fn, arg};
-	hwc_events_walk(ci.pfm_model[0] ? ci.pfm_model : "generic", NULL, 0, each_name, &w);
+	if (ci.pfm_model[0])
+		hwc_events_walk(ci.pfm_model, NULL, 0, each_name, &w);
+	else /* perf's generic names, those this PMU has (armv8_pmuv3 may lack
+	      * cache-references and branches, as QEMU's does) */
+		hwc_events_walk("generic", NULL, HWC_WALK_PROBE, each_counting, &w);
+}
+
+bool cpc__probe_accepts(int err)
+{
+	/* Limits of the moment (permissions, descriptors) are told at bind. */
+	return err == 0 || err == -EACCES || err == -EPERM || err == -EMFILE || err == -ENFILE;
 }
 
 static int each_counting(const struct hwc_event_info *ev, void *arg)
 {
 	/* "dummy" and "bpf-output" open but never count. */
-	if (ev->status == 0 && strcmp(ev->name, "dummy") != 0 && strcmp(ev->name, "bpf-output") != 0)
+	if (cpc__probe_accepts(ev->status) && strcmp(ev->name, "dummy") != 0 &&
+	    strcmp(ev->name, "bpf-output") != 0)
 		each_name(ev, arg);
 	return 0;
 }

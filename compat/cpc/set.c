@@ -218,7 +218,7 @@ static int make_spec(cpc_t *cpc, struct req *r)
 	}
 	/* Known here, but can this machine count it? */
 	int err = cpc__probe(spec, detail, sizeof(detail));
-	if (err && err != -EACCES && err != -EPERM && err != -EMFILE && err != -ENFILE) {
+	if (!cpc__probe_accepts(err)) {
 		cpc__err(cpc, fn, CPC_INVALID_EVENT, detail);
 		return cpc__fail(EINVAL);
 	}

@@ -37,7 +37,7 @@ static void walk_generic(cpc_t *cpc, void (*fn)(void *arg, const char *name), vo
 		return; /* each maps to a processor event, and there are none here */
 	for (size_t i = 0; i < sizeof(generic_events) / sizeof(generic_events[0]); i++) {
 		char detail[256];
-		if (cpc__probe(generic_events[i], detail, sizeof(detail)) == 0)
+		if (cpc__probe_accepts(cpc__probe(generic_events[i], detail, sizeof(detail))))
 			fn(arg, generic_events[i]);
 	}
 }

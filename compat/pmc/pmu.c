@@ -209,6 +209,21 @@ PMC_EXPORT int pmc_pmu_stat_mode(const char ***cntrs)
 	struct hwc_cpu_info ci;
 	if (!cntrs || hwc_cpu_info(&ci) != 0 || !ci.core_pmu)
 		return EOPNOTSUPP; /* hardware counters: there are none here */
+	/* pmcstat counts all six: a PMU that lacks one (QEMU's ARMv8 PMU has
+	 * no branch or cache events) has no stat mode, as FreeBSD's answer
+	 * where its PMU tables do not map. */
+	for (size_t i = 0; i < sizeof(stat_mode_cntrs) / sizeof(stat_mode_cntrs[0]); i++) {
+		struct pmc__event ev;
+		if (pmc__resolve(stat_mode_cntrs[i], &ev))
+			return EOPNOTSUPP;
+		int err = hwc_event_probe(ev.spec, NULL);
+		pmc__event_free(&ev);
+		if (err && err != -EACCES && err != -EPERM && err != -EMFILE && err != -ENFILE) {
+			pmc__fail(EOPNOTSUPP, "stat mode counts %s, which this PMU cannot: %s",
+				  stat_mode_cntrs[i], hwc_errdetail());
+			return EOPNOTSUPP;
+		}
+	}
 	*cntrs = stat_mode_cntrs;
 	return 0;
 }
