@@ -74,8 +74,10 @@ static inline bool hwc__sampler_task_target(const hwc_sampler *s)
 /* sampler_open.c: opening the events on the target's threads and CPUs. */
 /* Record the id of event E just opened as FD. */
 int hwc__sampler_add_id(hwc_sampler *s, size_t e, int fd);
-/* Explain why event E failed to open on PID and CPU with ERR (detail set). */
-int hwc__sampler_explain(hwc_sampler *s, int err, size_t e, pid_t pid, int cpu);
+/* Explain why event E, opened with ATTR (its attr as adjusted for this
+ * target), failed to open on PID and CPU with ERR (detail set). */
+int hwc__sampler_explain(hwc_sampler *s, int err, size_t e, const struct perf_event_attr *attr,
+			 pid_t pid, int cpu);
 /* Open every event on every thread (or the CPUs) of target T: 0,
  * HWC__RETRY_USER_ONLY after switching to user-only (close_all and call
  * again), or -errno. */

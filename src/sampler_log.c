@@ -106,7 +106,7 @@ int hwc__sampler_open_own(hwc_sampler *s)
 			if (fd == -ESRCH)
 				break; /* exited already: nothing of it to report */
 			if (fd < 0)
-				return hwc__sampler_explain(s, fd, e, s->tids[t], -1);
+				return hwc__sampler_explain(s, fd, e, &attr, s->tids[t], -1);
 			s->own_fd[t * s->evs.n + e] = fd;
 			int err = hwc__apply_filter(fd, s->evs.e[e].ev);
 			if (!err)

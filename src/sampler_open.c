@@ -65,9 +65,9 @@ static int map_ring(hwc_sampler *s, size_t c, int fd)
 	return 0;
 }
 
-int hwc__sampler_explain(hwc_sampler *s, int err, size_t e, pid_t pid, int cpu)
+int hwc__sampler_explain(hwc_sampler *s, int err, size_t e, const struct perf_event_attr *a,
+			 pid_t pid, int cpu)
 {
-	const struct perf_event_attr *a = &s->evs.e[e].ev->pub.attr;
 	if ((err == -EACCES || err == -EPERM) && (int)e == s->csw_leader)
 		return hwc__fail(err, "cannot log context switches: counting them needs kernel "
 				      "events, which this user may not open (perf_event_paranoid "
@@ -143,7 +143,7 @@ static int open_task(hwc_sampler *s, size_t t)
 				close_task(s, t);
 				if (err == HWC__RETRY_USER_ONLY || (err == -ESRCH && t > 0))
 					return err; /* start over, or a thread that exited meanwhile */
-				return hwc__sampler_explain(s, err, e, pid, s->cpus[c]);
+				return hwc__sampler_explain(s, err, e, &attr, pid, s->cpus[c]);
 			}
 			s->fd[HWC__SLOT(s, t, c, e)] = fd;
 			err = hwc__apply_filter(fd, s->evs.e[e].ev);
