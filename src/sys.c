@@ -225,6 +225,11 @@ int hwc__explain_open_error(int err, const struct hwc_event *ev, pid_t pid, int 
 					 "'%s' is not supported on this machine: the PMU cannot do what "
 					 "the event asks (exclude bits, precise, or sampling)",
 					 n);
+		if (a->type == PERF_TYPE_HARDWARE || a->type == PERF_TYPE_HW_CACHE)
+			return hwc__fail(err, "'%s' is not supported on this machine: its PMU (%s) "
+					      "has no event that Linux counts as this one (type %u, "
+					      "config %#llx); `hwc list` shows the events it has",
+					 n, hwc__core_pmu(NULL), a->type, (unsigned long long)a->config);
 		return hwc__fail(err, "'%s' is not supported on this machine: the kernel does not "
 				      "know this event (type %u, config %#llx)",
 				 n, a->type, (unsigned long long)a->config);
@@ -256,11 +261,21 @@ int hwc__explain_open_error(int err, const struct hwc_event *ev, pid_t pid, int 
 					 "u/k/h modifiers",
 					 n, ev->pmu);
 		}
+		char fit[160] = "";
+		struct hwc_cpu_info ci;
+		/* The kernel refuses a member that would make its group larger
+		 * than the PMU's counters: groups count all together or not at all. */
+		if (!ev->leader && hwc__is_core_hw(a) && hwc_cpu_info(&ci) == 0 && ci.counters > 0)
+			snprintf(fit, sizeof(fit), "; a group's hardware events must all fit the PMU's "
+						   "counters at once, and it has %d general-purpose "
+						   "and %d fixed ones (hwc info)",
+				 ci.counters, ci.fixed);
+		else if (!ev->leader)
+			snprintf(fit, sizeof(fit), "; a group may not fit the PMU's counters");
 		return hwc__fail(err,
 				 "cannot open '%s': the kernel rejected its attributes (type %u, "
 				 "config %#llx%s)",
-				 n, a->type, (unsigned long long)a->config,
-				 ev->leader ? "" : "; a group may not fit the PMU's counters");
+				 n, a->type, (unsigned long long)a->config, fit);
 	case EMFILE:
 	case ENFILE:
 		return hwc__fail(err, "cannot open '%s': too many open files; raise the limit "

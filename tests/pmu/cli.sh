@@ -161,7 +161,7 @@ expect_error() { # message-part spec...
 	measured "hwc stat $*: $(head -1 "$tmp/err")"
 }
 # An event this PMU lacks.
-expect_error "'cache-references:u' is not supported" -e cache-references:u
+expect_error "'cache-references:u' is not supported on this machine: its PMU (armv8_pmuv3) has no event" -e cache-references:u
 # A counter mask on a PMU without one.
 expect_error "cmask" -e armv8_pmuv3/event=0x8,cmask=1/u
 # More pinned events than counters: those left off cannot count, and their
@@ -174,6 +174,6 @@ measured "hwc stat 12 pinned r08:uD: $(grep -c 'was not counted' "$tmp/err") not
 # A group too big for the PMU.
 group=r08:u
 i=1; while [ $i -lt 40 ]; do group="$group,r08:u"; i=$((i + 1)); done
-expect_error "a group may not fit the PMU's counters" -e "{$group}"
+expect_error "a group's hardware events must all fit the PMU's counters at once" -e "{$group}"
 
 finish
