@@ -43,6 +43,7 @@ static int synth_target(const hwc_sampler *s, const struct hwc__sink *k, hwc_rec
 		return err;
 	switch (s->kind) {
 	case HWC_TARGET_CPUS:
+	case HWC_TARGET_CGROUP:
 		return !rec || hwc__recording_once(rec, HWC__SYNTH_ALL) ? hwc__synth_all(k) : 0;
 	case HWC_TARGET_PROCESS:
 	case HWC_TARGET_THREAD:
