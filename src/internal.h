@@ -291,6 +291,9 @@ int hwc__synth_kernel_map(const struct hwc__sink *k);
 int hwc__synth_process(const struct hwc__sink *k, pid_t pid);
 /* The same for every process in /proc. */
 int hwc__synth_all(const struct hwc__sink *k);
+/* A CGROUP record (id and path) for the cgroup directory DIRFD and each
+ * one below it, so that readers name the cgroups of samples. */
+int hwc__synth_cgroups(const struct hwc__sink *k, int dirfd);
 
 /* Make room for N elements of SIZE bytes in the array *PP of capacity *CAP,
  * doubling it: 0 or -ENOMEM (with detail).  PP is the address of the

@@ -135,6 +135,19 @@ static int check_opts(const struct hwc_sampler_opts *o, const struct hwc_target 
 	return 0;
 }
 
+/* Samples of cgroup events name their cgroup, and the first event reports
+ * cgroups made while sampling, so that readers can name them (perf report
+ * --sort cgroup). */
+static void cgroup_samples(hwc_sampler *s)
+{
+	bool any = false;
+	for (size_t e = 0; e < s->evs.n; e++)
+		any |= s->evs.e[e].cgroup_fd >= 0;
+	for (size_t e = 0; any && e < s->evs.n; e++)
+		s->evs.e[e].ev->pub.attr.sample_type |= PERF_SAMPLE_CGROUP;
+	s->evs.e[0].ev->pub.attr.cgroup = any;
+}
+
 static int setup(hwc_sampler *s, const hwc_evlist *list, const struct hwc_target *t)
 {
 	int err = add_sampled(s, list);
@@ -147,6 +160,7 @@ static int setup(hwc_sampler *s, const hwc_evlist *list, const struct hwc_target
 	tracking(s);
 	if ((err = hwc__events_open_cgroups(&s->evs, t)))
 		return err;
+	cgroup_samples(s);
 	if (hwc__cpu_wide(t->kind))
 		err = hwc__target_cpus(t, &s->cpus, &s->ncpus);
 	else {

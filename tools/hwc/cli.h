@@ -38,6 +38,7 @@ struct cli_target {
 	int *cpus; /* -C */
 	size_t ncpus;
 	char **argv; /* the command, or NULL */
+	const char *cgroup; /* --cgroup: only its tasks, on every CPU (or -C's) */
 };
 
 /* Their getopt_long entries and letters. */

@@ -55,6 +55,10 @@ static const char usage_text[] =
 	"  -t, --tid TID             sample one existing thread\n"
 	"  -a, --all-cpus            sample every online CPU\n"
 	"  -C, --cpu LIST            sample these CPUs only (e.g. 0-3,6)\n"
+	"  -G, --cgroup CG           sample only the tasks of cgroup CG (a cgroup v2 path\n"
+	"                            relative to the hierarchy's root), on every CPU or\n"
+	"                            -C's; samples carry their cgroup (perf report --sort\n"
+	"                            cgroup)\n"
 	"  -i, --no-inherit          do not sample child processes and new threads\n"
 	"  -o, --output FILE         the recording (default hwc.data); a previous FILE\n"
 	"                            is kept as FILE.old; - streams it to standard\n"
@@ -122,6 +126,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"freq", required_argument, NULL, 'F'},
 		{"call-graph", required_argument, NULL, OPT_CALL_GRAPH},
 		CLI_TARGET_LONGOPTS,
+		{"cgroup", required_argument, NULL, 'G'},
 		{"output", required_argument, NULL, 'o'},
 		{"mmap-pages", required_argument, NULL, 'm'},
 		{"compression-level", optional_argument, NULL, 'z'},
@@ -136,7 +141,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	int c, r;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:e:c:F:go:m:z::h" CLI_TARGET_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:e:c:F:gG:o:m:z::h" CLI_TARGET_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (!cli_add_spec(&o->specs, &o->nspecs, optarg))
@@ -155,6 +160,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 						   optarg);
 			break;
 		case 'g': o->callgraph = HWC_CALLGRAPH_FP; break;
+		case 'G':
+			if (o->t.cgroup)
+				return usage_error("%s", "--cgroup given twice: a recording samples one "
+							 "cgroup (and those below it)");
+			o->t.cgroup = optarg;
+			break;
 		case OPT_CALL_GRAPH:
 			if ((r = parse_call_graph(optarg, o)) >= 0)
 				return r;
@@ -197,7 +208,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		return usage_error("%s", "give -c (a period) or -F (a frequency), not both");
 	if ((r = cli_target_check("record", &o->t, "sample", "record", "sampling")) >= 0)
 		return r;
-	bool system = o->t.all_cpus || o->t.cpus;
+	bool system = o->t.all_cpus || o->t.cpus || o->t.cgroup;
 	if ((o->log_exit || o->log_switch) && system)
 		return usage_error("%s", "--log-exit and --log-switch count per thread: give a "
 					 "command, -p or -t, not -a or -C");
