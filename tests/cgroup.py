@@ -10,7 +10,9 @@ import csv
 import io
 import os
 import shutil
+import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
@@ -19,6 +21,7 @@ from hwctest import program, run, workload
 HWC = program("hwc")
 PAGETOUCH = workload("pagetouch")
 PAGES = 20000
+HOTSPOTS = workload("hotspots")
 
 
 def mountinfo():
@@ -197,6 +200,60 @@ class StatCgroup(unittest.TestCase):
                     nobody=True)
             self.assertEqual(r.returncode, 1, r.stderr)
             self.assertIn("system-wide counting needs root or CAP_PERFMON", r.stderr)
+
+
+class Outsider:
+    """A busy process outside the test's cgroups (hotspots), while the test runs."""
+
+    def __enter__(self):
+        self.p = subprocess.Popen([HOTSPOTS, "100000"], stdout=subprocess.DEVNULL)
+        return self
+
+    def __exit__(self, *exc):
+        self.p.kill()
+        self.p.wait()
+
+
+class SampleCgroup(unittest.TestCase):
+    def test_record(self):
+        """hwc record --cgroup: samples of the cgroup's tasks only, each naming
+        its cgroup so that perf report --sort cgroup shows it."""
+        if not shutil.which("perf"):
+            self.skipTest("perf is not installed")
+        with Cgroups("rec") as cg, Outsider(), tempfile.TemporaryDirectory() as tmp:
+            data = os.path.join(tmp, "cg.data")
+            r = run([HWC, "record", "-e", "cpu-clock", "-F", "1000", "--cgroup", cg.rel[0],
+                     "-o", data, "--", *cg.command(0, 200000)])
+            self.assertEqual(r.returncode, 0, r.stderr)
+            p = run(["perf", "report", "-i", data, "--stdio", "--sort", "cgroup,comm"])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            rows = [line.split() for line in p.stdout.splitlines()
+                    if line.strip() and not line.startswith("#")]
+            self.assertTrue(rows, p.stdout)
+            # Every sample is in the cgroup, named by its path from the root.
+            self.assertEqual({row[1] for row in rows}, {"/" + cg.rel[0]}, p.stdout)
+            self.assertIn("pagetouch", {row[2] for row in rows}, p.stdout)
+            self.assertNotIn("hotspots", p.stdout)
+
+    def test_top(self):
+        """hwc top --cgroup shows the cgroup's tasks, not the busy one outside."""
+        with Cgroups("top") as cg, Outsider():
+            r = run([HWC, "top", "--batch", "-n", "1", "-d", "1", "-e", "cpu-clock",
+                     "--cgroup", cg.rel[0], "--", *cg.command(0, 2000000)])
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn(f"cgroup {cg.rel[0]}", r.stdout)
+            self.assertIn("pagetouch", r.stdout)
+            self.assertNotIn("hotspots", r.stdout)
+
+    def test_errors(self):
+        """A missing cgroup, and --cgroup with a task: clear errors."""
+        for cmd in (["record", "-o", os.devnull], ["top", "--batch"]):
+            r = run([HWC, *cmd, "--cgroup", "hwc-no-such-cgroup", "--", "true"])
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertIn("no cgroup 'hwc-no-such-cgroup'", r.stderr)
+            r = run([HWC, *cmd, "--cgroup", "x", "-p", "1"])
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("cannot be combined with -p or -t", r.stderr)
 
 
 if __name__ == "__main__":

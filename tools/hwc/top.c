@@ -56,6 +56,8 @@ static const char usage_text[] =
 	"  -t, --tid TID         one thread\n"
 	"  -a, --all-cpus        every CPU (the default without a task or command)\n"
 	"  -C, --cpu LIST        these CPUs only (e.g. 0-3,6); not with --count\n"
+	"  -G, --cgroup CG       only the tasks of cgroup CG (a cgroup v2 path relative\n"
+	"                        to the hierarchy's root), on every CPU or -C's\n"
 	"  -i, --no-inherit      leave out the processes and threads the task creates\n"
 	"  -h, --help            show this help\n"
 	"\n"
@@ -84,6 +86,7 @@ static int parse_options(int argc, char **argv, struct top_opts *o)
 		{"rows", required_argument, NULL, OPT_ROWS},
 		{"no-demangle", no_argument, NULL, OPT_NO_DEMANGLE},
 		CLI_TARGET_LONGOPTS,
+		{"cgroup", required_argument, NULL, 'G'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -91,7 +94,7 @@ static int parse_options(int argc, char **argv, struct top_opts *o)
 	int c, r;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:e:F:gd:n:h" CLI_TARGET_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:e:F:gG:d:n:h" CLI_TARGET_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (!cli_add_spec(&o->specs, &o->nspecs, optarg))
@@ -105,6 +108,12 @@ static int parse_options(int argc, char **argv, struct top_opts *o)
 			o->freq = (uint64_t)v;
 			break;
 		case 'g': o->callgraph = true; break;
+		case 'G':
+			if (o->t.cgroup)
+				return usage_error("%s", "--cgroup given twice: hwc top watches one cgroup "
+							 "(and those below it)");
+			o->t.cgroup = optarg;
+			break;
 		case OPT_COUNT: o->count = true; break;
 		case 'd':
 			if (!cli_parse_double(optarg, 0.1, 86400, &o->delay))
@@ -134,11 +143,13 @@ static int parse_options(int argc, char **argv, struct top_opts *o)
 	}
 	o->t.argv = optind < argc ? argv + optind : NULL;
 	struct cli_target *t = &o->t;
-	if (!t->pid && !t->tid && !t->argv && !t->cpus)
+	if (!t->pid && !t->tid && !t->argv && !t->cpus && !t->cgroup)
 		t->all_cpus = true;
 	if ((r = cli_target_check("top", t, "watch", "watch", "profiling")) >= 0)
 		return r;
-	bool cpus = t->all_cpus || t->cpus;
+	bool cpus = t->all_cpus || t->cpus || t->cgroup;
+	if (o->count && t->cgroup)
+		return usage_error("%s", "--count counts per process; --cgroup is for sampling");
 	if (o->count && cpus && t->argv)
 		return usage_error("%s", "--count with a command counts the command: give no -a or -C");
 	if (o->count && t->cpus)
@@ -179,7 +190,10 @@ void top_describe_target(const struct top_opts *o, pid_t pid, char *buf, size_t 
 {
 	const struct cli_target *t = &o->t;
 	char comm[32];
-	if (t->argv && (t->all_cpus || t->cpus))
+	if (t->cgroup)
+		snprintf(buf, size, "cgroup %s%s%s", t->cgroup, t->argv ? " while command runs: " : "",
+			 t->argv ? t->argv[0] : "");
+	else if (t->argv && (t->all_cpus || t->cpus))
 		snprintf(buf, size, "every CPU while command %s (pid %d) runs", t->argv[0], (int)pid);
 	else if (t->argv)
 		snprintf(buf, size, "command %s (pid %d)%s", t->argv[0], (int)pid,
