@@ -81,7 +81,7 @@ class Cgroups:
         return self
 
     def __exit__(self, *exc):
-        for d in self.dirs:
+        for d in reversed(self.dirs):  # children first
             # Its last task has been reaped; the kernel may still be letting go.
             for _ in range(100):
                 try:
@@ -245,6 +245,30 @@ class SampleCgroup(unittest.TestCase):
             self.assertIn("pagetouch", r.stdout)
             self.assertNotIn("hotspots", r.stdout)
 
+    def test_top_count_by_cgroup(self):
+        """hwc top --count --by cgroup: a row per cgroup of the tree, the busy
+        one (and its parent, which holds it) with page faults, the idle none."""
+        with Cgroups("tree", "tree/busy", "tree/idle") as cg:
+            tree, busy, idle = cg.rel
+            procs = os.path.join(cg.dirs[1], "cgroup.procs")
+            work = subprocess.Popen(["sh", "-c", f'echo $$ > "{procs}" && exec "{PAGETOUCH}" 4000000'])
+            try:
+                r = run([HWC, "top", "--count", "--by", "cgroup", "--cgroup", tree, "--batch",
+                         "-n", "1", "-d", "0.5", "-e", "page-faults"])
+            finally:
+                work.kill()
+                work.wait()
+            self.assertEqual(r.returncode, 0, r.stderr)
+            rows = {}
+            for line in r.stdout.splitlines():
+                f = line.split()
+                if len(f) == 2 and f[0].startswith("/"):
+                    rows[f[0]] = f[1]
+            self.assertEqual(set(rows), {"/" + tree, "/" + busy, "/" + idle}, r.stdout)
+            self.assertEqual(rows["/" + idle], "0.0", r.stdout)
+            self.assertNotEqual(rows["/" + busy], "0.0", r.stdout)
+            self.assertNotEqual(rows["/" + tree], "0.0", r.stdout)
+
     def test_errors(self):
         """A missing cgroup, and --cgroup with a task: clear errors."""
         for cmd in (["record", "-o", os.devnull], ["top", "--batch"]):
@@ -254,6 +278,12 @@ class SampleCgroup(unittest.TestCase):
             r = run([HWC, *cmd, "--cgroup", "x", "-p", "1"])
             self.assertEqual(r.returncode, 2, r.stderr)
             self.assertIn("cannot be combined with -p or -t", r.stderr)
+        r = run([HWC, "top", "--batch", "--count", "--by", "cgroup", "--cgroup", "hwc-no-such-cgroup"])
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("no cgroup 'hwc-no-such-cgroup'", r.stderr)
+        r = run([HWC, "top", "--batch", "--by", "cgroup"])
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("give --count", r.stderr)
 
 
 if __name__ == "__main__":

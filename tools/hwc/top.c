@@ -45,6 +45,9 @@ static const char usage_text[] =
 	"                        the share of samples under each function\n"
 	"      --count           counting mode: rates per process (per thread with\n"
 	"                        -p, -t or a command) instead of samples\n"
+	"      --by KEY          --count's rows: process (the default) or cgroup: one\n"
+	"                        per cgroup of the hierarchy (or of --cgroup's tree),\n"
+	"                        each counting its tasks and those of cgroups below\n"
 	"  -d, --delay SECS      seconds between refreshes (default 1, 0.1 to 86400)\n"
 	"  -n, --iterations N    exit after N refreshes\n"
 	"      --batch           plain text on stdout instead of the screen: no\n"
@@ -75,11 +78,12 @@ static int usage_error(const char *fmt, const char *arg)
 /* Returns -1 to go on, else the exit status (help, usage error). */
 static int parse_options(int argc, char **argv, struct top_opts *o)
 {
-	enum { OPT_COUNT = 256, OPT_BATCH, OPT_ROWS, OPT_NO_DEMANGLE };
+	enum { OPT_COUNT = 256, OPT_BATCH, OPT_ROWS, OPT_NO_DEMANGLE, OPT_BY };
 	static const struct option longopts[] = {
 		{"event", required_argument, NULL, 'e'},
 		{"freq", required_argument, NULL, 'F'},
 		{"count", no_argument, NULL, OPT_COUNT},
+		{"by", required_argument, NULL, OPT_BY},
 		{"delay", required_argument, NULL, 'd'},
 		{"iterations", required_argument, NULL, 'n'},
 		{"batch", no_argument, NULL, OPT_BATCH},
@@ -115,6 +119,11 @@ static int parse_options(int argc, char **argv, struct top_opts *o)
 			o->t.cgroup = optarg;
 			break;
 		case OPT_COUNT: o->count = true; break;
+		case OPT_BY:
+			if (strcmp(optarg, "cgroup") != 0 && strcmp(optarg, "process") != 0)
+				return usage_error("unknown --by '%s' (expected process or cgroup)", optarg);
+			o->by_cgroup = strcmp(optarg, "cgroup") == 0;
+			break;
 		case 'd':
 			if (!cli_parse_double(optarg, 0.1, 86400, &o->delay))
 				return usage_error("invalid delay '%s' for -d (expected seconds, from 0.1 "
@@ -148,8 +157,14 @@ static int parse_options(int argc, char **argv, struct top_opts *o)
 	if ((r = cli_target_check("top", t, "watch", "watch", "profiling")) >= 0)
 		return r;
 	bool cpus = t->all_cpus || t->cpus || t->cgroup;
-	if (o->count && t->cgroup)
-		return usage_error("%s", "--count counts per process; --cgroup is for sampling");
+	if (o->by_cgroup && !o->count)
+		return usage_error("%s", "--by cgroup chooses --count's rows; give --count");
+	if (o->by_cgroup && (t->argv || t->cpus))
+		return usage_error("%s", "--count --by cgroup counts every CPU until q: no command, "
+					 "no -C");
+	if (o->count && t->cgroup && !o->by_cgroup)
+		return usage_error("%s", "--count counts per process; with --cgroup, give --by "
+					 "cgroup for a row per cgroup of its tree");
 	if (o->count && cpus && t->argv)
 		return usage_error("%s", "--count with a command counts the command: give no -a or -C");
 	if (o->count && t->cpus)
