@@ -112,6 +112,12 @@ int cli_other_option(const char *cmd, int opt, char **argv, struct cli_target *t
 	case 'i':
 		t->no_inherit = true;
 		return -1;
+	case 'G':
+		if (t->cgroup)
+			return cli_usage_error(cmd, "%s", "--cgroup given twice: give one cgroup (the "
+							  "cgroups below it are included)");
+		t->cgroup = arg;
+		return -1;
 	case ':':
 		return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
 	}

@@ -45,8 +45,8 @@ struct cli_target {
 #define CLI_TARGET_LONGOPTS                                                                  \
 	{"pid", required_argument, NULL, 'p'}, {"tid", required_argument, NULL, 't'},         \
 	{"all-cpus", no_argument, NULL, 'a'}, {"cpu", required_argument, NULL, 'C'},          \
-	{"no-inherit", no_argument, NULL, 'i'}
-#define CLI_TARGET_SHORTOPTS "p:t:aC:i"
+	{"no-inherit", no_argument, NULL, 'i'}, {"cgroup", required_argument, NULL, 'G'}
+#define CLI_TARGET_SHORTOPTS "p:t:aC:iG:"
 
 /* What getopt_long returned that the subcommand does not handle itself: a
  * target option (with optarg), a missing value (':') or an unknown option.

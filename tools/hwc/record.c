@@ -126,7 +126,6 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"freq", required_argument, NULL, 'F'},
 		{"call-graph", required_argument, NULL, OPT_CALL_GRAPH},
 		CLI_TARGET_LONGOPTS,
-		{"cgroup", required_argument, NULL, 'G'},
 		{"output", required_argument, NULL, 'o'},
 		{"mmap-pages", required_argument, NULL, 'm'},
 		{"compression-level", optional_argument, NULL, 'z'},
@@ -141,7 +140,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	int c, r;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:e:c:F:gG:o:m:z::h" CLI_TARGET_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:e:c:F:go:m:z::h" CLI_TARGET_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (!cli_add_spec(&o->specs, &o->nspecs, optarg))
@@ -160,12 +159,6 @@ static int parse_options(int argc, char **argv, struct options *o)
 						   optarg);
 			break;
 		case 'g': o->callgraph = HWC_CALLGRAPH_FP; break;
-		case 'G':
-			if (o->t.cgroup)
-				return usage_error("%s", "--cgroup given twice: a recording samples one "
-							 "cgroup (and those below it)");
-			o->t.cgroup = optarg;
-			break;
 		case OPT_CALL_GRAPH:
 			if ((r = parse_call_graph(optarg, o)) >= 0)
 				return r;

@@ -90,7 +90,6 @@ static int parse_options(int argc, char **argv, struct options *o)
 	static const struct option longopts[] = {
 		{"event", required_argument, NULL, 'e'},
 		CLI_TARGET_LONGOPTS,
-		{"cgroup", required_argument, NULL, 'G'},
 		{"no-aggr", no_argument, NULL, 'A'},
 		{"per-thread", no_argument, NULL, OPT_PER_THREAD},
 		{"interval-print", required_argument, NULL, 'I'},
@@ -104,7 +103,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	int c, rc;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:e:G:AI:r:x:jo:h" CLI_TARGET_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:e:AI:r:x:jo:h" CLI_TARGET_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (!cli_add_spec(&o->specs, &o->nspecs, optarg))

@@ -22,7 +22,7 @@ enum stat_aggr {
 /* One counted event as the report shows it. */
 struct stat_event {
 	const char *name;
-	const char *cgroup;           /* -G: counted only in this cgroup, or "" */
+	const char *cgroup;           /* -G: counted only in this cgroup; NULL or "": none */
 	const char *unit;             /* "" for plain counts */
 	double scale;                 /* value in UNIT = scaled count * scale */
 	int group;

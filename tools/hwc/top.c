@@ -90,7 +90,6 @@ static int parse_options(int argc, char **argv, struct top_opts *o)
 		{"rows", required_argument, NULL, OPT_ROWS},
 		{"no-demangle", no_argument, NULL, OPT_NO_DEMANGLE},
 		CLI_TARGET_LONGOPTS,
-		{"cgroup", required_argument, NULL, 'G'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -98,7 +97,7 @@ static int parse_options(int argc, char **argv, struct top_opts *o)
 	int c, r;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:e:F:gG:d:n:h" CLI_TARGET_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:e:F:gd:n:h" CLI_TARGET_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (!cli_add_spec(&o->specs, &o->nspecs, optarg))
@@ -112,12 +111,6 @@ static int parse_options(int argc, char **argv, struct top_opts *o)
 			o->freq = (uint64_t)v;
 			break;
 		case 'g': o->callgraph = true; break;
-		case 'G':
-			if (o->t.cgroup)
-				return usage_error("%s", "--cgroup given twice: hwc top watches one cgroup "
-							 "(and those below it)");
-			o->t.cgroup = optarg;
-			break;
 		case OPT_COUNT: o->count = true; break;
 		case OPT_BY:
 			if (strcmp(optarg, "cgroup") != 0 && strcmp(optarg, "process") != 0)

@@ -155,34 +155,44 @@ static int cmp_pid(const void *a, const void *b)
 	return x->gone - y->gone; /* a reused pid: the exited process first */
 }
 
-static void open_process(struct cview *v, pid_t pid, const char *comm, unsigned long long start)
+/* Open and start counters on T for a new row (seen, with PID): the row, or
+ * NULL when T is gone (GONE: the error that says so), denied or failed. */
+static struct crow *open_row(struct cview *v, const struct hwc_target *t, int gone, pid_t pid)
 {
-	struct hwc_target t = {.kind = HWC_TARGET_PROCESS, .pid = pid, .flags = HWC_THREADS_ONLY};
 	hwc_counters *c;
-	int err = hwc_counters_open(&c, v->list, &t);
+	int err = hwc_counters_open(&c, v->list, t);
 	if (!err && (err = hwc_counters_start(c)))
 		hwc_counters_close(c);
-	if (err == -ESRCH)
-		return; /* gone meanwhile */
+	if (err == gone)
+		return NULL; /* gone meanwhile */
 	if (err == -EACCES || err == -EPERM) {
 		v->denied++;
-		return;
+		return NULL;
 	}
 	if (err) {
 		if (!v->failed++)
 			snprintf(v->why, sizeof(v->why), "%s", hwc_errdetail());
-		return;
+		return NULL;
 	}
 	struct crow *r = add_row(v, pid);
 	if (!r) {
 		hwc_counters_close(c);
 		if (!v->failed++)
 			snprintf(v->why, sizeof(v->why), "out of memory");
-		return;
+		return NULL;
 	}
 	r->c = c;
-	r->start = start;
 	r->seen = true;
+	return r;
+}
+
+static void open_process(struct cview *v, pid_t pid, const char *comm, unsigned long long start)
+{
+	struct hwc_target t = {.kind = HWC_TARGET_PROCESS, .pid = pid, .flags = HWC_THREADS_ONLY};
+	struct crow *r = open_row(v, &t, -ESRCH, pid);
+	if (!r)
+		return;
+	r->start = start;
 	snprintf(r->comm, sizeof(r->comm), "%s", comm);
 }
 
@@ -226,32 +236,13 @@ static void scan(struct cview *v)
 static void open_cgroup(struct cview *v, const char *path)
 {
 	struct hwc_target t = {.kind = HWC_TARGET_CGROUP, .cgroup = path};
-	hwc_counters *c;
-	int err = hwc_counters_open(&c, v->list, &t);
-	if (!err && (err = hwc_counters_start(c)))
-		hwc_counters_close(c);
-	if (err == -ENOENT)
-		return; /* removed meanwhile */
-	if (err) {
-		v->denied += err == -EACCES || err == -EPERM;
-		if (err != -EACCES && err != -EPERM && !v->failed++)
-			snprintf(v->why, sizeof(v->why), "%s", hwc_errdetail());
-		return;
-	}
-	struct crow *r = add_row(v, 0);
-	char *name = strdup(path);
-	if (!r || !name) {
-		free(name);
-		hwc_counters_close(c);
-		if (r)
-			v->n--;
+	struct crow *r = open_row(v, &t, -ENOENT, 0);
+	if (r && !(r->cgroup = strdup(path))) {
+		drop_row(r);
+		v->n--;
 		if (!v->failed++)
 			snprintf(v->why, sizeof(v->why), "out of memory");
-		return;
 	}
-	r->c = c;
-	r->cgroup = name;
-	r->seen = true;
 }
 
 /* Cgroup PATH (from the root; its directory DIR) and those below it: the
