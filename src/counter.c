@@ -130,7 +130,7 @@ static int open_group(hwc_counters *c, size_t i, size_t leader)
 {
 	const struct instance *in = &c->inst[i];
 	size_t n = c->evs.e[leader].group_size;
-	pid_t pid = c->kind == HWC_TARGET_CPUS ? -1 : in->tid;
+	pid_t pid = hwc__cpu_wide(c->kind) ? -1 : in->tid;
 	for (size_t e = leader; e < leader + n; e++) {
 		struct perf_event_attr attr = c->evs.e[e].ev->pub.attr;
 		attr.size = sizeof(attr);
@@ -138,7 +138,7 @@ static int open_group(hwc_counters *c, size_t i, size_t leader)
 		if (n > 1)
 			attr.read_format |= PERF_FORMAT_GROUP;
 		attr.disabled = e == leader;
-		attr.inherit = c->kind != HWC_TARGET_CPUS && !(c->flags & HWC_NO_INHERIT);
+		attr.inherit = !hwc__cpu_wide(c->kind) && !(c->flags & HWC_NO_INHERIT);
 		attr.inherit_thread = attr.inherit && (c->flags & HWC_THREADS_ONLY);
 		attr.enable_on_exec = c->kind == HWC_TARGET_COMMAND && e == leader;
 		if (c->kind == HWC_TARGET_SELF && (c->flags & HWC_NO_INHERIT))
@@ -228,7 +228,8 @@ static int open_all(hwc_counters *c, const struct hwc_target *t)
 	}
 	case HWC_TARGET_PROCESS:
 		return hwc__each_thread(c->pid, open_thread, c);
-	case HWC_TARGET_CPUS: {
+	case HWC_TARGET_CPUS:
+	case HWC_TARGET_CGROUP: {
 		int *cpus;
 		size_t n;
 		int err = hwc__target_cpus(t, &cpus, &n);
@@ -327,6 +328,8 @@ HWC_EXPORT int hwc_counters_open(hwc_counters **out, const hwc_evlist *list,
 	c->pidfd = -1;
 	hwc__child_init(&c->child);
 	int err = setup(c, list);
+	if (!err)
+		err = hwc__events_open_cgroups(&c->evs, t);
 	if (!err && (t->kind == HWC_TARGET_PROCESS || t->kind == HWC_TARGET_THREAD)) {
 		if (t->pid <= 0)
 			err = hwc__fail(-EINVAL, "invalid pid %d", (int)t->pid);
@@ -334,7 +337,7 @@ HWC_EXPORT int hwc_counters_open(hwc_counters **out, const hwc_evlist *list,
 	}
 	/* A CPUS target with argv runs the command while it counts every CPU
 	 * (perf stat -a -- CMD): the child waits until the counters run. */
-	if (!err && (t->kind == HWC_TARGET_COMMAND || (t->kind == HWC_TARGET_CPUS && t->argv))) {
+	if (!err && (t->kind == HWC_TARGET_COMMAND || (hwc__cpu_wide(t->kind) && t->argv))) {
 		err = hwc__child_spawn(&c->child, t->argv);
 		c->pid = c->child.pid;
 	}
@@ -709,7 +712,7 @@ HWC_EXPORT int hwc_counters_overflow_signal(hwc_counters *c, size_t inst, size_t
 		return hwc__fail(-EINVAL, "'%s' has no sample period: set attr.sample_period "
 					  "before opening to get overflow notification",
 				 c->evs.e[ev].ev->name);
-	if (c->kind != HWC_TARGET_CPUS && !(c->flags & HWC_NO_INHERIT))
+	if (!hwc__cpu_wide(c->kind) && !(c->flags & HWC_NO_INHERIT))
 		return hwc__fail(-EINVAL, "overflow notification of '%s' needs HWC_NO_INHERIT: the "
 					  "kernel cannot stop inherited counters at an overflow",
 				 c->evs.e[ev].ev->name);

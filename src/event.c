@@ -66,6 +66,19 @@ HWC_EXPORT int hwc_evlist_set_filter(hwc_evlist *list, size_t idx, const char *f
 	return 0;
 }
 
+HWC_EXPORT int hwc_evlist_set_cgroup(hwc_evlist *list, size_t idx, const char *cgroup)
+{
+	hwc__clear_error();
+	if (idx >= list->n)
+		return hwc__fail(-EINVAL, "no event %zu in a list of %zu", idx, list->n);
+	struct hwc__ev *ev = list->ev[idx];
+	if (cgroup && strlen(cgroup) >= sizeof(ev->cgroup))
+		return hwc__fail(-ENAMETOOLONG, "the cgroup of '%s' is longer than %zu bytes",
+				 ev->name, sizeof(ev->cgroup) - 1);
+	snprintf(ev->cgroup, sizeof(ev->cgroup), "%s", cgroup ? cgroup : "");
+	return 0;
+}
+
 int hwc__apply_filter(int fd, const struct hwc__ev *ev)
 {
 	if (!ev->filter[0])
@@ -92,6 +105,7 @@ void hwc__ev_init(struct hwc__ev *ev)
 	ev->pub.origin = ev->origin;
 	ev->pub.unit = ev->unit;
 	ev->pub.filter = ev->filter;
+	ev->pub.cgroup = ev->cgroup;
 	ev->pub.scale = 1.0;
 }
 
@@ -111,12 +125,14 @@ static void ev_assign(struct hwc__ev *dst, const struct hwc_event *pub)
 	snprintf(dst->origin, sizeof(dst->origin), "%s", pub->origin);
 	snprintf(dst->unit, sizeof(dst->unit), "%s", pub->unit);
 	snprintf(dst->filter, sizeof(dst->filter), "%s", pub->filter ? pub->filter : "");
+	snprintf(dst->cgroup, sizeof(dst->cgroup), "%s", pub->cgroup ? pub->cgroup : "");
 	struct hwc_event own = *pub;
 	own.name = dst->name;
 	own.pmu = dst->pmu;
 	own.origin = dst->origin;
 	own.unit = dst->unit;
 	own.filter = dst->filter;
+	own.cgroup = dst->cgroup;
 	dst->pub = own;
 }
 

@@ -58,6 +58,7 @@ struct hwc__ev {
 	char origin[512];
 	char unit[32];
 	char filter[256]; /* a tracepoint's filter, "" for none */
+	char cgroup[4096]; /* counted only in this cgroup (hwc_evlist_set_cgroup()), "" for none */
 	bool explicit_gh; /* a G or H modifier chose guest/host counting */
 };
 /* Point pub's strings at EV's own arrays, scale 1: for a zeroed event on
@@ -109,6 +110,7 @@ struct hwc__opened {
 	size_t leader;        /* index of its group's leader; a leader's own */
 	size_t group_size;    /* a leader: events in its group (1 alone); a member: 0 */
 	bool user_only;       /* kernel counting was denied: switched to user space */
+	int cgroup_fd;        /* its cgroup's directory (PERF_FLAG_PID_CGROUP), or -1 */
 	/* counting: an event HWC_SKIP_UNSUPPORTED left out */
 	int status;           /* 0, or the -errno that left it out */
 	char error[256];      /* its detail */
@@ -138,6 +140,16 @@ void hwc__events_free(struct hwc__events *s);
  * privilege levels was switched to user space only. */
 int hwc__open_event(struct hwc__events *s, size_t e, struct perf_event_attr *attr, pid_t pid,
 		    int cpu, int group_fd, unsigned flags, int *fd);
+/* Targets counted per CPU, every task on it (CPUS), or those of a cgroup. */
+static inline bool hwc__cpu_wide(enum hwc_target_kind k)
+{
+	return k == HWC_TARGET_CPUS || k == HWC_TARGET_CGROUP;
+}
+/* cgroup.c: open the cgroup of every event of S that has one (its own, else
+ * a CGROUP target's): 0 or -errno with detail. */
+int hwc__events_open_cgroups(struct hwc__events *s, const struct hwc_target *t);
+/* The directory of CGROUP (see hwc_cgroup_path()), opened: fd or -errno. */
+int hwc__cgroup_open(const char *cgroup);
 /* Call OPEN(ARG); when it returns HWC__RETRY_USER_ONLY, CLOSE(ARG) and
  * OPEN(ARG) once more.  WHAT names the activity for the error. */
 int hwc__open_with_fallback(int (*open)(void *arg), void (*close)(void *arg), void *arg,
@@ -279,6 +291,9 @@ int hwc__synth_kernel_map(const struct hwc__sink *k);
 int hwc__synth_process(const struct hwc__sink *k, pid_t pid);
 /* The same for every process in /proc. */
 int hwc__synth_all(const struct hwc__sink *k);
+/* A CGROUP record (id and path) for the cgroup directory DIRFD and each
+ * one below it, so that readers name the cgroups of samples. */
+int hwc__synth_cgroups(const struct hwc__sink *k, int dirfd);
 
 /* Make room for N elements of SIZE bytes in the array *PP of capacity *CAP,
  * doubling it: 0 or -ENOMEM (with detail).  PP is the address of the

@@ -123,7 +123,7 @@ static int check_opts(const struct hwc_sampler_opts *o, const struct hwc_target 
 				 o->mmap_pages);
 	if (o->flags & ~(HWC_GROUP_VALUES | HWC_LOG_PROCEXIT | HWC_LOG_PROCCSW))
 		return hwc__fail(-EINVAL, "unknown sampler flags %#x", o->flags);
-	if ((o->flags & (HWC_LOG_PROCEXIT | HWC_LOG_PROCCSW)) && t->kind == HWC_TARGET_CPUS)
+	if ((o->flags & (HWC_LOG_PROCEXIT | HWC_LOG_PROCCSW)) && hwc__cpu_wide(t->kind))
 		return hwc__fail(-EINVAL, "per-thread exit and context-switch counts need a process "
 					  "target (a command, a pid or a thread), not CPUs");
 	long long max;
@@ -133,6 +133,19 @@ static int check_opts(const struct hwc_sampler_opts *o, const struct hwc_target 
 					  "(kernel.perf_event_max_sample_rate)",
 				 (unsigned long long)o->freq, max);
 	return 0;
+}
+
+/* Samples of cgroup events name their cgroup, and the first event reports
+ * cgroups made while sampling, so that readers can name them (perf report
+ * --sort cgroup). */
+static void cgroup_samples(hwc_sampler *s)
+{
+	bool any = false;
+	for (size_t e = 0; e < s->evs.n; e++)
+		any |= s->evs.e[e].cgroup_fd >= 0;
+	for (size_t e = 0; any && e < s->evs.n; e++)
+		s->evs.e[e].ev->pub.attr.sample_type |= PERF_SAMPLE_CGROUP;
+	s->evs.e[0].ev->pub.attr.cgroup = any;
 }
 
 static int setup(hwc_sampler *s, const hwc_evlist *list, const struct hwc_target *t)
@@ -145,7 +158,10 @@ static int setup(hwc_sampler *s, const hwc_evlist *list, const struct hwc_target
 	if (s->evs.n == 0)
 		return hwc__fail(-EINVAL, "no events to sample");
 	tracking(s);
-	if (t->kind == HWC_TARGET_CPUS)
+	if ((err = hwc__events_open_cgroups(&s->evs, t)))
+		return err;
+	cgroup_samples(s);
+	if (hwc__cpu_wide(t->kind))
 		err = hwc__target_cpus(t, &s->cpus, &s->ncpus);
 	else {
 		struct hwc_target all = {.kind = HWC_TARGET_CPUS};
@@ -183,7 +199,8 @@ static int start_target(hwc_sampler *s, const struct hwc_target *t)
 		return 0;
 	case HWC_TARGET_COMMAND:
 	case HWC_TARGET_CPUS:
-		if (t->kind == HWC_TARGET_CPUS && !t->argv)
+	case HWC_TARGET_CGROUP:
+		if (hwc__cpu_wide(t->kind) && !t->argv)
 			return 0;
 		{
 			int err = hwc__child_spawn(&s->child, t->argv);

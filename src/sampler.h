@@ -67,7 +67,7 @@ struct hwc_sampler {
 
 static inline bool hwc__sampler_task_target(const hwc_sampler *s)
 {
-	return s->kind != HWC_TARGET_CPUS;
+	return !hwc__cpu_wide(s->kind);
 }
 
 

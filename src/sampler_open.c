@@ -228,6 +228,7 @@ int hwc__sampler_open_tasks(hwc_sampler *s, const struct hwc_target *t)
 	case HWC_TARGET_PROCESS:
 		return hwc__each_thread(s->pid, open_thread, s);
 	case HWC_TARGET_CPUS:
+	case HWC_TARGET_CGROUP:
 		return open_thread(s, -1);
 	}
 	return hwc__fail(-EINVAL, "unknown target kind %d", (int)t->kind);

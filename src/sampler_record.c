@@ -4,6 +4,8 @@
 #include "sampler.h"
 #include "hwc/symbol.h"
 
+#include <sys/stat.h>
+
 HWC_EXPORT long hwc_sampler_write(hwc_sampler *s, hwc_recording *rec)
 {
 	long n = 0;
@@ -26,6 +28,13 @@ HWC_EXPORT long hwc_sampler_write(hwc_sampler *s, hwc_recording *rec)
 
 /* ------------------------------------------------------------- recording */
 
+static bool same_file(int a, int b)
+{
+	struct stat x, y;
+	return b >= 0 && fstat(a, &x) == 0 && fstat(b, &y) == 0 && x.st_dev == y.st_dev &&
+	       x.st_ino == y.st_ino;
+}
+
 /* What existed before sampling started on S's target, from /proc: the
  * kernel's map (only into a recording REC: a symbolizer takes kernel
  * addresses from kallsyms itself), then every process (CPUS), the target
@@ -41,8 +50,17 @@ static int synth_target(const hwc_sampler *s, const struct hwc__sink *k, hwc_rec
 									 : 0;
 	if (err)
 		return err;
+	/* Each cgroup once (events of one cgroup follow each other). */
+	for (size_t e = 0; !err && e < s->evs.n; e++) {
+		int fd = s->evs.e[e].cgroup_fd;
+		if (fd >= 0 && (e == 0 || !same_file(fd, s->evs.e[e - 1].cgroup_fd)))
+			err = hwc__synth_cgroups(k, fd);
+	}
+	if (err)
+		return err;
 	switch (s->kind) {
 	case HWC_TARGET_CPUS:
+	case HWC_TARGET_CGROUP:
 		return !rec || hwc__recording_once(rec, HWC__SYNTH_ALL) ? hwc__synth_all(k) : 0;
 	case HWC_TARGET_PROCESS:
 	case HWC_TARGET_THREAD:

@@ -8,11 +8,13 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #define MAX_RECORD 8192
 
@@ -189,4 +191,63 @@ int hwc__synth_all(const struct hwc__sink *k)
 	put_u32(&r, 0, 0);
 	put_name(&r, "swapper");
 	return err ? err : emit(k, &r, PERF_RECORD_COMM, 0);
+}
+
+/* The cgroup id perf_event reports (PERF_SAMPLE_CGROUP, PERF_RECORD_CGROUP):
+ * the kernfs id the directory's file handle carries, as perf reads it. */
+static uint64_t cgroup_id(int dirfd)
+{
+	struct {
+		struct file_handle fh;
+		uint64_t id;
+	} h = {.fh.handle_bytes = sizeof(uint64_t)};
+	int mount_id;
+	if (name_to_handle_at(dirfd, "", &h.fh, &mount_id, AT_EMPTY_PATH) < 0)
+		return 0;
+	return h.id;
+}
+
+/* A CGROUP record for directory DIRFD (PATH: relative to the hierarchy's
+ * root, "/" for the root), then for each cgroup below it. */
+static int cgroup_tree(const struct hwc__sink *k, int dirfd, const char *path, int depth)
+{
+	struct rbuf r = {.len = 8};
+	put_u64(&r, cgroup_id(dirfd));
+	put_name(&r, path);
+	int err = emit(k, &r, PERF_RECORD_CGROUP, 0);
+	int fd = depth < 64 ? dup(dirfd) : -1; /* fdopendir takes it over */
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	struct dirent *de;
+	while (!err && (de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		char sub[4096];
+		int n = snprintf(sub, sizeof(sub), "%s%s%s", path, strcmp(path, "/") ? "/" : "",
+				 de->d_name);
+		int child = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (n > 0 && (size_t)n < sizeof(sub) && child >= 0)
+			err = cgroup_tree(k, child, sub, depth + 1);
+		if (child >= 0)
+			close(child);
+	}
+	closedir(d);
+	return err;
+}
+
+int hwc__synth_cgroups(const struct hwc__sink *k, int dirfd)
+{
+	char root[4096], self[64], path[4096];
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", dirfd);
+	ssize_t n = readlink(self, path, sizeof(path) - 1);
+	if (n < 0 || hwc_cgroup_path("", root, sizeof(root)))
+		return 0; /* samples keep their cgroup ids, unnamed */
+	path[n] = '\0';
+	size_t len = strlen(root);
+	const char *rel = strncmp(path, root, len) == 0 ? path + len : path;
+	return cgroup_tree(k, dirfd, *rel ? rel : "/", 0);
 }

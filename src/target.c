@@ -281,7 +281,8 @@ int hwc__events_add(struct hwc__events *s, const struct hwc_event *pub, size_t l
 	struct hwc__ev *ev = hwc__ev_dup(pub);
 	if (!ev)
 		return hwc__fail(-ENOMEM, "out of memory");
-	s->e[s->n++] = (struct hwc__opened){.ev = ev, .leader = leader, .group_size = group_size};
+	s->e[s->n++] = (struct hwc__opened){.ev = ev, .leader = leader, .group_size = group_size,
+					    .cgroup_fd = -1};
 	return 0;
 }
 
@@ -304,6 +305,8 @@ void hwc__events_free(struct hwc__events *s)
 	for (size_t i = 0; i < s->n; i++) {
 		free(s->e[i].ev);
 		free(s->e[i].ids);
+		if (s->e[i].cgroup_fd >= 0)
+			close(s->e[i].cgroup_fd);
 	}
 	free(s->e);
 	*s = (struct hwc__events){0};
@@ -319,7 +322,12 @@ static bool fallback_allowed(const struct hwc_event *ev, unsigned flags, int err
 int hwc__open_event(struct hwc__events *s, size_t e, struct perf_event_attr *attr, pid_t pid,
 		    int cpu, int group_fd, unsigned flags, int *fd)
 {
-	*fd = hwc__perf_event_open(attr, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+	unsigned long how = PERF_FLAG_FD_CLOEXEC;
+	if (s->e[e].cgroup_fd >= 0) { /* per CPU, only while a task of the cgroup runs */
+		pid = s->e[e].cgroup_fd;
+		how |= PERF_FLAG_PID_CGROUP;
+	}
+	*fd = hwc__perf_event_open(attr, pid, cpu, group_fd, how);
 	if (*fd >= 0)
 		return 0;
 	if (!fallback_allowed(&s->e[e].ev->pub, flags, *fd))

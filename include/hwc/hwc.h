@@ -63,6 +63,7 @@ struct hwc_event {
 	bool leader;        /* first event of its group */
 	bool explicit_priv; /* the spec chose user/kernel/hv itself (:u, :k, u=, usr=) */
 	const char *filter; /* a tracepoint's filter (hwc_evlist_set_filter()), or "" */
+	const char *cgroup; /* counted only in this cgroup (hwc_evlist_set_cgroup()), or "" */
 };
 
 typedef struct hwc_evlist hwc_evlist;
@@ -90,6 +91,24 @@ struct perf_event_attr *hwc_evlist_attr(hwc_evlist *list, size_t idx);
  * rejects makes the open fail with -EINVAL and a detail that quotes it. */
 int hwc_evlist_set_filter(hwc_evlist *list, size_t idx, const char *filter);
 
+/* Count or sample event IDX only while a task of CGROUP runs (perf stat
+ * -G): CGROUP names a cgroup as hwc_cgroup_path() takes it.  Such an event
+ * needs a system-wide target (HWC_TARGET_CPUS or HWC_TARGET_CGROUP), where
+ * it is opened on each CPU with PERF_FLAG_PID_CGROUP.  NULL or "" removes
+ * it.  The cgroup is looked up when the list is opened. */
+int hwc_evlist_set_cgroup(hwc_evlist *list, size_t idx, const char *cgroup);
+
+/* The directory of CGROUP, into BUF (SIZE bytes).  CGROUP is a path in the
+ * hierarchy perf_event counts cgroups of (the unified cgroup v2 one, or the
+ * cgroup v1 perf_event controller's when one is mounted; found in
+ * /proc/self/mountinfo): relative to its root ("system.slice/foo.service";
+ * "" and "/" are the root), or absolute below its mount point
+ * ("/sys/fs/cgroup/system.slice").  Errors: -ENOENT no such cgroup; -ENOTDIR
+ * not a cgroup directory; -EBADF a cgroup of a hierarchy perf_event cannot
+ * use (cgroup v1 without the perf_event controller); -ENODEV no usable
+ * hierarchy is mounted; -ENAMETOOLONG. */
+int hwc_cgroup_path(const char *cgroup, char *buf, size_t size);
+
 /* Append the event an x86 PERFEVTSEL word selects, as the classic
  * interfaces write it (OpenBSD pctr function words, FreeBSD perfmon struct
  * pmc): event select bits 0-7 (and 32-35), unit mask 8-15, USR 16, OS 17,
@@ -112,6 +131,7 @@ enum hwc_target_kind {
 	HWC_TARGET_PROCESS, /* an existing pid, all its threads */
 	HWC_TARGET_THREAD,  /* one existing thread */
 	HWC_TARGET_CPUS,    /* system-wide, per CPU */
+	HWC_TARGET_CGROUP,  /* per CPU as CPUS, only while tasks of one cgroup run */
 };
 
 /* Flags for struct hwc_target.flags. */
@@ -129,6 +149,10 @@ struct hwc_target {
 	const int *cpus;      /* CPUS: the CPUs to count on; NULL means all online */
 	size_t ncpus;
 	unsigned flags;       /* HWC_NO_INHERIT | ... */
+	const char *cgroup;   /* CGROUP: the cgroup (see hwc_cgroup_path()) of every event
+			       * that has none of its own; argv, cpus and ncpus as for CPUS.
+			       * Counting every CPU needs root, CAP_PERFMON or
+			       * perf_event_paranoid <= 0 */
 };
 
 /* A value read from one event. */

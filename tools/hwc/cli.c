@@ -112,6 +112,12 @@ int cli_other_option(const char *cmd, int opt, char **argv, struct cli_target *t
 	case 'i':
 		t->no_inherit = true;
 		return -1;
+	case 'G':
+		if (t->cgroup)
+			return cli_usage_error(cmd, "%s", "--cgroup given twice: give one cgroup (the "
+							  "cgroups below it are included)");
+		t->cgroup = arg;
+		return -1;
 	case ':':
 		return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
 	}
@@ -122,9 +128,14 @@ int cli_target_check(const char *cmd, const struct cli_target *t, const char *ve
 		     const char *nothing, const char *noun)
 {
 	char msg[256];
-	bool system = t->all_cpus || t->cpus;
+	bool system = t->all_cpus || t->cpus || t->cgroup;
 	if (t->pid && t->tid)
 		return cli_usage_error(cmd, "%s", "give either -p or -t, not both");
+	if ((t->pid || t->tid) && t->cgroup) {
+		snprintf(msg, sizeof(msg), "--cgroup %ss a cgroup on every CPU; it cannot be combined "
+					   "with -p or -t", verb);
+		return cli_usage_error(cmd, "%s", msg);
+	}
 	if ((t->pid || t->tid) && system) {
 		snprintf(msg, sizeof(msg), "-p and -t %s tasks; they cannot be combined with -a or -C",
 			 verb);
@@ -149,8 +160,9 @@ int cli_target_check(const char *cmd, const struct cli_target *t, const char *ve
 void cli_target_of(const struct cli_target *t, struct hwc_target *out)
 {
 	*out = (struct hwc_target){.flags = t->no_inherit ? HWC_NO_INHERIT : 0};
-	if (t->all_cpus || t->cpus) {
-		out->kind = HWC_TARGET_CPUS;
+	if (t->all_cpus || t->cpus || t->cgroup) {
+		out->kind = t->cgroup ? HWC_TARGET_CGROUP : HWC_TARGET_CPUS;
+		out->cgroup = t->cgroup;
 		out->cpus = t->cpus;
 		out->ncpus = t->ncpus;
 		out->argv = t->argv;

@@ -38,14 +38,15 @@ struct cli_target {
 	int *cpus; /* -C */
 	size_t ncpus;
 	char **argv; /* the command, or NULL */
+	const char *cgroup; /* --cgroup: only its tasks, on every CPU (or -C's) */
 };
 
 /* Their getopt_long entries and letters. */
 #define CLI_TARGET_LONGOPTS                                                                  \
 	{"pid", required_argument, NULL, 'p'}, {"tid", required_argument, NULL, 't'},         \
 	{"all-cpus", no_argument, NULL, 'a'}, {"cpu", required_argument, NULL, 'C'},          \
-	{"no-inherit", no_argument, NULL, 'i'}
-#define CLI_TARGET_SHORTOPTS "p:t:aC:i"
+	{"no-inherit", no_argument, NULL, 'i'}, {"cgroup", required_argument, NULL, 'G'}
+#define CLI_TARGET_SHORTOPTS "p:t:aC:iG:"
 
 /* What getopt_long returned that the subcommand does not handle itself: a
  * target option (with optarg), a missing value (':') or an unknown option.

@@ -55,6 +55,10 @@ static const char usage_text[] =
 	"  -t, --tid TID             sample one existing thread\n"
 	"  -a, --all-cpus            sample every online CPU\n"
 	"  -C, --cpu LIST            sample these CPUs only (e.g. 0-3,6)\n"
+	"  -G, --cgroup CG           sample only the tasks of cgroup CG (a cgroup v2 path\n"
+	"                            relative to the hierarchy's root), on every CPU or\n"
+	"                            -C's; samples carry their cgroup (perf report --sort\n"
+	"                            cgroup)\n"
 	"  -i, --no-inherit          do not sample child processes and new threads\n"
 	"  -o, --output FILE         the recording (default hwc.data); a previous FILE\n"
 	"                            is kept as FILE.old; - streams it to standard\n"
@@ -197,7 +201,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		return usage_error("%s", "give -c (a period) or -F (a frequency), not both");
 	if ((r = cli_target_check("record", &o->t, "sample", "record", "sampling")) >= 0)
 		return r;
-	bool system = o->t.all_cpus || o->t.cpus;
+	bool system = o->t.all_cpus || o->t.cpus || o->t.cgroup;
 	if ((o->log_exit || o->log_switch) && system)
 		return usage_error("%s", "--log-exit and --log-switch count per thread: give a "
 					 "command, -p or -t, not -a or -C");

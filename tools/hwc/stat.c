@@ -26,9 +26,17 @@ enum { EXIT_ERROR = 1, EXIT_USAGE = 2, EXIT_NOEXEC = 127 };
 #define DEFAULT_EVENTS \
 	"task-clock,context-switches,cpu-migrations,page-faults,cycles,instructions,branches,branch-misses"
 
+/* -G CGROUPS, applied to the events of the first NSPECS -e specs. */
+struct cgroup_opt {
+	const char *list;
+	size_t nspecs;
+};
+
 struct options {
 	const char **specs;
 	size_t nspecs;
+	struct cgroup_opt *cgroups; /* -G, in order */
+	size_t ncgroups;
 	struct cli_target t; /* -p, -t, -a, -C, -i, the command */
 	bool per_cpu, per_thread, json;
 	long interval_ms, repeat;
@@ -50,6 +58,10 @@ static const char usage_text[] =
 	"  -t, --tid TID             count one existing thread\n"
 	"  -a, --all-cpus            count system-wide, on every online CPU\n"
 	"  -C, --cpu LIST            count system-wide on these CPUs only (e.g. 0-3,6)\n"
+	"  -G, --cgroup CG[,CG...]   count only in these cgroups (v2 paths relative to the\n"
+	"                            hierarchy's root): as perf stat -G, the Nth cgroup\n"
+	"                            given goes to the Nth event given before it with -e,\n"
+	"                            one cgroup alone to all of them; per CPU, as -a\n"
 	"  -A, --no-aggr             one row per CPU (with -a or -C)\n"
 	"      --per-thread          one row per thread (with -p or -t)\n"
 	"  -I, --interval-print MS   print the counts of every MS milliseconds (10 to\n"
@@ -97,6 +109,17 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (!cli_add_spec(&o->specs, &o->nspecs, optarg))
 				return usage_error("%s", "out of memory");
 			break;
+		case 'G': {
+			if (!o->nspecs)
+				return usage_error("%s", "-G needs events before it: it applies to the "
+							 "events of the -e options given before it");
+			struct cgroup_opt *g = realloc(o->cgroups, (o->ncgroups + 1) * sizeof(*g));
+			if (!g)
+				return usage_error("%s", "out of memory");
+			o->cgroups = g;
+			g[o->ncgroups++] = (struct cgroup_opt){optarg, o->nspecs};
+			break;
+		}
 		case 'A': o->per_cpu = true; break;
 		case OPT_PER_THREAD: o->per_thread = true; break;
 		case 'I':
@@ -129,6 +152,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 		}
 	}
 	o->t.argv = optind < argc ? argv + optind : NULL;
+	if (o->ncgroups && (o->t.pid || o->t.tid))
+		return usage_error("%s", "-G counts cgroups on every CPU: it cannot be combined "
+					 "with -p or -t");
+	if (o->ncgroups && !o->t.cpus)
+		o->t.all_cpus = true; /* perf stat -G needs -a; hwc stat implies it */
 
 	if ((rc = cli_target_check("stat", &o->t, "count", "count", "counting")) >= 0)
 		return rc;
@@ -455,6 +483,7 @@ static int describe(struct stat_run *s, hwc_counters *c)
 		struct stat_event *out = &r->ev[r->nev];
 		s->map[r->nev++] = e;
 		out->name = ev->name;
+		out->cgroup = ev->cgroup;
 		out->unit = ev->unit;
 		out->scale = ev->scale;
 		out->group = ev->group;
@@ -616,12 +645,52 @@ static void free_run(struct stat_run *s)
 	hwc_evlist_free(s->list);
 }
 
+/* -G LIST, perf stat's way: the Nth cgroup given (counting those of earlier
+ * -G options, and empty ones, which leave their event counting everything)
+ * goes to the Nth event of the list; a single cgroup, to every event so
+ * far.  *GIVEN counts the cgroups given so far.  Returns 0, or -1 after
+ * saying why not. */
+static int apply_cgroups(hwc_evlist *list, const char *arg, size_t *given)
+{
+	size_t nev = hwc_evlist_size(list);
+	for (const char *p = arg;; p++) {
+		size_t len = strcspn(p, ",");
+		if (len && *given >= nev) {
+			fprintf(stderr, "hwc stat: -G %s: cgroup '%.*s' has no event: each cgroup goes "
+					"to one event given before it, in order, and there are %zu\n",
+				arg, (int)len, p, nev);
+			return -1;
+		}
+		if (len) {
+			char *name = strndup(p, len);
+			int err = name ? hwc_evlist_set_cgroup(list, *given, name) : -ENOMEM;
+			free(name);
+			if (err) {
+				fprintf(stderr, "hwc stat: %s\n", err == -ENOMEM ? "out of memory" : hwc_errdetail());
+				return -1;
+			}
+		}
+		(*given)++;
+		p += len;
+		if (!*p)
+			break;
+	}
+	if (*given == 1) {
+		const char *cg = hwc_evlist_event(list, 0)->cgroup;
+		for (size_t e = 1; e < nev; e++)
+			if (hwc_evlist_set_cgroup(list, e, cg))
+				return -1;
+	}
+	return 0;
+}
+
 int cmd_stat(int argc, char **argv)
 {
 	struct options o = {0};
 	int rc = parse_options(argc, argv, &o);
 	if (rc >= 0) {
 		free(o.specs);
+		free(o.cgroups);
 		free(o.t.cpus);
 		return rc;
 	}
@@ -663,11 +732,19 @@ int cmd_stat(int argc, char **argv)
 			goto out;
 		}
 	}
-	for (size_t i = 0; i < o.nspecs; i++)
+	size_t given = 0, g = 0; /* cgroups given so far; -G options applied */
+	for (size_t i = 0; i < o.nspecs; i++) {
 		if (hwc_evlist_add(s.list, o.specs[i])) {
 			fprintf(stderr, "hwc stat: %s\n", hwc_errdetail());
 			goto out;
 		}
+		for (; g < o.ncgroups && o.cgroups[g].nspecs == i + 1; g++)
+			if (apply_cgroups(s.list, o.cgroups[g].list, &given)) {
+				rc = EXIT_USAGE;
+				goto out;
+			}
+	}
+	r->cgroups = o.ncgroups > 0;
 	if (o.output && (hwc_output_create(&s.outfile, o.output, 0) ||
 			 !(r->out = hwc_output_stream(s.outfile)))) {
 		fprintf(stderr, "hwc stat: %s\n", hwc_errdetail());
@@ -686,6 +763,7 @@ out:
 	}
 	free_run(&s);
 	free(o.specs);
+	free(o.cgroups);
 	free(o.t.cpus);
 	return rc;
 }

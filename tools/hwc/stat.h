@@ -22,6 +22,7 @@ enum stat_aggr {
 /* One counted event as the report shows it. */
 struct stat_event {
 	const char *name;
+	const char *cgroup;           /* -G: counted only in this cgroup; NULL or "": none */
 	const char *unit;             /* "" for plain counts */
 	double scale;                 /* value in UNIT = scaled count * scale */
 	int group;
@@ -56,6 +57,7 @@ struct stat_report {
 	bool all_cpus;             /* -a: every online CPU, not a -C list */
 	bool interval;             /* -I: values come by interval */
 	bool repeat;               /* -r was given */
+	bool cgroups;              /* -G: a cgroup column (CSV) after the event */
 	size_t nev, nrows;
 	struct stat_event *ev;
 	struct stat_row *rows;

@@ -171,6 +171,8 @@ static void human_line(const struct stat_report *r, const char *time, const stru
 	else
 		ADD("%'18.0f      ", l->count);
 	ADD("%-26s", ev->name);
+	if (r->cgroups)
+		ADD(" %-20s", ev->cgroup ? ev->cgroup : "");
 	/* The figure column is 30 wide, so what follows it lines up. */
 	if (l->metric != M_NONE && metrics[l->metric].percent)
 		ADD(" # %7.2f%% %-18s", l->metric_value, metrics[l->metric].human);
@@ -236,6 +238,8 @@ static void csv_line(const struct stat_report *r, const char *time, const struct
 	csv_field(r, buf, false);
 	csv_field(r, r->ev[l->ev].unit, false);
 	csv_field(r, r->ev[l->ev].name, false);
+	if (r->cgroups)
+		csv_field(r, r->ev[l->ev].cgroup ? r->ev[l->ev].cgroup : "", false);
 	const uint64_t fields[] = {l->sum->raw, l->sum->enabled, l->sum->running};
 	for (size_t i = 0; i < 3; i++) {
 		snprintf(buf, sizeof(buf), "%" PRIu64, fields[i]);
@@ -271,6 +275,8 @@ static void json_counter(struct stat_report *r, const struct line *l)
 	const struct stat_event *ev = &r->ev[l->ev];
 	json_object(j, NULL);
 	json_string(j, "event", ev->name);
+	if (ev->cgroup && ev->cgroup[0])
+		json_string(j, "cgroup", ev->cgroup);
 	json_int(j, "group", ev->group);
 	if (r->aggr == STAT_PER_CPU)
 		json_int(j, "cpu", r->rows[l->row].cpu);

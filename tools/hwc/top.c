@@ -45,6 +45,9 @@ static const char usage_text[] =
 	"                        the share of samples under each function\n"
 	"      --count           counting mode: rates per process (per thread with\n"
 	"                        -p, -t or a command) instead of samples\n"
+	"      --by KEY          --count's rows: process (the default) or cgroup: one\n"
+	"                        per cgroup of the hierarchy (or of --cgroup's tree),\n"
+	"                        each counting its tasks and those of cgroups below\n"
 	"  -d, --delay SECS      seconds between refreshes (default 1, 0.1 to 86400)\n"
 	"  -n, --iterations N    exit after N refreshes\n"
 	"      --batch           plain text on stdout instead of the screen: no\n"
@@ -56,6 +59,8 @@ static const char usage_text[] =
 	"  -t, --tid TID         one thread\n"
 	"  -a, --all-cpus        every CPU (the default without a task or command)\n"
 	"  -C, --cpu LIST        these CPUs only (e.g. 0-3,6); not with --count\n"
+	"  -G, --cgroup CG       only the tasks of cgroup CG (a cgroup v2 path relative\n"
+	"                        to the hierarchy's root), on every CPU or -C's\n"
 	"  -i, --no-inherit      leave out the processes and threads the task creates\n"
 	"  -h, --help            show this help\n"
 	"\n"
@@ -73,11 +78,12 @@ static int usage_error(const char *fmt, const char *arg)
 /* Returns -1 to go on, else the exit status (help, usage error). */
 static int parse_options(int argc, char **argv, struct top_opts *o)
 {
-	enum { OPT_COUNT = 256, OPT_BATCH, OPT_ROWS, OPT_NO_DEMANGLE };
+	enum { OPT_COUNT = 256, OPT_BATCH, OPT_ROWS, OPT_NO_DEMANGLE, OPT_BY };
 	static const struct option longopts[] = {
 		{"event", required_argument, NULL, 'e'},
 		{"freq", required_argument, NULL, 'F'},
 		{"count", no_argument, NULL, OPT_COUNT},
+		{"by", required_argument, NULL, OPT_BY},
 		{"delay", required_argument, NULL, 'd'},
 		{"iterations", required_argument, NULL, 'n'},
 		{"batch", no_argument, NULL, OPT_BATCH},
@@ -106,6 +112,11 @@ static int parse_options(int argc, char **argv, struct top_opts *o)
 			break;
 		case 'g': o->callgraph = true; break;
 		case OPT_COUNT: o->count = true; break;
+		case OPT_BY:
+			if (strcmp(optarg, "cgroup") != 0 && strcmp(optarg, "process") != 0)
+				return usage_error("unknown --by '%s' (expected process or cgroup)", optarg);
+			o->by_cgroup = strcmp(optarg, "cgroup") == 0;
+			break;
 		case 'd':
 			if (!cli_parse_double(optarg, 0.1, 86400, &o->delay))
 				return usage_error("invalid delay '%s' for -d (expected seconds, from 0.1 "
@@ -134,11 +145,19 @@ static int parse_options(int argc, char **argv, struct top_opts *o)
 	}
 	o->t.argv = optind < argc ? argv + optind : NULL;
 	struct cli_target *t = &o->t;
-	if (!t->pid && !t->tid && !t->argv && !t->cpus)
+	if (!t->pid && !t->tid && !t->argv && !t->cpus && !t->cgroup)
 		t->all_cpus = true;
 	if ((r = cli_target_check("top", t, "watch", "watch", "profiling")) >= 0)
 		return r;
-	bool cpus = t->all_cpus || t->cpus;
+	bool cpus = t->all_cpus || t->cpus || t->cgroup;
+	if (o->by_cgroup && !o->count)
+		return usage_error("%s", "--by cgroup chooses --count's rows; give --count");
+	if (o->by_cgroup && (t->argv || t->cpus))
+		return usage_error("%s", "--count --by cgroup counts every CPU until q: no command, "
+					 "no -C");
+	if (o->count && t->cgroup && !o->by_cgroup)
+		return usage_error("%s", "--count counts per process; with --cgroup, give --by "
+					 "cgroup for a row per cgroup of its tree");
 	if (o->count && cpus && t->argv)
 		return usage_error("%s", "--count with a command counts the command: give no -a or -C");
 	if (o->count && t->cpus)
@@ -179,7 +198,10 @@ void top_describe_target(const struct top_opts *o, pid_t pid, char *buf, size_t 
 {
 	const struct cli_target *t = &o->t;
 	char comm[32];
-	if (t->argv && (t->all_cpus || t->cpus))
+	if (t->cgroup)
+		snprintf(buf, size, "cgroup %s%s%s", t->cgroup, t->argv ? " while command runs: " : "",
+			 t->argv ? t->argv[0] : "");
+	else if (t->argv && (t->all_cpus || t->cpus))
 		snprintf(buf, size, "every CPU while command %s (pid %d) runs", t->argv[0], (int)pid);
 	else if (t->argv)
 		snprintf(buf, size, "command %s (pid %d)%s", t->argv[0], (int)pid,

@@ -15,6 +15,7 @@ struct top_opts {
 	uint64_t freq;      /* -F */
 	bool callgraph;     /* -g */
 	bool count;         /* --count */
+	bool by_cgroup;     /* --by cgroup: a row per cgroup (of t.cgroup's tree) */
 	bool batch;         /* --batch */
 	bool no_demangle;   /* --no-demangle */
 	long iterations;    /* -n: refreshes before exiting, 0 for no limit */

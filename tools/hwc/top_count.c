@@ -23,6 +23,7 @@ struct crow {
 	pid_t pid;                /* the process (system-wide) or thread */
 	unsigned long long start; /* system-wide: its start time, to tell a reused pid */
 	char comm[32];
+	char *cgroup;             /* --by cgroup: its path from the hierarchy's root */
 	hwc_counters *c;          /* system-wide: its own counters; else NULL */
 	size_t inst;              /* else: its instance of the view's counters */
 	uint64_t since;           /* when this interval began for it */
@@ -111,6 +112,7 @@ static struct crow *add_row(struct cview *v, pid_t pid)
 static void drop_row(struct crow *r)
 {
 	hwc_counters_close(r->c);
+	free(r->cgroup);
 	free(r->rate);
 }
 
@@ -153,34 +155,44 @@ static int cmp_pid(const void *a, const void *b)
 	return x->gone - y->gone; /* a reused pid: the exited process first */
 }
 
-static void open_process(struct cview *v, pid_t pid, const char *comm, unsigned long long start)
+/* Open and start counters on T for a new row (seen, with PID): the row, or
+ * NULL when T is gone (GONE: the error that says so), denied or failed. */
+static struct crow *open_row(struct cview *v, const struct hwc_target *t, int gone, pid_t pid)
 {
-	struct hwc_target t = {.kind = HWC_TARGET_PROCESS, .pid = pid, .flags = HWC_THREADS_ONLY};
 	hwc_counters *c;
-	int err = hwc_counters_open(&c, v->list, &t);
+	int err = hwc_counters_open(&c, v->list, t);
 	if (!err && (err = hwc_counters_start(c)))
 		hwc_counters_close(c);
-	if (err == -ESRCH)
-		return; /* gone meanwhile */
+	if (err == gone)
+		return NULL; /* gone meanwhile */
 	if (err == -EACCES || err == -EPERM) {
 		v->denied++;
-		return;
+		return NULL;
 	}
 	if (err) {
 		if (!v->failed++)
 			snprintf(v->why, sizeof(v->why), "%s", hwc_errdetail());
-		return;
+		return NULL;
 	}
 	struct crow *r = add_row(v, pid);
 	if (!r) {
 		hwc_counters_close(c);
 		if (!v->failed++)
 			snprintf(v->why, sizeof(v->why), "out of memory");
-		return;
+		return NULL;
 	}
 	r->c = c;
-	r->start = start;
 	r->seen = true;
+	return r;
+}
+
+static void open_process(struct cview *v, pid_t pid, const char *comm, unsigned long long start)
+{
+	struct hwc_target t = {.kind = HWC_TARGET_PROCESS, .pid = pid, .flags = HWC_THREADS_ONLY};
+	struct crow *r = open_row(v, &t, -ESRCH, pid);
+	if (!r)
+		return;
+	r->start = start;
 	snprintf(r->comm, sizeof(r->comm), "%s", comm);
 }
 
@@ -220,6 +232,66 @@ static void scan(struct cview *v)
 	qsort(v->rows, v->n, sizeof(*v->rows), cmp_pid);
 }
 
+/* Open counters on cgroup PATH (from the hierarchy's root) for a new row. */
+static void open_cgroup(struct cview *v, const char *path)
+{
+	struct hwc_target t = {.kind = HWC_TARGET_CGROUP, .cgroup = path};
+	struct crow *r = open_row(v, &t, -ENOENT, 0);
+	if (r && !(r->cgroup = strdup(path))) {
+		drop_row(r);
+		v->n--;
+		if (!v->failed++)
+			snprintf(v->why, sizeof(v->why), "out of memory");
+	}
+}
+
+/* Cgroup PATH (from the root; its directory DIR) and those below it: the
+ * new ones get a row, the known ones are marked seen. */
+static void walk_cgroups(struct cview *v, size_t old, const char *dir, const char *path)
+{
+	size_t i;
+	for (i = 0; i < old && strcmp(v->rows[i].cgroup, path) != 0; i++)
+		;
+	if (i < old)
+		v->rows[i].seen = true;
+	else
+		open_cgroup(v, path);
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		char subdir[4096], sub[4096];
+		if (snprintf(subdir, sizeof(subdir), "%s/%s", dir, de->d_name) >= (int)sizeof(subdir) ||
+		    snprintf(sub, sizeof(sub), "%s%s%s", path, strcmp(path, "/") ? "/" : "",
+			     de->d_name) >= (int)sizeof(sub))
+			continue;
+		walk_cgroups(v, old, subdir, sub);
+	}
+	if (d)
+		closedir(d);
+}
+
+/* --by cgroup: every cgroup of the tree, as scan() does with processes. */
+static int scan_cgroups(struct cview *v)
+{
+	char root[4096], dir[4096];
+	const char *top = v->o->t.cgroup ? v->o->t.cgroup : "";
+	if (hwc_cgroup_path("", root, sizeof(root)) || hwc_cgroup_path(top, dir, sizeof(dir))) {
+		fprintf(stderr, "hwc top: %s\n", hwc_errdetail());
+		return 1;
+	}
+	size_t old = v->n;
+	for (size_t i = 0; i < old; i++)
+		v->rows[i].seen = false;
+	v->denied = v->failed = 0;
+	walk_cgroups(v, old, dir, dir[strlen(root)] ? dir + strlen(root) : "/");
+	for (size_t i = 0; i < old; i++)
+		if (!v->rows[i].seen)
+			v->rows[i].gone = true;
+	return 0;
+}
+
 /* ------------------------------------------------------------ refresh */
 
 /* Rates of row R over the time since its interval began, from C's last
@@ -236,7 +308,8 @@ static void rates(struct cview *v, struct crow *r, hwc_counters *c, size_t inst,
 			r->rate[e] = NAN;
 			continue;
 		}
-		r->mux |= hwc_value_multiplexed(&val);
+		/* A cgroup none of whose tasks ran counted nothing: 0, not an estimate. */
+		r->mux |= hwc_value_multiplexed(&val) && !(r->cgroup && val.running == 0);
 		r->rate[e] = (is_clock(ev) ? (double)val.scaled / 1e9 : (double)val.scaled * ev->scale) /
 			     secs;
 	}
@@ -276,6 +349,8 @@ static int cmp_rate(const void *a, const void *b)
 	double rx = isnan(x->rate[0]) ? -1 : x->rate[0], ry = isnan(y->rate[0]) ? -1 : y->rate[0];
 	if (rx != ry)
 		return rx > ry ? -1 : 1;
+	if (x->cgroup)
+		return strcmp(x->cgroup, y->cgroup);
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
@@ -327,7 +402,12 @@ static void count_fill(void *state, const struct top_tick *tick, struct top_fram
 			hwc_counters *c = v->rows[i].c ? v->rows[i].c : v->c;
 			user_only = hwc_counters_user_only(c, e);
 		}
-	if (v->o->system)
+	if (v->o->by_cgroup)
+		top_frame_add(f, "refresh %ld%s: %.2f s, %zu cgroups (%zu removed), %zu not counted%s%s",
+			      tick->n, tick->last ? " (cut short)" : "", tick->seconds, v->n, gone,
+			      v->denied + v->failed, v->denied ? ": permission denied" : "",
+			      v->failed ? (v->denied ? " or failed" : ": failed") : "");
+	else if (v->o->system)
 		top_frame_add(f, "refresh %ld%s: %.2f s, %zu processes (%zu exited), %zu not counted%s%s",
 			      tick->n, tick->last ? " (cut short)" : "", tick->seconds, v->n, gone,
 			      v->denied + v->failed, v->denied ? ": permission denied" : "",
@@ -345,8 +425,9 @@ static void count_fill(void *state, const struct top_tick *tick, struct top_fram
 		top_frame_add(f, "note: not countable here: %s", v->missing);
 
 	char line[4096], title[256], val[64];
-	size_t len = (size_t)snprintf(line, sizeof(line), "%7s  %-16s", v->o->system ? "PID" : "TID",
-				      "Command");
+	size_t len = v->o->by_cgroup ? (size_t)snprintf(line, sizeof(line), "%-40s", "Cgroup")
+				     : (size_t)snprintf(line, sizeof(line), "%7s  %-16s",
+							v->o->system ? "PID" : "TID", "Command");
 	for (size_t e = 0; e < v->nev && len < sizeof(line); e++) {
 		const struct hwc_event *ev = hwc_evlist_event(v->list, e);
 		column_title(ev, title, sizeof(title));
@@ -362,7 +443,10 @@ static void count_fill(void *state, const struct top_tick *tick, struct top_fram
 		qsort(order, v->n, sizeof(*order), cmp_rate);
 	for (size_t i = 0; order && i < v->n; i++) {
 		const struct crow *r = order[i];
-		len = (size_t)snprintf(line, sizeof(line), "%7d  %-16.16s", (int)r->pid, r->comm);
+		if (r->cgroup)
+			len = (size_t)snprintf(line, sizeof(line), "%-40s", r->cgroup);
+		else
+			len = (size_t)snprintf(line, sizeof(line), "%7d  %-16.16s", (int)r->pid, r->comm);
 		for (size_t e = 0; e < v->nev && len < sizeof(line); e++) {
 			const struct hwc_event *ev = hwc_evlist_event(v->list, e);
 			format_rate(val, sizeof(val) - 1, r->rate[e], is_clock(ev));
@@ -371,7 +455,7 @@ static void count_fill(void *state, const struct top_tick *tick, struct top_fram
 			len += (size_t)snprintf(line + len, sizeof(line) - len, "  %*s", column_width(ev), val);
 		}
 		if (len < sizeof(line) && r->gone)
-			snprintf(line + len, sizeof(line) - len, "  (exited)");
+			snprintf(line + len, sizeof(line) - len, r->cgroup ? "  (removed)" : "  (exited)");
 		top_frame_add(f, "%s", line);
 	}
 	free(order);
@@ -386,7 +470,10 @@ static void count_fill(void *state, const struct top_tick *tick, struct top_fram
 			v->rows[k++] = v->rows[i];
 	}
 	v->n = k;
-	scan(v);
+	if (v->o->by_cgroup)
+		scan_cgroups(v);
+	else
+		scan(v);
 }
 
 /* ------------------------------------------------------------ the target */
@@ -477,7 +564,7 @@ int top_count_open(const struct top_opts *o, struct top_view *view)
 	v->pid = -1;
 	int rc = 1;
 	if (resolve_events(v) == 0)
-		rc = o->system ? (scan(v), 0) : open_target(v);
+		rc = o->by_cgroup ? scan_cgroups(v) : o->system ? (scan(v), 0) : open_target(v);
 	if (rc) {
 		count_close(v);
 		return rc;
@@ -488,7 +575,10 @@ int top_count_open(const struct top_opts *o, struct top_view *view)
 	for (size_t e = 0; e < v->nev && len < sizeof(events); e++)
 		len += (size_t)snprintf(events + len, sizeof(events) - len, "%s%s", e ? ", " : "",
 					hwc_evlist_event(v->list, e)->name);
-	if (o->system)
+	if (o->by_cgroup)
+		snprintf(view->what, sizeof(view->what), "counting %s per cgroup of %s", events,
+			 o->t.cgroup ? o->t.cgroup : "the hierarchy");
+	else if (o->system)
 		snprintf(view->what, sizeof(view->what), "counting %s in every process", events);
 	else
 		snprintf(view->what, sizeof(view->what), "counting %s in %s, per thread", events, target);
