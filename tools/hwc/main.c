@@ -19,6 +19,7 @@ static const struct {
 	{"script", cmd_script, "print every sample of a recording as perf script does; JSON; Chrome trace"},
 	{"top", cmd_top, "live view of the hottest functions, or of per-process counter rates"},
 	{"diff", cmd_diff, "compare two recordings per function, or two `hwc stat -r` results"},
+	{"serve", cmd_serve, "serve counters to Prometheus and CPU profiles to pprof over HTTP"},
 };
 
 static void usage(FILE *f)
