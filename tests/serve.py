@@ -1,0 +1,405 @@
+"""hwc serve on loopback: /metrics against a known workload (page faults of
+pagetouch, system-wide, so at least its count), promtool's check of the
+page, OpenMetrics on request, Prometheus itself scraping it, a CPU profile
+read by `go tool pprof` while hotspots runs (f2's share of f1+f2 near 3/4),
+one profile at a time (429), HTTP errors, TLS and basic auth from a web
+config (right and wrong password, plain HTTP to the TLS port), SIGHUP
+reloading it, and SIGTERM ending it.  Nothing asserts a time: waits poll
+for what the agent shows, under a hang guard."""
+import base64
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import urllib.error
+import urllib.request
+import warnings
+
+import hwctest
+from hwctest import LIMIT, program, workload
+
+HWC = program("hwc")
+PAGETOUCH = workload("pagetouch")
+HOTSPOTS = workload("hotspots")
+
+
+def crypt_bcrypt(password):
+    """A bcrypt hash of PASSWORD from libxcrypt (python3's crypt module)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import crypt
+        return crypt.crypt(password, crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 5))
+
+
+class Agent:
+    """A running hwc serve on 127.0.0.1, a free port (port 0)."""
+
+    def __init__(self, tmp, *args, listen="127.0.0.1:0"):
+        self.log = os.path.join(tmp, "serve-%d.log" % time.monotonic_ns())
+        self.err = open(self.log, "w+")
+        self.p = subprocess.Popen([HWC, "serve", "--listen", listen, *args], stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=self.err)
+        deadline = time.monotonic() + LIMIT
+        while True:
+            text = self.stderr()
+            m = re.search(r"listening on (\S+):(\d+)", text)
+            if m:
+                self.host, self.port = m.group(1), int(m.group(2))
+                break
+            if self.p.poll() is not None:
+                raise unittest.SkipTest("hwc serve did not start: " + text) \
+                    if "permission" in text.lower() or "paranoid" in text else AssertionError(text)
+            if time.monotonic() > deadline:
+                self.stop()
+                raise AssertionError("hwc serve never listened: " + text)
+            time.sleep(0.05)
+
+    def stderr(self):
+        with open(self.log) as f:
+            return f.read()
+
+    def url(self, path, scheme="http"):
+        return "%s://%s:%d%s" % (scheme, self.host, self.port, path)
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait(LIMIT)
+        self.err.close()
+
+
+def get(url, headers=None, context=None):
+    """(status, headers, body) of GET URL; HTTP errors are answers too."""
+    req = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=LIMIT, context=context) as r:
+            return r.status, r.headers, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, e.read()
+
+
+def page_faults(text):
+    """The sum over CPUs of the page-fault counter of a /metrics page."""
+    vals = re.findall(r'^hwc_events_total\{event="page-faults",cpu="\d+"\} (\d+)$', text, re.M)
+    assert vals, text[:2000]
+    return sum(int(v) for v in vals)
+
+
+class ServeTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="hwc-serve-")
+        self.agents = []
+
+    def tearDown(self):
+        for a in self.agents:
+            a.stop()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def agent(self, *args, **kw):
+        a = Agent(self.tmp, *args, **kw)
+        self.agents.append(a)
+        return a
+
+    def metrics(self, a, **kw):
+        status, headers, body = get(a.url("/metrics"), **kw)
+        self.assertEqual(status, 200, body)
+        return headers, body.decode()
+
+    def test_page_faults_of_a_workload(self):
+        a = self.agent("-e", "page-faults")
+        before = page_faults(self.metrics(a)[1])
+        n = 20000
+        self.assertEqual(hwctest.run([PAGETOUCH, str(n)]).returncode, 0)
+        after = page_faults(self.metrics(a)[1])
+        # System-wide: the workload's faults and whatever else ran.
+        self.assertGreaterEqual(after - before, n)
+
+    def test_page_is_clean_for_promtool(self):
+        if not shutil.which("promtool"):
+            self.skipTest("promtool (Debian prometheus) is not installed: scripts/deps installs it")
+        a = self.agent()
+        headers, text = self.metrics(a)
+        self.assertEqual(headers["Content-Type"], "text/plain; version=0.0.4; charset=utf-8")
+        for family in ("hwc_events_total", "hwc_event_enabled_seconds_total",
+                       "hwc_event_running_seconds_total", "hwc_scrape_duration_seconds",
+                       "hwc_scrape_errors_total", "process_open_fds"):
+            self.assertIn("\n# TYPE %s " % family, "\n" + text)
+        r = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True,
+                           timeout=LIMIT)
+        self.assertEqual((r.returncode, r.stdout, r.stderr), (0, "", ""))
+        # Every CPU, the seconds of each series.
+        cpus = set(re.findall(r'^hwc_events_total\{event="task-clock",cpu="(\d+)"\}', text, re.M))
+        self.assertEqual(cpus, {str(c) for c in hwctest.online_cpus()})
+
+    def test_openmetrics_on_request(self):
+        a = self.agent()
+        headers, text = self.metrics(a, headers={
+            "Accept": "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"})
+        self.assertEqual(headers["Content-Type"], "application/openmetrics-text; version=1.0.0; charset=utf-8")
+        self.assertTrue(text.endswith("\n# EOF\n"), text[-200:])
+        self.assertIn("# TYPE hwc_events counter\n", text)
+        self.assertRegex(text, r'\nhwc_events_total\{event="page-faults",cpu="\d+"\} \d+\n')
+
+    def test_http_errors(self):
+        a = self.agent()
+        for path, code, says in (("/nothing", 404, "not found"),
+                                 ("/metrics?x=1", 400, "no parameter 'x'"),
+                                 ("/debug/pprof/profile?seconds=0", 400, "from 1 to 300"),
+                                 ("/debug/pprof/profile?seconds=301", 400, "from 1 to 300"),
+                                 ("/debug/pprof/profile?seconds=3x", 400, "from 1 to 300"),
+                                 ("/debug/pprof/profile?seconds=1&cpu=2", 400, "no parameter 'cpu'")):
+            status, _, body = get(a.url(path))
+            self.assertEqual(status, code, path)
+            self.assertIn(says, body.decode(), path)
+        req = urllib.request.Request(a.url("/metrics"), data=b"x", method="POST")
+        with self.assertRaises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(req, timeout=LIMIT)
+        self.assertEqual(e.exception.code, 405)
+        # A huge query string is refused, and the agent serves on.
+        status, _, _ = get(a.url("/metrics?" + "a" * 100000))
+        self.assertGreaterEqual(status, 400)
+        self.assertEqual(get(a.url("/healthz"))[:3:2], (200, b"ok\n"))
+        self.assertIn(b"profile", get(a.url("/debug/pprof/"))[2])
+
+    def test_slow_client_stalls_no_scrape(self):
+        a = self.agent()
+        # Half a request line, never finished.
+        slow = socket.create_connection((a.host, a.port), timeout=LIMIT)
+        slow.sendall(b"GET /metr")
+        try:
+            self.assertEqual(get(a.url("/healthz"))[0], 200)
+            self.metrics(a)
+        finally:
+            slow.close()
+
+    def test_profile_of_hotspots(self):
+        if not shutil.which("go"):
+            self.skipTest("go (Debian golang-go) is not installed: scripts/deps installs it")
+        a = self.agent()
+        w = subprocess.Popen([HOTSPOTS, "100000"], stdout=subprocess.DEVNULL)
+        try:
+            env = dict(os.environ, HOME=self.tmp, PPROF_TMPDIR=self.tmp)
+            p = hwctest.run(["go", "tool", "pprof", "-top", "-nodefraction=0",
+                             a.url("/debug/pprof/profile?seconds=3")], env=env)
+        finally:
+            w.kill()
+            w.wait()
+        self.assertEqual(p.returncode, 0, p.stderr)
+        flat = {l.split()[-1]: float(l.split()[0].rstrip("ms")) for l in p.stdout.splitlines()
+                if re.match(r"^\s*[\d.]+m?s\s+[\d.]+%", l)}
+        self.assertIn("f2", flat, p.stdout)
+        share = flat["f2"] / (flat["f1"] + flat["f2"])
+        print("f2's share of f1+f2: %.3f" % share, file=sys.stderr)
+        self.assertAlmostEqual(share, 0.75, delta=0.05, msg=p.stdout)
+
+    def test_one_profile_at_a_time(self):
+        a = self.agent()
+        codes, retry = [], []
+
+        def take():
+            status, headers, _ = get(a.url("/debug/pprof/profile?seconds=2"))
+            codes.append(status)
+            if status == 429:
+                retry.append(headers["Retry-After"])
+        ts = [threading.Thread(target=take) for _ in range(2)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(LIMIT)
+        self.assertEqual(sorted(codes), [200, 429])
+        self.assertRegex(retry[0], r"^\d+$")
+
+    def tls_setup(self, password):
+        cert, key = os.path.join(self.tmp, "cert.pem"), os.path.join(self.tmp, "key.pem")
+        r = hwctest.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
+                         "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1",
+                         "-addext", "subjectAltName=IP:127.0.0.1"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        conf = os.path.join(self.tmp, "web.yml")
+        self.write_conf(conf, cert, key, password)
+        ctx = ssl.create_default_context(cafile=cert)
+        return conf, ctx, cert, key
+
+    def write_conf(self, conf, cert, key, password):
+        with open(conf, "w") as f:
+            f.write("tls_server_config:\n  cert_file: %s\n  key_file: %s\n"
+                    "basic_auth_users:\n  prom: %s\n" % (cert, key, crypt_bcrypt(password)))
+
+    @staticmethod
+    def auth(user, password):
+        return {"Authorization": "Basic " + base64.b64encode(("%s:%s" % (user, password)).encode()).decode()}
+
+    def test_tls_and_basic_auth(self):
+        if not shutil.which("openssl"):
+            self.skipTest("openssl is not installed: scripts/deps installs it")
+        conf, ctx, _, _ = self.tls_setup("s3cret")
+        a = self.agent("--web.config.file", conf)
+        url = a.url("/metrics", "https")
+        status, _, body = get(url, self.auth("prom", "s3cret"), ctx)
+        self.assertEqual(status, 200)
+        self.assertIn(b"hwc_events_total", body)
+        self.assertEqual(get(url, self.auth("prom", "wrong"), ctx)[0], 401)
+        self.assertEqual(get(url, self.auth("nobody", "s3cret"), ctx)[0], 401)
+        status, headers, _ = get(url, None, ctx)
+        self.assertEqual(status, 401)
+        self.assertIn("Basic", headers["WWW-Authenticate"])
+        # Plain HTTP to the TLS port: the connection fails, no answer in clear.
+        with self.assertRaises((urllib.error.URLError, ConnectionError, OSError)):
+            urllib.request.urlopen(a.url("/metrics"), timeout=LIMIT)
+        self.assertEqual(get(url, self.auth("prom", "s3cret"), ctx)[0], 200)
+
+    def test_sighup_reloads_the_web_config(self):
+        if not shutil.which("openssl"):
+            self.skipTest("openssl is not installed: scripts/deps installs it")
+        conf, ctx, cert, key = self.tls_setup("old")
+        a = self.agent("--web.config.file", conf)
+        url = a.url("/healthz", "https")
+        self.assertEqual(get(url, self.auth("prom", "old"), ctx)[0], 200)
+        self.write_conf(conf, cert, key, "new")
+        a.p.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + LIMIT
+        while get(url, self.auth("prom", "new"), ctx)[0] != 200:
+            self.assertLess(time.monotonic(), deadline, a.stderr())
+            time.sleep(0.05)
+        self.assertEqual(get(url, self.auth("prom", "old"), ctx)[0], 401)
+        # A broken file keeps the configuration in use.
+        with open(conf, "w") as f:
+            f.write("basic_auth_users: [\n")
+        a.p.send_signal(signal.SIGHUP)
+        while "keeping the configuration in use" not in a.stderr():
+            self.assertLess(time.monotonic(), deadline, a.stderr())
+            time.sleep(0.05)
+        self.assertEqual(get(url, self.auth("prom", "new"), ctx)[0], 200)
+
+    def test_bad_web_configs(self):
+        conf = os.path.join(self.tmp, "bad.yml")
+        for text, says in (("tls_server_config:\n  cert_file: /nonexistent\n  key_file: /nonexistent\n",
+                            "cannot read /nonexistent"),
+                           ("basic_auth_users:\n  u: plaintext\n", "not a bcrypt hash"),
+                           ("http_server_config: {}\n", "'http_server_config' is not supported"),
+                           ("tls_server_config: {cert_file: x}\n", "needs both cert_file and key_file"),
+                           ("a: [\n", "bad.yml:")):
+            with open(conf, "w") as f:
+                f.write(text)
+            r = hwctest.run([HWC, "serve", "--listen", "127.0.0.1:0", "--web.config.file", conf])
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertIn(says, r.stderr)
+
+    def test_bad_usage(self):
+        for args, says in ((["--listen", "nowhere"], "give ADDR:PORT"),
+                           (["--listen", "127.0.0.1:70000"], "from 0 to 65535"),
+                           (["--bogus"], "unknown option"),
+                           (["-e", "no-such-event"], "no-such-event")):
+            r = hwctest.run([HWC, "serve", *args])
+            self.assertIn(r.returncode, (1, 2), r.stderr)
+            self.assertIn(says, r.stderr)
+
+    def test_ipv6_loopback(self):
+        try:
+            with socket.socket(socket.AF_INET6) as s:
+                s.bind(("::1", 0))
+        except OSError as e:
+            self.skipTest("no IPv6 loopback here: %s" % e)
+        a = self.agent(listen="[::1]:0")
+        self.assertEqual(a.host, "[::1]")
+        self.metrics(a)
+
+    def test_sigterm_ends_it(self):
+        a = self.agent()
+        self.metrics(a)
+        t0 = time.monotonic()
+        a.p.send_signal(signal.SIGTERM)
+        self.assertEqual(a.p.wait(LIMIT), 0, a.stderr())
+        print("SIGTERM to exit: %.3f s" % (time.monotonic() - t0), file=sys.stderr)
+        self.assertIn("ended", a.stderr())
+
+    def test_sigterm_during_a_profile(self):
+        a = self.agent()
+
+        def hold():
+            try:
+                get(a.url("/debug/pprof/profile?seconds=60"))
+            except OSError:
+                pass  # the agent ended first
+        t = None
+        deadline = time.monotonic() + LIMIT
+        while True:
+            if not t or not t.is_alive():
+                t = threading.Thread(target=hold)
+                t.start()
+            # 429 once the long profile runs; 200 when this one got there first.
+            if get(a.url("/debug/pprof/profile?seconds=1"))[0] == 429:
+                break
+            self.assertLess(time.monotonic(), deadline)
+        t0 = time.monotonic()
+        a.p.send_signal(signal.SIGTERM)
+        self.assertEqual(a.p.wait(LIMIT), 0, a.stderr())
+        print("SIGTERM to exit during a profile: %.3f s" % (time.monotonic() - t0), file=sys.stderr)
+        t.join(LIMIT)
+
+    def test_prometheus_scrapes_it(self):
+        if not shutil.which("prometheus"):
+            self.skipTest("prometheus is not installed: scripts/deps installs it")
+        a = self.agent("-e", "page-faults")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            pport = s.getsockname()[1]
+        conf = os.path.join(self.tmp, "prometheus.yml")
+        with open(conf, "w") as f:
+            f.write("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: hwc\n"
+                    "    static_configs:\n      - targets: ['127.0.0.1:%d']\n" % a.port)
+        log = open(os.path.join(self.tmp, "prometheus.log"), "w")
+        prom = subprocess.Popen(["prometheus", "--config.file", conf, "--storage.tsdb.path",
+                                 os.path.join(self.tmp, "tsdb"), "--web.listen-address",
+                                 "127.0.0.1:%d" % pport], stdout=log, stderr=log)
+        api = "http://127.0.0.1:%d/api/v1/query?query=" % pport
+
+        def query(q):
+            try:
+                status, _, body = get(api + urllib.request.quote(q))
+            except urllib.error.URLError:
+                return None  # still starting
+            if status != 200:
+                return None
+            res = json.loads(body)["data"]["result"]
+            return float(res[0]["value"][1]) if res else None
+
+        def samples():
+            """The sum over CPUs of the last scrape Prometheus stored."""
+            return query('sum(hwc_events_total{event="page-faults"})')
+        try:
+            deadline = time.monotonic() + LIMIT
+            while query('count(hwc_events_total{event="page-faults"})') != len(hwctest.online_cpus()):
+                self.assertLess(time.monotonic(), deadline, "Prometheus never scraped hwc serve")
+                time.sleep(0.2)
+            before_direct = page_faults(self.metrics(a)[1])
+            n = 50000
+            self.assertEqual(hwctest.run([PAGETOUCH, str(n)]).returncode, 0)
+            after_direct = page_faults(self.metrics(a)[1])
+            # Until a scrape after the workload is stored.
+            while (samples() or 0) < after_direct:
+                self.assertLess(time.monotonic(), deadline, "no scrape after the workload")
+                time.sleep(0.2)
+            inc = query('sum(increase(hwc_events_total{event="page-faults"}[1h]))')
+        finally:
+            prom.terminate()
+            prom.wait(LIMIT)
+            log.close()
+        print("workload %d faults; system-wide increase() %.0f; direct scrapes %d" %
+              (n, inc, after_direct - before_direct), file=sys.stderr)
+        # increase() over everything stored covers the workload (system-wide:
+        # more runs than it); within 2% of it only if the machine is quiet.
+        self.assertGreaterEqual(inc, n * 0.98)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
