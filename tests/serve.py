@@ -267,9 +267,10 @@ class ServeTest(unittest.TestCase):
         self.write_conf(conf, cert, key, "new")
         a.p.send_signal(signal.SIGHUP)
         deadline = time.monotonic() + LIMIT
-        while get(url, self.auth("prom", "new"), ctx)[0] != 200:
+        while "configuration read again" not in a.stderr():
             self.assertLess(time.monotonic(), deadline, a.stderr())
             time.sleep(0.05)
+        self.assertEqual(get(url, self.auth("prom", "new"), ctx)[0], 200)
         self.assertEqual(get(url, self.auth("prom", "old"), ctx)[0], 401)
         # A broken file keeps the configuration in use.
         with open(conf, "w") as f:

@@ -70,6 +70,7 @@ struct serve {
 	atomic_uint_fast64_t profile_end; /* CLOCK_MONOTONIC s when the running profile ends */
 	atomic_uint_fast64_t scrape_errors;
 	atomic_bool stopping;
+	atomic_int retiring; /* servers a SIGHUP replaced, still finishing */
 	int listen_fd;
 	bool ipv6;
 };
@@ -80,7 +81,12 @@ struct server {
 	struct serve *s;
 	struct web_config *web; /* NULL: plain HTTP, no auth */
 	struct MHD_Daemon *d;
+	atomic_bool retired; /* replaced: no new connections, none kept alive */
 };
+
+/* The connection this thread serves is on a retired server: its replies
+ * close it, so that its client comes back to the new one. */
+static __thread bool close_after_reply;
 
 static double now_s(void)
 {
@@ -113,6 +119,8 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned code, const c
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	if (hname)
 		MHD_add_response_header(r, hname, hvalue);
+	if (close_after_reply)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
 	enum MHD_Result ok = MHD_queue_response(conn, code, r);
 	MHD_destroy_response(r);
 	return ok;
@@ -317,7 +325,8 @@ static enum MHD_Result serve_profile(struct serve *s, struct MHD_Connection *con
 		int ms = (int)((end - t) * 1000) + 1;
 		v.wait(v.state, ms > 100 ? 100 : ms, UINT64_MAX);
 	}
-	v.wait(v.state, 0, UINT64_MAX); /* what the buffers still hold */
+	if (!s->stopping)
+		v.wait(v.state, 0, UINT64_MAX); /* what the buffers still hold */
 	const char *note;
 	struct rp_report *r = top_sample_profile(v.state, &note);
 	if (note[0])
@@ -374,6 +383,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	(void)con_cls;
 	struct server *sv = cls;
 	struct serve *s = sv->s;
+	close_after_reply = sv->retired;
 	if (*upload_data_size)
 		return reply_text(conn, MHD_HTTP_BAD_REQUEST, "no request body expected\n");
 	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
@@ -601,17 +611,27 @@ static void stop_server(struct server *sv)
 	free(sv);
 }
 
+/* A replaced server ends once its connections are done: requests under
+ * way (a profile) finish, kept-alive ones close after their next reply or
+ * their idle timeout; at once when hwc serve ends. */
 static void *retire(void *arg)
 {
-	stop_server(arg);
+	struct server *sv = arg;
+	struct serve *s = sv->s;
+	while (!s->stopping) {
+		const union MHD_DaemonInfo *i = MHD_get_daemon_info(sv->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+		if (!i || !i->num_connections)
+			break;
+		usleep(50000);
+	}
+	stop_server(sv);
+	s->retiring--;
 	return NULL;
 }
 
 /* Until SIGTERM or SIGINT; SIGHUP reads the web configuration again. */
 static void run(struct serve *s, struct server *sv, const sigset_t *sigs)
 {
-	pthread_t retiring;
-	bool have_retiring = false;
 	for (;;) {
 		int sig = sigwaitinfo(sigs, NULL);
 		if (sig == SIGHUP) {
@@ -622,11 +642,15 @@ static void run(struct serve *s, struct server *sv, const sigset_t *sigs)
 			}
 			/* The old daemon finishes what it serves (a profile) on its own. */
 			MHD_quiesce_daemon(sv->d);
-			if (have_retiring)
-				pthread_join(retiring, NULL);
-			have_retiring = pthread_create(&retiring, NULL, retire, sv) == 0;
-			if (!have_retiring)
+			sv->retired = true;
+			s->retiring++;
+			pthread_t t;
+			if (pthread_create(&t, NULL, retire, sv) == 0) {
+				pthread_detach(t);
+			} else {
 				stop_server(sv);
+				s->retiring--;
+			}
 			sv = next;
 			log_msg("SIGHUP: configuration read again%s", s->web_path ? "" : " (there is none)");
 		} else if (sig == SIGTERM || sig == SIGINT) {
@@ -635,8 +659,8 @@ static void run(struct serve *s, struct server *sv, const sigset_t *sigs)
 	}
 	s->stopping = true;
 	stop_server(sv);
-	if (have_retiring)
-		pthread_join(retiring, NULL);
+	while (s->retiring) /* they stop at once now */
+		usleep(10000);
 }
 
 int cmd_serve(int argc, char **argv)
