@@ -318,8 +318,9 @@ static enum MHD_Result serve_profile(struct serve *s, struct MHD_Connection *con
 	struct top_view v = {0};
 	if (top_sample_open(&o, &v)) {
 		pthread_mutex_unlock(&s->profile_lock);
-		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
-				  "cannot sample the CPUs: see the log of hwc serve\n");
+		/* The detail of this thread's failure, said in the log too. */
+		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot sample the CPUs: %s\n",
+				  hwc_errdetail());
 	}
 	for (double t; (t = now_s()) < end && !s->stopping;) {
 		int ms = (int)((end - t) * 1000) + 1;
