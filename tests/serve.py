@@ -396,6 +396,10 @@ class ServeTest(unittest.TestCase):
                 self.assertLess(time.monotonic(), deadline, "no scrape after the workload")
                 time.sleep(0.2)
             inc = query('sum(increase(hwc_events_total{event="page-faults"}[1h]))')
+            # Prometheus 2.42 asks for OpenMetrics first: its parser took the page.
+            targets = json.loads(get("http://127.0.0.1:%d/api/v1/targets" % pport)[2])
+            [target] = targets["data"]["activeTargets"]
+            self.assertEqual((target["health"], target["lastError"]), ("up", ""))
         finally:
             prom.terminate()
             prom.wait(LIMIT)
