@@ -353,9 +353,17 @@ class ServeTest(unittest.TestCase):
         t.join(LIMIT)
 
     def test_prometheus_scrapes_it(self):
+        """Prometheus scrapes page-faults and the calls of getppid(2), which
+        hardly any program makes: increase() of those, between two stored
+        scrapes around the test's own known number of calls, is that number
+        within 2% (the page faults of a workload have the whole machine's
+        around them: only at least their count)."""
         if not shutil.which("prometheus"):
             self.skipTest("prometheus is not installed: scripts/deps installs it")
-        a = self.agent("-e", "page-faults")
+        calls = "syscalls:sys_enter_getppid"
+        if calls not in hwctest.run([HWC, "list"]).stdout:
+            self.skipTest("no tracepoint %s here (tracefs)" % calls)
+        a = self.agent("-e", "page-faults", "-e", calls)
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             pport = s.getsockname()[1]
@@ -367,48 +375,58 @@ class ServeTest(unittest.TestCase):
         prom = subprocess.Popen(["prometheus", "--config.file", conf, "--storage.tsdb.path",
                                  os.path.join(self.tmp, "tsdb"), "--web.listen-address",
                                  "127.0.0.1:%d" % pport], stdout=log, stderr=log)
-        api = "http://127.0.0.1:%d/api/v1/query?query=" % pport
+        api = "http://127.0.0.1:%d/api/v1/" % pport
 
-        def query(q):
+        def result(q, at=None):
+            url = api + "query?query=" + urllib.request.quote(q) + ("&time=%.3f" % at if at else "")
             try:
-                status, _, body = get(api + urllib.request.quote(q))
+                status, _, body = get(url)
             except urllib.error.URLError:
                 return None  # still starting
-            if status != 200:
-                return None
-            res = json.loads(body)["data"]["result"]
+            return json.loads(body)["data"]["result"] if status == 200 else None
+
+        def query(q, at=None):
+            res = result(q, at)
             return float(res[0]["value"][1]) if res else None
 
-        def samples():
-            """The sum over CPUs of the last scrape Prometheus stored."""
-            return query('sum(hwc_events_total{event="page-faults"})')
+        def stored_after(t):
+            """Wait for a scrape of every CPU that Prometheus stored after T."""
+            while (query('min(timestamp(hwc_events_total{event="%s"}))' % calls) or 0) <= t or \
+                    query('count(hwc_events_total{event="%s"})' % calls) != len(hwctest.online_cpus()):
+                self.assertLess(time.monotonic(), deadline, "Prometheus stored no scrape of hwc serve")
+                time.sleep(0.2)
         try:
             deadline = time.monotonic() + LIMIT
-            while query('count(hwc_events_total{event="page-faults"})') != len(hwctest.online_cpus()):
-                self.assertLess(time.monotonic(), deadline, "Prometheus never scraped hwc serve")
-                time.sleep(0.2)
-            before_direct = page_faults(self.metrics(a)[1])
-            n = 50000
+            stored_after(time.time())
+            before = page_faults(self.metrics(a)[1])
+            n = 100000
+            for _ in range(n):
+                os.getppid()
             self.assertEqual(hwctest.run([PAGETOUCH, str(n)]).returncode, 0)
-            after_direct = page_faults(self.metrics(a)[1])
-            # Until a scrape after the workload is stored.
-            while (samples() or 0) < after_direct:
-                self.assertLess(time.monotonic(), deadline, "no scrape after the workload")
-                time.sleep(0.2)
-            inc = query('sum(increase(hwc_events_total{event="page-faults"}[1h]))')
+            after = page_faults(self.metrics(a)[1])
+            stored_after(time.time())
+            # The stored scrapes: every CPU's series has the same timestamps.
+            series = result('hwc_events_total{event="%s"}[1h]' % calls)
+            stamps = sorted({float(t) for s in series for t, _ in s["values"]})
+            first, last = stamps[0], stamps[-1]
+            # At the last scrape, over a range from the first one: nothing
+            # to extrapolate, the increase is that of the stored samples.
+            window = "[%dms]" % round((last - first) * 1000)
+            inc_calls = query('sum(increase(hwc_events_total{event="%s"}%s))' % (calls, window), last)
+            inc_faults = query('sum(increase(hwc_events_total{event="page-faults"}%s))' % window, last)
             # Prometheus 2.42 asks for OpenMetrics first: its parser took the page.
-            targets = json.loads(get("http://127.0.0.1:%d/api/v1/targets" % pport)[2])
+            targets = json.loads(get(api + "targets")[2])
             [target] = targets["data"]["activeTargets"]
             self.assertEqual((target["health"], target["lastError"]), ("up", ""))
         finally:
             prom.terminate()
             prom.wait(LIMIT)
             log.close()
-        print("workload %d faults; system-wide increase() %.0f; direct scrapes %d" %
-              (n, inc, after_direct - before_direct), file=sys.stderr)
-        # increase() over everything stored covers the workload (system-wide:
-        # more runs than it); within 2% of it only if the machine is quiet.
-        self.assertGreaterEqual(inc, n * 0.98)
+        print("%d getppid calls: increase() %.0f over %d scrapes; %d page faults: increase() %.0f, "
+              "direct scrapes %d" % (n, inc_calls, len(stamps), n, inc_faults, after - before),
+              file=sys.stderr)
+        self.assertAlmostEqual(inc_calls, n, delta=0.02 * n)
+        self.assertGreaterEqual(inc_faults, n)
 
 
 if __name__ == "__main__":
