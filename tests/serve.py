@@ -309,6 +309,13 @@ class ServeTest(unittest.TestCase):
             self.assertIn(r.returncode, (1, 2), r.stderr)
             self.assertIn(says, r.stderr)
 
+    def test_hwc_itself_loads_no_http_library(self):
+        # hwc serve runs the program hwc-serve: every other hwc command
+        # starts without libmicrohttpd and GnuTLS (and their RSS).
+        libs = hwctest.run(["ldd", HWC]).stdout
+        self.assertNotIn("libmicrohttpd", libs)
+        self.assertIn("libmicrohttpd", hwctest.run(["ldd", program("hwc-serve")]).stdout)
+
     def test_ipv6_loopback(self):
         try:
             with socket.socket(socket.AF_INET6) as s:
