@@ -54,6 +54,12 @@ LIBHWC_OBJS := $(call objs,src)
 # Shared by every tool: output write errors and strict option numbers.
 TOOLS_COMMON_OBJS := $(call objs,tools/common)
 HWC_OBJS    := $(call objs,tools/hwc) $(call objs,tools/profile) $(TOOLS_COMMON_OBJS)
+# hwc serve is the program hwc-serve, which `hwc serve` runs: only it links
+# the HTTP libraries.  It takes what it shares with hwc from an archive of
+# hwc's objects.
+SERVE_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tools/hwc/serve*.c))
+HWC_OBJS    := $(filter-out $(SERVE_OBJS),$(HWC_OBJS))
+HWC_ARCHIVE := $(BUILD)/obj/hwc-tool.a
 TEST_SRCS   := $(wildcard tests/*.c)
 ifneq ($(X86),1)
 TEST_SRCS   := $(filter-out tests/pctr_% tests/perfmon_% tests/compat_golden.c,$(TEST_SRCS))
@@ -124,7 +130,8 @@ $(call objs,tools/pmcstat) $(call objs,tools/pmccontrol): CPPFLAGS += -Icompat/p
 RPATH     := -Wl,-rpath,'$$ORIGIN/../lib'
 
 .PHONY: all check check-sanitize bench install uninstall clean
-all: $(BUILD)/lib/libhwc.so $(BUILD)/lib/libhwc.a $(BUILD)/bin/hwc $(BUILD)/lib/pkgconfig/libhwc.pc \
+all: $(BUILD)/lib/libhwc.so $(BUILD)/lib/libhwc.a $(BUILD)/bin/hwc $(BUILD)/bin/hwc-serve \
+     $(BUILD)/lib/pkgconfig/libhwc.pc \
      $(COMPAT_LIBS) $(PCTR_TOOL) $(CPC_LIBS) $(CPC_PCS) $(CPC_TOOLS) $(PMC_LIB) $(PMC_PCS) \
      $(PMC_TOOLS) \
      $(WORK_BINS) $(TEST_BINS)
@@ -169,9 +176,19 @@ $(BUILD)/lib/pkgconfig/%.pc: %.pc.in Makefile include/hwc/hwc.h
 # the t distribution of hwc diff --stat needs exp, log and lgamma, whose
 # static copies need the dynamic loader's CPU features (x86) or other libc
 # internals (arm64); it costs hwc stat ~190 KiB of peak RSS.
+HWC_LIBS := -L$(BUILD)/lib -lhwc -lz -Wl,-Bstatic -ljson-c -lncurses -ltinfo -Wl,-Bdynamic -lm
 $(BUILD)/bin/hwc: $(HWC_OBJS) $(BUILD)/lib/libhwc.so
-	$(CC) $(LDFLAGS) -o $@ $(HWC_OBJS) -L$(BUILD)/lib -lhwc -lz \
-		-Wl,-Bstatic -ljson-c -lncurses -ltinfo -Wl,-Bdynamic -lm $(RPATH)
+	$(CC) $(LDFLAGS) -o $@ $(HWC_OBJS) $(HWC_LIBS) $(RPATH)
+
+# hwc-serve: libyaml (its web configuration) is static as json-c is;
+# libmicrohttpd (HTTP, and HTTPS through GnuTLS) and libcrypt (bcrypt) are
+# shared: GnuTLS does not link statically.
+$(HWC_ARCHIVE): $(filter-out %/tools/hwc/main.o,$(HWC_OBJS))
+	rm -f $@
+	$(AR) rcs $@ $^
+$(BUILD)/bin/hwc-serve: $(SERVE_OBJS) $(HWC_ARCHIVE) $(BUILD)/lib/libhwc.so
+	$(CC) $(LDFLAGS) -o $@ $(SERVE_OBJS) $(HWC_ARCHIVE) $(HWC_LIBS) -Wl,-Bstatic -lyaml -Wl,-Bdynamic \
+		-lmicrohttpd -lcrypt -lpthread $(RPATH)
 
 $(BUILD)/lib/libpctx.so.1: $(PCTX_OBJS) compat/pctx/libpctx.map
 	$(CC) $(LDFLAGS) -shared -Wl,-soname,libpctx.so.1 -Wl,--version-script=compat/pctx/libpctx.map \
@@ -297,7 +314,7 @@ bench: all $(BENCH_BINS)
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/hwc \
 		$(DESTDIR)$(INCDIR)/hwc-compat/machine $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
-	install -m 755 $(BUILD)/bin/hwc $(PCTR_TOOL) $(CPC_TOOLS) $(PMC_TOOLS) $(DESTDIR)$(BINDIR)/
+	install -m 755 $(BUILD)/bin/hwc $(BUILD)/bin/hwc-serve $(PCTR_TOOL) $(CPC_TOOLS) $(PMC_TOOLS) $(DESTDIR)$(BINDIR)/
 	for l in libpctx libcpc libpmc $(patsubst %,lib%,$(COMPAT_NAMES)); do \
 		install -m 755 $(BUILD)/lib/$$l.so.1 $(DESTDIR)$(LIBDIR)/ && \
 		ln -sf $$l.so.1 $(DESTDIR)$(LIBDIR)/$$l.so || exit 1; done
@@ -315,7 +332,7 @@ install: all
 		install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/hwc $(DESTDIR)$(BINDIR)/pctr $(DESTDIR)$(LIBDIR)/libhwc.* \
+	rm -f $(DESTDIR)$(BINDIR)/hwc $(DESTDIR)$(BINDIR)/hwc-serve $(DESTDIR)$(BINDIR)/pctr $(DESTDIR)$(LIBDIR)/libhwc.* \
 		$(patsubst %,$(DESTDIR)$(LIBDIR)/lib%.so*,$(COMPAT_NAMES)) \
 		$(patsubst %.in,$(DESTDIR)$(LIBDIR)/pkgconfig/%,$(notdir $(PC_FILES)))
 	rm -f $(DESTDIR)$(BINDIR)/cputrack $(DESTDIR)$(BINDIR)/cpustat \

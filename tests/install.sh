@@ -12,9 +12,9 @@ trap 'rm -rf "$(dirname "$prefix")"' EXIT
 run_make() { env -u MAKEFLAGS -u MFLAGS make -s -C "$HWC_SRC" BUILD="$HWC_BUILD" PREFIX="$prefix" "$@" >/dev/null; }
 run_make install
 fail=0
-for f in bin/hwc include/hwc/hwc.h include/hwc/sample.h lib/libhwc.so lib/libhwc.so.0 lib/libhwc.a \
+for f in bin/hwc bin/hwc-serve include/hwc/hwc.h include/hwc/sample.h lib/libhwc.so lib/libhwc.so.0 lib/libhwc.a \
 	lib/pkgconfig/libhwc.pc share/man/man1/hwc.1 share/man/man1/hwc-stat.1 share/man/man1/hwc-list.1 \
-	share/man/man1/hwc-info.1 share/man/man1/hwc-script.1 share/man/man3/libhwc.3 share/man/man7/hwc-events.7; do
+	share/man/man1/hwc-info.1 share/man/man1/hwc-script.1 share/man/man1/hwc-serve.1 share/man/man3/libhwc.3 share/man/man7/hwc-events.7; do
 	[[ -e $prefix/$f ]] || { echo "missing after install: $f"; fail=1; }
 done
 

@@ -3,8 +3,29 @@
 #include "hwc.h"
 #include "out.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+/* hwc serve is the program hwc-serve beside hwc (tools/hwc/serve_main.c). */
+static int run_serve(int argc, char **argv)
+{
+	(void)argc;
+	char path[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - sizeof("hwc-serve"));
+	char *slash = n > 0 ? memrchr(path, '/', (size_t)n) : NULL;
+	if (!slash) {
+		fprintf(stderr, "hwc serve: cannot find hwc's directory: %s\n",
+			n < 0 ? strerror(errno) : "no /proc/self/exe");
+		return 1;
+	}
+	strcpy(slash + 1, "hwc-serve");
+	execv(path, argv);
+	fprintf(stderr, "hwc serve: cannot run %s: %s\n", path, strerror(errno));
+	return 1;
+}
 
 static const struct {
 	const char *name;
@@ -19,6 +40,7 @@ static const struct {
 	{"script", cmd_script, "print every sample of a recording as perf script does; JSON; Chrome trace"},
 	{"top", cmd_top, "live view of the hottest functions, or of per-process counter rates"},
 	{"diff", cmd_diff, "compare two recordings per function, or two `hwc stat -r` results"},
+	{"serve", run_serve, "serve counters to Prometheus and CPU profiles to pprof over HTTP"},
 };
 
 static void usage(FILE *f)

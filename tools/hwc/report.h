@@ -25,6 +25,9 @@ void rp_json_string(FILE *out, const char *s);
 /* report_export.c */
 int rp_write_folded(struct rp_report *r, const char *path);
 int rp_write_pprof(struct rp_report *r, const char *path);
+/* The pprof Profile message of R, uncompressed, in a new *BUF of *LEN
+ * bytes (freed by the caller); -1 when out of memory. */
+int rp_pprof_encode(struct rp_report *r, uint8_t **buf, size_t *len);
 int rp_write_flamegraph(struct rp_report *r, const char *path);
 
 #endif

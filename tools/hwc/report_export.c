@@ -240,7 +240,7 @@ static bool program_file(const struct hwc_symbol *sym)
 	return true;
 }
 
-int rp_write_pprof(struct rp_report *r, const char *path)
+int rp_pprof_encode(struct rp_report *r, uint8_t **buf, size_t *size)
 {
 	struct pb out = {0};
 	struct strtab t = {0};
@@ -321,8 +321,20 @@ int rp_write_pprof(struct rp_report *r, const char *path)
 	}
 	free(t.v);
 	free(t.slot);
-	int rc = 0;
 	if (out.oom) {
+		free(out.p);
+		return -1;
+	}
+	*buf = out.p;
+	*size = out.len;
+	return 0;
+}
+
+int rp_write_pprof(struct rp_report *r, const char *path)
+{
+	struct pb out = {0};
+	int rc = 0;
+	if (rp_pprof_encode(r, &out.p, &out.len)) {
 		fprintf(stderr, "hwc report: out of memory building the pprof profile\n");
 		rc = -1;
 	} else {

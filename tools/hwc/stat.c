@@ -23,9 +23,6 @@
 
 enum { EXIT_ERROR = 1, EXIT_USAGE = 2, EXIT_NOEXEC = 127 };
 
-#define DEFAULT_EVENTS \
-	"task-clock,context-switches,cpu-migrations,page-faults,cycles,instructions,branches,branch-misses"
-
 /* -G CGROUPS, applied to the events of the first NSPECS -e specs. */
 struct cgroup_opt {
 	const char *list;
@@ -727,7 +724,7 @@ int cmd_stat(int argc, char **argv)
 	if (!o.nspecs) {
 		/* Only the default set may leave out what this machine lacks. */
 		t->flags |= HWC_SKIP_UNSUPPORTED;
-		if (hwc_evlist_add(s.list, DEFAULT_EVENTS)) {
+		if (hwc_evlist_add(s.list, STAT_DEFAULT_EVENTS)) {
 			fprintf(stderr, "hwc stat: %s\n", hwc_errdetail());
 			goto out;
 		}

@@ -10,6 +10,11 @@
 
 #include <stdio.h>
 
+/* What hwc stat counts when no event is named (hwc serve too); the events
+ * this machine lacks are left out (HWC_SKIP_UNSUPPORTED). */
+#define STAT_DEFAULT_EVENTS \
+	"task-clock,context-switches,cpu-migrations,page-faults,cycles,instructions,branches,branch-misses"
+
 enum stat_format { STAT_HUMAN, STAT_CSV, STAT_JSON };
 
 /* What one report row stands for. */

@@ -506,7 +506,7 @@ static int check_system_wide(const struct top_opts *o)
 
 int cmd_top(int argc, char **argv)
 {
-	struct top_opts o = {.delay = 1, .rows = -1};
+	struct top_opts o = {.prog = "top", .delay = 1, .rows = -1};
 	int r = parse_options(argc, argv, &o);
 	if (r >= 0)
 		goto out;

@@ -5,11 +5,14 @@
 
 #include "cli.h"
 
+struct rp_report;
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct top_opts {
+	const char *prog;   /* the subcommand, for messages: "top", or "serve" */
 	const char **specs; /* -e */
 	size_t nspecs;
 	uint64_t freq;      /* -F */
@@ -69,6 +72,10 @@ struct top_view {
  * why on stderr (1: an error, 127: the command cannot be executed). */
 int top_sample_open(const struct top_opts *o, struct top_view *v);
 int top_count_open(const struct top_opts *o, struct top_view *v);
+/* The samples a sampling view (top_sample_open) took in since its last
+ * fill, aggregated; *NOTE: the event fallback, or "".  hwc serve's
+ * profiles read them whole. */
+struct rp_report *top_sample_profile(void *state, const char **note);
 
 /* "every CPU (2)", "CPUs 0-1", "process 1234 (name)", "thread 1234",
  * "command ls": what T names, for the header. */

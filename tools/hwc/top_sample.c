@@ -42,6 +42,7 @@ struct sview {
 	hwc_symbols *syms;
 	struct rp_report r;                 /* this interval's samples */
 	const struct perf_event_attr *attr; /* the sampled event */
+	struct hwc_perfdata_attr pattr;     /* it and its name, as the profile's r.attr */
 	char note[1024];                    /* the event fallback, or "" */
 	struct bytes pending;               /* samples taken, not yet resolved */
 	uint64_t npending;                  /* how many */
@@ -164,11 +165,18 @@ static void sample_close(void *state)
 	free(v);
 }
 
+struct rp_report *top_sample_profile(void *state, const char **note)
+{
+	struct sview *v = state;
+	*note = v->note;
+	return &v->r;
+}
+
 int top_sample_open(const struct top_opts *o, struct top_view *view)
 {
 	struct sview *v = calloc(1, sizeof(*v));
 	if (!v) {
-		fprintf(stderr, "hwc top: out of memory\n");
+		fprintf(stderr, "hwc %s: out of memory\n", o->prog);
 		return 1;
 	}
 	v->o = o;
@@ -179,12 +187,12 @@ int top_sample_open(const struct top_opts *o, struct top_view *view)
 		.freq = o->freq ? o->freq : 4000,
 		.callgraph = o->callgraph ? HWC_CALLGRAPH_FP : HWC_CALLGRAPH_NONE,
 	};
-	if (cli_open_sampler("top", o->specs, o->nspecs, &t, &so, &v->s, v->note, sizeof(v->note))) {
+	if (cli_open_sampler(o->prog, o->specs, o->nspecs, &t, &so, &v->s, v->note, sizeof(v->note))) {
 		free(v);
 		return 1;
 	}
 	if (hwc_symbols_new(&v->syms, o->no_demangle ? 0 : HWC_SYM_DEMANGLE)) {
-		fprintf(stderr, "hwc top: %s\n", hwc_errdetail());
+		fprintf(stderr, "hwc %s: %s\n", o->prog, hwc_errdetail());
 		hwc_sampler_close(v->s);
 		free(v);
 		return 1;
@@ -192,14 +200,17 @@ int top_sample_open(const struct top_opts *o, struct top_view *view)
 	const char *name;
 	v->attr = hwc_sampler_event(v->s, 0, &name);
 	if (hwc_sampler_nevents(v->s) > 1) {
-		fprintf(stderr, "hwc top: hwc top samples one event at a time; '%s' gives %zu "
-				"(several events are for --count)\n",
-			o->specs[0], hwc_sampler_nevents(v->s));
+		fprintf(stderr, "hwc %s: hwc %s samples one event at a time; '%s' gives %zu%s\n",
+			o->prog, o->prog, o->specs[0], hwc_sampler_nevents(v->s),
+			strcmp(o->prog, "top") == 0 ? " (several events are for --count)" : "");
 		hwc_symbols_free(v->syms);
 		hwc_sampler_close(v->s);
 		free(v);
 		return 2;
 	}
+	v->pattr.attr = *v->attr;
+	v->pattr.name = name;
+	v->r.attr = &v->pattr;
 	v->r.syms = v->syms;
 	v->r.o.keys = K_COMM | K_DSO | K_SYM;
 	v->r.o.no_children = !o->callgraph;
@@ -207,11 +218,11 @@ int top_sample_open(const struct top_opts *o, struct top_view *view)
 	v->r.have_callchains = o->callgraph;
 	int rc = 1;
 	if (hwc_sampler_start(v->s)) {
-		fprintf(stderr, "hwc top: %s\n", hwc_errdetail());
+		fprintf(stderr, "hwc %s: %s\n", o->prog, hwc_errdetail());
 		if (o->t.argv)
 			rc = 127; /* the command cannot be executed */
 	} else if (hwc_symbols_add_sampler(v->syms, v->s)) {
-		fprintf(stderr, "hwc top: %s\n", hwc_errdetail());
+		fprintf(stderr, "hwc %s: %s\n", o->prog, hwc_errdetail());
 	} else {
 		rc = 0;
 	}

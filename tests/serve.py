@@ -1,0 +1,440 @@
+"""hwc serve on loopback: /metrics against a known workload (page faults of
+pagetouch, system-wide, so at least its count), promtool's check of the
+page, OpenMetrics on request, Prometheus itself scraping it, a CPU profile
+read by `go tool pprof` while hotspots runs (f2's share of f1+f2 near 3/4),
+one profile at a time (429), HTTP errors, TLS and basic auth from a web
+config (right and wrong password, plain HTTP to the TLS port), SIGHUP
+reloading it, and SIGTERM ending it.  Nothing asserts a time: waits poll
+for what the agent shows, under a hang guard."""
+import base64
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import urllib.error
+import urllib.request
+import warnings
+
+import hwctest
+from hwctest import LIMIT, program, workload
+
+HWC = program("hwc")
+PAGETOUCH = workload("pagetouch")
+HOTSPOTS = workload("hotspots")
+
+
+def crypt_bcrypt(password):
+    """A bcrypt hash of PASSWORD from libxcrypt (python3's crypt module)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import crypt
+        return crypt.crypt(password, crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 5))
+
+
+class Agent:
+    """A running hwc serve on 127.0.0.1, a free port (port 0)."""
+
+    def __init__(self, tmp, *args, listen="127.0.0.1:0"):
+        self.log = os.path.join(tmp, "serve-%d.log" % time.monotonic_ns())
+        self.err = open(self.log, "w+")
+        self.p = subprocess.Popen([HWC, "serve", "--listen", listen, *args], stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=self.err)
+        deadline = time.monotonic() + LIMIT
+        while True:
+            text = self.stderr()
+            m = re.search(r"listening on (\S+):(\d+)", text)
+            if m:
+                self.host, self.port = m.group(1), int(m.group(2))
+                break
+            if self.p.poll() is not None:
+                raise AssertionError("hwc serve ended: " + text)
+            if time.monotonic() > deadline:
+                self.stop()
+                raise AssertionError("hwc serve never listened: " + text)
+            time.sleep(0.05)
+
+    def stderr(self):
+        with open(self.log) as f:
+            return f.read()
+
+    def url(self, path, scheme="http"):
+        return "%s://%s:%d%s" % (scheme, self.host, self.port, path)
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait(LIMIT)
+        self.err.close()
+
+
+def get(url, headers=None, context=None):
+    """(status, headers, body) of GET URL; HTTP errors are answers too."""
+    req = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=LIMIT, context=context) as r:
+            return r.status, r.headers, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, e.read()
+
+
+def page_faults(text):
+    """The sum over CPUs of the page-fault counter of a /metrics page."""
+    vals = re.findall(r'^hwc_events_total\{event="page-faults",cpu="\d+"\} (\d+)$', text, re.M)
+    assert vals, text[:2000]
+    return sum(int(v) for v in vals)
+
+
+class ServeTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if os.geteuid() != 0 and hwctest.paranoid() > 0:
+            raise unittest.SkipTest("counting whole CPUs needs root or kernel.perf_event_paranoid <= 0 "
+                                    "(it is %d)" % hwctest.paranoid())
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="hwc-serve-")
+        self.agents = []
+
+    def tearDown(self):
+        for a in self.agents:
+            a.stop()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def agent(self, *args, **kw):
+        a = Agent(self.tmp, *args, **kw)
+        self.agents.append(a)
+        return a
+
+    def metrics(self, a, **kw):
+        status, headers, body = get(a.url("/metrics"), **kw)
+        self.assertEqual(status, 200, body)
+        return headers, body.decode()
+
+    def test_page_faults_of_a_workload(self):
+        a = self.agent("-e", "page-faults")
+        before = page_faults(self.metrics(a)[1])
+        n = 20000
+        self.assertEqual(hwctest.run([PAGETOUCH, str(n)]).returncode, 0)
+        after = page_faults(self.metrics(a)[1])
+        # System-wide: the workload's faults and whatever else ran.
+        self.assertGreaterEqual(after - before, n)
+
+    def test_page_is_clean_for_promtool(self):
+        if not shutil.which("promtool"):
+            self.skipTest("promtool (Debian prometheus) is not installed: scripts/deps installs it")
+        a = self.agent()
+        headers, text = self.metrics(a)
+        self.assertEqual(headers["Content-Type"], "text/plain; version=0.0.4; charset=utf-8")
+        for family in ("hwc_events_total", "hwc_event_enabled_seconds_total",
+                       "hwc_event_running_seconds_total", "hwc_scrape_duration_seconds",
+                       "hwc_scrape_errors_total", "process_open_fds"):
+            self.assertIn("\n# TYPE %s " % family, "\n" + text)
+        r = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True,
+                           timeout=LIMIT)
+        self.assertEqual((r.returncode, r.stdout, r.stderr), (0, "", ""))
+        # Every CPU, the seconds of each series.
+        cpus = set(re.findall(r'^hwc_events_total\{event="task-clock",cpu="(\d+)"\}', text, re.M))
+        self.assertEqual(cpus, {str(c) for c in hwctest.online_cpus()})
+
+    def test_openmetrics_on_request(self):
+        a = self.agent()
+        headers, text = self.metrics(a, headers={
+            "Accept": "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"})
+        self.assertEqual(headers["Content-Type"], "application/openmetrics-text; version=1.0.0; charset=utf-8")
+        self.assertTrue(text.endswith("\n# EOF\n"), text[-200:])
+        self.assertIn("# TYPE hwc_events counter\n", text)
+        self.assertRegex(text, r'\nhwc_events_total\{event="page-faults",cpu="\d+"\} \d+\n')
+
+    def test_http_errors(self):
+        a = self.agent()
+        for path, code, says in (("/nothing", 404, "not found"),
+                                 ("/metrics?x=1", 400, "no parameter 'x'"),
+                                 ("/debug/pprof/profile?seconds=0", 400, "from 1 to 300"),
+                                 ("/debug/pprof/profile?seconds=301", 400, "from 1 to 300"),
+                                 ("/debug/pprof/profile?seconds=3x", 400, "from 1 to 300"),
+                                 ("/debug/pprof/profile?seconds=1&cpu=2", 400, "no parameter 'cpu'")):
+            status, _, body = get(a.url(path))
+            self.assertEqual(status, code, path)
+            self.assertIn(says, body.decode(), path)
+        req = urllib.request.Request(a.url("/metrics"), data=b"x", method="POST")
+        with self.assertRaises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(req, timeout=LIMIT)
+        self.assertEqual(e.exception.code, 405)
+        # A huge query string is refused, and the agent serves on.
+        status, _, _ = get(a.url("/metrics?" + "a" * 100000))
+        self.assertGreaterEqual(status, 400)
+        self.assertEqual(get(a.url("/healthz"))[:3:2], (200, b"ok\n"))
+        self.assertIn(b"profile", get(a.url("/debug/pprof/"))[2])
+
+    def test_slow_client_stalls_no_scrape(self):
+        a = self.agent()
+        # Half a request line, never finished.
+        slow = socket.create_connection((a.host, a.port), timeout=LIMIT)
+        slow.sendall(b"GET /metr")
+        try:
+            self.assertEqual(get(a.url("/healthz"))[0], 200)
+            self.metrics(a)
+        finally:
+            slow.close()
+
+    def test_profile_of_hotspots(self):
+        if not shutil.which("go"):
+            self.skipTest("go (Debian golang-go) is not installed: scripts/deps installs it")
+        a = self.agent()
+        w = subprocess.Popen([HOTSPOTS, "100000"], stdout=subprocess.DEVNULL)
+        try:
+            env = dict(os.environ, HOME=self.tmp, PPROF_TMPDIR=self.tmp)
+            p = hwctest.run(["go", "tool", "pprof", "-top", "-nodefraction=0",
+                             a.url("/debug/pprof/profile?seconds=3")], env=env)
+        finally:
+            w.kill()
+            w.wait()
+        self.assertEqual(p.returncode, 0, p.stderr)
+        flat = {l.split()[-1]: float(l.split()[0].rstrip("ms")) for l in p.stdout.splitlines()
+                if re.match(r"^\s*[\d.]+m?s\s+[\d.]+%", l)}
+        self.assertIn("f2", flat, p.stdout)
+        share = flat["f2"] / (flat["f1"] + flat["f2"])
+        print("f2's share of f1+f2: %.3f" % share, file=sys.stderr)
+        self.assertAlmostEqual(share, 0.75, delta=0.05, msg=p.stdout)
+
+    def test_one_profile_at_a_time(self):
+        a = self.agent()
+        codes, retry = [], []
+
+        def take():
+            status, headers, _ = get(a.url("/debug/pprof/profile?seconds=2"))
+            codes.append(status)
+            if status == 429:
+                retry.append(headers["Retry-After"])
+        ts = [threading.Thread(target=take) for _ in range(2)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(LIMIT)
+        self.assertEqual(sorted(codes), [200, 429])
+        self.assertRegex(retry[0], r"^\d+$")
+
+    def tls_setup(self, password):
+        cert, key = os.path.join(self.tmp, "cert.pem"), os.path.join(self.tmp, "key.pem")
+        r = hwctest.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
+                         "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1",
+                         "-addext", "subjectAltName=IP:127.0.0.1"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        conf = os.path.join(self.tmp, "web.yml")
+        self.write_conf(conf, cert, key, password)
+        ctx = ssl.create_default_context(cafile=cert)
+        return conf, ctx, cert, key
+
+    def write_conf(self, conf, cert, key, password):
+        with open(conf, "w") as f:
+            f.write("tls_server_config:\n  cert_file: %s\n  key_file: %s\n"
+                    "basic_auth_users:\n  prom: %s\n" % (cert, key, crypt_bcrypt(password)))
+
+    @staticmethod
+    def auth(user, password):
+        return {"Authorization": "Basic " + base64.b64encode(("%s:%s" % (user, password)).encode()).decode()}
+
+    def test_tls_and_basic_auth(self):
+        if not shutil.which("openssl"):
+            self.skipTest("openssl is not installed: scripts/deps installs it")
+        conf, ctx, _, _ = self.tls_setup("s3cret")
+        a = self.agent("--web.config.file", conf)
+        url = a.url("/metrics", "https")
+        status, _, body = get(url, self.auth("prom", "s3cret"), ctx)
+        self.assertEqual(status, 200)
+        self.assertIn(b"hwc_events_total", body)
+        self.assertEqual(get(url, self.auth("prom", "wrong"), ctx)[0], 401)
+        self.assertEqual(get(url, self.auth("nobody", "s3cret"), ctx)[0], 401)
+        status, headers, _ = get(url, None, ctx)
+        self.assertEqual(status, 401)
+        self.assertIn("Basic", headers["WWW-Authenticate"])
+        # Plain HTTP to the TLS port: the connection fails, no answer in clear.
+        with self.assertRaises((urllib.error.URLError, ConnectionError, OSError)):
+            urllib.request.urlopen(a.url("/metrics"), timeout=LIMIT)
+        self.assertEqual(get(url, self.auth("prom", "s3cret"), ctx)[0], 200)
+
+    def test_sighup_reloads_the_web_config(self):
+        if not shutil.which("openssl"):
+            self.skipTest("openssl is not installed: scripts/deps installs it")
+        conf, ctx, cert, key = self.tls_setup("old")
+        a = self.agent("--web.config.file", conf)
+        url = a.url("/healthz", "https")
+        self.assertEqual(get(url, self.auth("prom", "old"), ctx)[0], 200)
+        self.write_conf(conf, cert, key, "new")
+        a.p.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + LIMIT
+        while "configuration read again" not in a.stderr():
+            self.assertLess(time.monotonic(), deadline, a.stderr())
+            time.sleep(0.05)
+        self.assertEqual(get(url, self.auth("prom", "new"), ctx)[0], 200)
+        self.assertEqual(get(url, self.auth("prom", "old"), ctx)[0], 401)
+        # A broken file keeps the configuration in use.
+        with open(conf, "w") as f:
+            f.write("basic_auth_users: [\n")
+        a.p.send_signal(signal.SIGHUP)
+        while "keeping the configuration in use" not in a.stderr():
+            self.assertLess(time.monotonic(), deadline, a.stderr())
+            time.sleep(0.05)
+        self.assertEqual(get(url, self.auth("prom", "new"), ctx)[0], 200)
+
+    def test_bad_web_configs(self):
+        conf = os.path.join(self.tmp, "bad.yml")
+        for text, says in (("tls_server_config:\n  cert_file: /nonexistent\n  key_file: /nonexistent\n",
+                            "cannot read /nonexistent"),
+                           ("basic_auth_users:\n  u: plaintext\n", "not a bcrypt hash"),
+                           ("http_server_config: {}\n", "'http_server_config' is not supported"),
+                           ("tls_server_config: {cert_file: x}\n", "needs both cert_file and key_file"),
+                           ("a: [\n", "bad.yml:")):
+            with open(conf, "w") as f:
+                f.write(text)
+            r = hwctest.run([HWC, "serve", "--listen", "127.0.0.1:0", "--web.config.file", conf])
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertIn(says, r.stderr)
+
+    def test_bad_usage(self):
+        for args, says in ((["--listen", "nowhere"], "give ADDR:PORT"),
+                           (["--listen", "127.0.0.1:70000"], "from 0 to 65535"),
+                           (["--bogus"], "unknown option"),
+                           (["-e", "no-such-event"], "no-such-event")):
+            r = hwctest.run([HWC, "serve", *args])
+            self.assertIn(r.returncode, (1, 2), r.stderr)
+            self.assertIn(says, r.stderr)
+
+    def test_hwc_itself_loads_no_http_library(self):
+        # hwc serve runs the program hwc-serve: every other hwc command
+        # starts without libmicrohttpd and GnuTLS (and their RSS).
+        libs = hwctest.run(["ldd", HWC]).stdout
+        self.assertNotIn("libmicrohttpd", libs)
+        self.assertIn("libmicrohttpd", hwctest.run(["ldd", program("hwc-serve")]).stdout)
+
+    def test_ipv6_loopback(self):
+        try:
+            with socket.socket(socket.AF_INET6) as s:
+                s.bind(("::1", 0))
+        except OSError as e:
+            self.skipTest("no IPv6 loopback here: %s" % e)
+        a = self.agent(listen="[::1]:0")
+        self.assertEqual(a.host, "[::1]")
+        self.metrics(a)
+
+    def test_sigterm_ends_it(self):
+        a = self.agent()
+        self.metrics(a)
+        t0 = time.monotonic()
+        a.p.send_signal(signal.SIGTERM)
+        self.assertEqual(a.p.wait(LIMIT), 0, a.stderr())
+        print("SIGTERM to exit: %.3f s" % (time.monotonic() - t0), file=sys.stderr)
+        self.assertIn("ended", a.stderr())
+
+    def test_sigterm_during_a_profile(self):
+        a = self.agent()
+
+        def hold():
+            try:
+                get(a.url("/debug/pprof/profile?seconds=60"))
+            except OSError:
+                pass  # the agent ended first
+        t = None
+        deadline = time.monotonic() + LIMIT
+        while True:
+            if not t or not t.is_alive():
+                t = threading.Thread(target=hold)
+                t.start()
+            # 429 once the long profile runs; 200 when this one got there first.
+            if get(a.url("/debug/pprof/profile?seconds=1"))[0] == 429:
+                break
+            self.assertLess(time.monotonic(), deadline)
+        t0 = time.monotonic()
+        a.p.send_signal(signal.SIGTERM)
+        self.assertEqual(a.p.wait(LIMIT), 0, a.stderr())
+        print("SIGTERM to exit during a profile: %.3f s" % (time.monotonic() - t0), file=sys.stderr)
+        t.join(LIMIT)
+
+    def test_prometheus_scrapes_it(self):
+        """Prometheus scrapes page-faults and the calls of getppid(2), which
+        hardly any program makes: increase() of those, between two stored
+        scrapes around the test's own known number of calls, is that number
+        within 2% (the page faults of a workload have the whole machine's
+        around them: only at least their count)."""
+        if not shutil.which("prometheus"):
+            self.skipTest("prometheus is not installed: scripts/deps installs it")
+        calls = "syscalls:sys_enter_getppid"
+        if calls not in hwctest.run([HWC, "list"]).stdout:
+            self.skipTest("no tracepoint %s here (tracefs)" % calls)
+        a = self.agent("-e", "page-faults", "-e", calls)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            pport = s.getsockname()[1]
+        conf = os.path.join(self.tmp, "prometheus.yml")
+        with open(conf, "w") as f:
+            f.write("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: hwc\n"
+                    "    static_configs:\n      - targets: ['127.0.0.1:%d']\n" % a.port)
+        log = open(os.path.join(self.tmp, "prometheus.log"), "w")
+        prom = subprocess.Popen(["prometheus", "--config.file", conf, "--storage.tsdb.path",
+                                 os.path.join(self.tmp, "tsdb"), "--web.listen-address",
+                                 "127.0.0.1:%d" % pport], stdout=log, stderr=log)
+        api = "http://127.0.0.1:%d/api/v1/" % pport
+
+        def result(q, at=None):
+            url = api + "query?query=" + urllib.request.quote(q) + ("&time=%.3f" % at if at else "")
+            try:
+                status, _, body = get(url)
+            except urllib.error.URLError:
+                return None  # still starting
+            return json.loads(body)["data"]["result"] if status == 200 else None
+
+        def query(q, at=None):
+            res = result(q, at)
+            return float(res[0]["value"][1]) if res else None
+
+        def stored_after(t):
+            """Wait for a scrape of every CPU that Prometheus stored after T."""
+            while (query('min(timestamp(hwc_events_total{event="%s"}))' % calls) or 0) <= t or \
+                    query('count(hwc_events_total{event="%s"})' % calls) != len(hwctest.online_cpus()):
+                self.assertLess(time.monotonic(), deadline, "Prometheus stored no scrape of hwc serve")
+                time.sleep(0.2)
+        try:
+            deadline = time.monotonic() + LIMIT
+            stored_after(time.time())
+            before = page_faults(self.metrics(a)[1])
+            n = 100000
+            for _ in range(n):
+                os.getppid()
+            self.assertEqual(hwctest.run([PAGETOUCH, str(n)]).returncode, 0)
+            after = page_faults(self.metrics(a)[1])
+            stored_after(time.time())
+            # The stored scrapes: every CPU's series has the same timestamps.
+            series = result('hwc_events_total{event="%s"}[1h]' % calls)
+            stamps = sorted({float(t) for s in series for t, _ in s["values"]})
+            first, last = stamps[0], stamps[-1]
+            # At the last scrape, over a range from the first one: nothing
+            # to extrapolate, the increase is that of the stored samples.
+            window = "[%dms]" % round((last - first) * 1000)
+            inc_calls = query('sum(increase(hwc_events_total{event="%s"}%s))' % (calls, window), last)
+            inc_faults = query('sum(increase(hwc_events_total{event="page-faults"}%s))' % window, last)
+            # Prometheus 2.42 asks for OpenMetrics first: its parser took the page.
+            targets = json.loads(get(api + "targets")[2])
+            [target] = targets["data"]["activeTargets"]
+            self.assertEqual((target["health"], target["lastError"]), ("up", ""))
+        finally:
+            prom.terminate()
+            prom.wait(LIMIT)
+            log.close()
+        print("%d getppid calls: increase() %.0f over %d scrapes; %d page faults: increase() %.0f, "
+              "direct scrapes %d" % (n, inc_calls, len(stamps), n, inc_faults, after - before),
+              file=sys.stderr)
+        self.assertAlmostEqual(inc_calls, n, delta=0.02 * n)
+        self.assertGreaterEqual(inc_faults, n)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,701 @@
+/* hwc serve: an HTTP agent that Prometheus scrapes for counters (/metrics)
+ * and profilers scrape for CPU profiles (/debug/pprof/profile), on
+ * libmicrohttpd: one thread per connection, so a slow client stalls no
+ * other scrape.
+ *
+ * What is counted is a list of sources, each one hwc_counters opened on
+ * every CPU; the per-CPU source has no cgroup.  Per-cgroup series come as
+ * more sources opened on a cgroup target (their `cgroup` label set):
+ * open_sources() opens them, write_counters() already labels them. */
+#include "cli.h"
+#include "report.h"
+#include "serve.h"
+#include "stat.h"
+#include "top.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { EXIT_ERROR = 1, EXIT_USAGE = 2 };
+enum { PROFILE_MAX_SECONDS = 300, PROFILE_DEFAULT_SECONDS = 30, PROFILE_HZ = 997 };
+
+static const char usage_text[] =
+	"usage: hwc serve [options]\n"
+	"\n"
+	"Count events on every CPU and serve them over HTTP to Prometheus (/metrics),\n"
+	"and CPU profiles to pprof, Parca or Pyroscope (/debug/pprof/profile).\n"
+	"\n"
+	"  -l, --listen ADDR:PORT    where to listen (default 127.0.0.1:9871; [::1]:PORT\n"
+	"                            for IPv6; port 0 picks a free one, named on stderr)\n"
+	"  -e, --events SPEC         events to count: comma lists and {groups},\n"
+	"                            repeatable; default: hwc stat's default set\n"
+	"      --web.config.file FILE  TLS and basic auth, in the format of Prometheus\n"
+	"                            exporters (tls_server_config, basic_auth_users);\n"
+	"                            SIGHUP reads it again\n"
+	"  -h, --help                show this help\n"
+	"\n"
+	"Endpoints: /metrics, /debug/pprof/, /debug/pprof/profile?seconds=N (1 to 300,\n"
+	"default 30), /healthz.  SIGTERM or SIGINT ends it.  See hwc-serve(1).\n";
+
+/* Events counted on every CPU, for one cgroup or (NULL) all tasks. */
+struct source {
+	const char *cgroup;
+	hwc_counters *c;
+};
+
+struct serve {
+	const char **specs;
+	size_t nspecs;
+	const char *listen, *web_path;
+	hwc_evlist *list;
+	struct source *src;
+	size_t nsrc;
+	pthread_mutex_t count_lock;   /* one read of the counters at a time */
+	pthread_mutex_t profile_lock; /* one profile at a time */
+	atomic_uint_fast64_t profile_end; /* CLOCK_MONOTONIC s when the running profile ends */
+	atomic_uint_fast64_t scrape_errors;
+	atomic_bool stopping;
+	atomic_int retiring; /* servers a SIGHUP replaced, still finishing */
+	int listen_fd;
+	bool ipv6;
+};
+
+/* A daemon and the web configuration it was started with: SIGHUP starts a
+ * new one on the same socket and retires the old. */
+struct server {
+	struct serve *s;
+	struct web_config *web; /* NULL: plain HTTP, no auth */
+	struct MHD_Daemon *d;
+	atomic_bool retired; /* replaced: no new connections, none kept alive */
+};
+
+/* The connection this thread serves is on a retired server: its replies
+ * close it, so that its client comes back to the new one. */
+static __thread bool close_after_reply;
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void log_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void log_msg(const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "hwc serve: %s\n", line);
+}
+
+/* ------------------------------------------------------------ replies */
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned code, const char *type, char *body,
+			     size_t len, const char *hname, const char *hvalue)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (hname)
+		MHD_add_response_header(r, hname, hvalue);
+	if (close_after_reply)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+	enum MHD_Result ok = MHD_queue_response(conn, code, r);
+	MHD_destroy_response(r);
+	return ok;
+}
+
+static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned code, const char *fmt, ...)
+{
+	char *body = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vasprintf(&body, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return MHD_NO;
+	return reply(conn, code, "text/plain; charset=utf-8", body, (size_t)n, NULL, NULL);
+}
+
+/* ------------------------------------------------------------ query strings */
+
+struct args {
+	const char *const *known; /* the parameters the endpoint takes */
+	const char *unknown;      /* the first other one */
+	char unknown_copy[64];
+};
+
+static enum MHD_Result check_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	(void)kind;
+	(void)value;
+	struct args *a = cls;
+	for (const char *const *k = a->known; *k; k++)
+		if (strcmp(key, *k) == 0)
+			return MHD_YES;
+	snprintf(a->unknown_copy, sizeof(a->unknown_copy), "%s", key);
+	a->unknown = a->unknown_copy;
+	return MHD_NO;
+}
+
+/* The name of a query parameter that KNOWN (NULL-terminated) lacks, or NULL. */
+static const char *unknown_arg(struct MHD_Connection *conn, const char *const *known, char *buf, size_t size)
+{
+	struct args a = {.known = known};
+	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, check_arg, &a);
+	if (!a.unknown)
+		return NULL;
+	snprintf(buf, size, "%s", a.unknown);
+	return buf;
+}
+
+/* ------------------------------------------------------------ /metrics */
+
+/* A label value as the text formats want it: \, " and newline escaped. */
+static void put_label(FILE *f, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fprintf(f, "\\%c", *v);
+		else if (*v == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*v, f);
+	}
+}
+
+/* Prometheus 0.0.4 names a counter's family NAME_total; OpenMetrics NAME,
+ * its samples NAME_total. */
+static void family(FILE *f, bool om, const char *name, const char *type, const char *help)
+{
+	const char *suffix = strcmp(type, "counter") == 0 && !om ? "_total" : "";
+	fprintf(f, "# HELP %s%s %s\n# TYPE %s%s %s\n", name, suffix, help, name, suffix, type);
+}
+
+/* Which value of a struct hwc_value a family shows. */
+enum column { RAW, ENABLED, RUNNING };
+
+static void write_counters(struct serve *s, FILE *f, bool om, enum column col, const char *name,
+			   const char *help)
+{
+	family(f, om, name, "counter", help);
+	size_t nev = hwc_evlist_size(s->list);
+	for (size_t k = 0; k < s->nsrc; k++) {
+		hwc_counters *c = s->src[k].c;
+		for (size_t i = 0; i < hwc_counters_ninstances(c); i++)
+			for (size_t e = 0; e < nev; e++) {
+				struct hwc_value v;
+				if (hwc_counters_event_status(c, e) || hwc_counters_value(c, i, e, &v))
+					continue;
+				fprintf(f, "%s_total{event=\"", name);
+				put_label(f, hwc_evlist_event(s->list, e)->name);
+				fprintf(f, "\",cpu=\"%d\"", hwc_counters_instance_cpu(c, i));
+				if (s->src[k].cgroup) {
+					fputs(",cgroup=\"", f);
+					put_label(f, s->src[k].cgroup);
+					fputc('"', f);
+				}
+				if (col == RAW)
+					fprintf(f, "} %" PRIu64 "\n", v.raw);
+				else
+					fprintf(f, "} %.9f\n", (double)(col == ENABLED ? v.enabled : v.running) / 1e9);
+			}
+	}
+}
+
+static long open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return -1;
+	long n = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1; /* not the directory's own */
+}
+
+static enum MHD_Result serve_metrics(struct serve *s, struct MHD_Connection *conn)
+{
+	const char *accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+	bool om = accept && strstr(accept, "application/openmetrics-text");
+	char *body = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&body, &len);
+	if (!f)
+		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	double t0 = now_s();
+	pthread_mutex_lock(&s->count_lock);
+	int err = 0;
+	for (size_t k = 0; k < s->nsrc && !err; k++)
+		err = hwc_counters_read(s->src[k].c);
+	if (err) {
+		char detail[512];
+		snprintf(detail, sizeof(detail), "%s", hwc_errdetail());
+		pthread_mutex_unlock(&s->count_lock);
+		fclose(f);
+		free(body);
+		s->scrape_errors++;
+		log_msg("reading the counters: %s", detail);
+		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "reading the counters: %s\n", detail);
+	}
+	write_counters(s, f, om, RAW, "hwc_events",
+		       "Events counted since hwc serve started, per event and CPU (raw: not scaled "
+		       "for multiplexing).");
+	write_counters(s, f, om, ENABLED, "hwc_event_enabled_seconds",
+		       "Seconds each event was enabled (running/enabled corrects for multiplexing).");
+	write_counters(s, f, om, RUNNING, "hwc_event_running_seconds",
+		       "Seconds each event was on a hardware counter.");
+	pthread_mutex_unlock(&s->count_lock);
+	family(f, om, "hwc_scrape_duration_seconds", "gauge", "Seconds this scrape took to read the counters.");
+	fprintf(f, "hwc_scrape_duration_seconds %.6f\n", now_s() - t0);
+	family(f, om, "hwc_scrape_errors", "counter", "Scrapes that failed to read the counters.");
+	fprintf(f, "hwc_scrape_errors_total %" PRIuFAST64 "\n", (uint_fast64_t)s->scrape_errors);
+	struct rlimit rl;
+	family(f, om, "process_open_fds", "gauge", "Number of open file descriptors.");
+	fprintf(f, "process_open_fds %ld\n", open_fds());
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		family(f, om, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
+		fprintf(f, "process_max_fds %llu\n", (unsigned long long)rl.rlim_cur);
+	}
+	if (om)
+		fputs("# EOF\n", f);
+	if (fclose(f) != 0) {
+		free(body);
+		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	}
+	return reply(conn, MHD_HTTP_OK,
+		     om ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
+			: "text/plain; version=0.0.4; charset=utf-8",
+		     body, len, NULL, NULL);
+}
+
+/* ------------------------------------------------------------ /debug/pprof */
+
+/* Sample every CPU for SECONDS with hwc top's sampler into a pprof profile. */
+static enum MHD_Result serve_profile(struct serve *s, struct MHD_Connection *conn, long seconds)
+{
+	if (pthread_mutex_trylock(&s->profile_lock)) {
+		double left = (double)s->profile_end - now_s();
+		char retry[32];
+		snprintf(retry, sizeof(retry), "%ld", left > 1 ? (long)left + 1 : 1L);
+		char *body = NULL;
+		int n = asprintf(&body, "a profile is being taken: one at a time; retry in %s s\n", retry);
+		if (n < 0)
+			return MHD_NO;
+		return reply(conn, MHD_HTTP_TOO_MANY_REQUESTS, "text/plain; charset=utf-8", body, (size_t)n,
+			     MHD_HTTP_HEADER_RETRY_AFTER, retry);
+	}
+	double end = now_s() + (double)seconds;
+	s->profile_end = (uint_fast64_t)end + 1;
+	struct top_opts o = {
+		.prog = "serve", .freq = PROFILE_HZ, .callgraph = true, .system = true,
+		.t = {.all_cpus = true},
+	};
+	struct top_view v = {0};
+	if (top_sample_open(&o, &v)) {
+		pthread_mutex_unlock(&s->profile_lock);
+		/* The detail of this thread's failure, said in the log too. */
+		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot sample the CPUs: %s\n",
+				  hwc_errdetail());
+	}
+	for (double t; (t = now_s()) < end && !s->stopping;) {
+		int ms = (int)((end - t) * 1000) + 1;
+		v.wait(v.state, ms > 100 ? 100 : ms, UINT64_MAX);
+	}
+	if (!s->stopping)
+		v.wait(v.state, 0, UINT64_MAX); /* what the buffers still hold */
+	const char *note;
+	struct rp_report *r = top_sample_profile(v.state, &note);
+	if (note[0])
+		log_msg("%s", note);
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int err = s->stopping ? 0 : rp_pprof_encode(r, &buf, &len);
+	v.close(v.state);
+	pthread_mutex_unlock(&s->profile_lock);
+	if (s->stopping)
+		return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "hwc serve is ending\n");
+	if (err)
+		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory building the profile\n");
+	return reply(conn, MHD_HTTP_OK, "application/octet-stream", (char *)buf, len,
+		     "Content-Disposition", "attachment; filename=\"profile\"");
+}
+
+static enum MHD_Result serve_pprof_index(struct MHD_Connection *conn)
+{
+	static const char page[] =
+		"<html><head><title>/debug/pprof/</title></head><body>\n"
+		"<p>hwc serve: profiles of every CPU (cycles, or cpu-clock where the PMU has none)</p>\n"
+		"<p><a href=\"profile?seconds=30\">profile</a>: a CPU profile, "
+		"?seconds=N (1 to 300, default 30)</p>\n"
+		"</body></html>\n";
+	char *body = strdup(page);
+	if (!body)
+		return MHD_NO;
+	return reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8", body, strlen(page), NULL, NULL);
+}
+
+/* ------------------------------------------------------------ routing */
+
+static bool authorized(const struct server *sv, struct MHD_Connection *conn)
+{
+	if (!sv->web || !sv->web->nusers)
+		return true;
+	char *pass = NULL;
+	char *user = MHD_basic_auth_get_username_password(conn, &pass);
+	bool ok = web_config_check(sv->web, user, pass);
+	if (user)
+		MHD_free(user);
+	if (pass)
+		MHD_free(pass);
+	return ok;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+			      const char *version, const char *upload_data, size_t *upload_data_size,
+			      void **con_cls)
+{
+	(void)version;
+	(void)upload_data;
+	(void)con_cls;
+	struct server *sv = cls;
+	struct serve *s = sv->s;
+	close_after_reply = sv->retired;
+	if (*upload_data_size)
+		return reply_text(conn, MHD_HTTP_BAD_REQUEST, "no request body expected\n");
+	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+		char *body = strdup("only GET and HEAD\n");
+		return body ? reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8", body,
+				    strlen(body), MHD_HTTP_HEADER_ALLOW, "GET, HEAD")
+			    : MHD_NO;
+	}
+	if (!authorized(sv, conn)) {
+		char *body = strdup("unauthorized\n");
+		struct MHD_Response *r = body ? MHD_create_response_from_buffer(strlen(body), body,
+										   MHD_RESPMEM_MUST_FREE)
+					      : NULL;
+		if (!r) {
+			free(body);
+			return MHD_NO;
+		}
+		enum MHD_Result ok = MHD_queue_basic_auth_fail_response(conn, "hwc serve", r);
+		MHD_destroy_response(r);
+		return ok;
+	}
+	static const char *const none[] = {NULL}, *const profile_args[] = {"seconds", NULL};
+	bool profile = strcmp(url, "/debug/pprof/profile") == 0;
+	char bad[64];
+	if ((strcmp(url, "/metrics") == 0 || strcmp(url, "/healthz") == 0 || strcmp(url, "/debug/pprof/") == 0 ||
+	     profile) &&
+	    unknown_arg(conn, profile ? profile_args : none, bad, sizeof(bad)))
+		return reply_text(conn, MHD_HTTP_BAD_REQUEST, "%s takes no parameter '%s'\n", url, bad);
+	if (strcmp(url, "/metrics") == 0)
+		return serve_metrics(s, conn);
+	if (strcmp(url, "/healthz") == 0)
+		return reply_text(conn, MHD_HTTP_OK, "ok\n");
+	if (strcmp(url, "/debug/pprof/") == 0 || strcmp(url, "/debug/pprof") == 0)
+		return serve_pprof_index(conn);
+	if (profile) {
+		const char *arg = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "seconds");
+		long seconds = PROFILE_DEFAULT_SECONDS;
+		if (arg && !cli_parse_long(arg, 1, PROFILE_MAX_SECONDS, &seconds))
+			return reply_text(conn, MHD_HTTP_BAD_REQUEST,
+					  "seconds=%s: give a whole number of seconds from 1 to %d\n", arg,
+					  PROFILE_MAX_SECONDS);
+		return serve_profile(s, conn, seconds);
+	}
+	return reply_text(conn, MHD_HTTP_NOT_FOUND,
+			  "%s: not found (there are /metrics, /debug/pprof/, /debug/pprof/profile and "
+			  "/healthz)\n",
+			  url);
+}
+
+/* ------------------------------------------------------------ setup */
+
+static int parse_options(int argc, char **argv, struct serve *s)
+{
+	enum { OPT_WEB_CONFIG = 256 };
+	static const struct option longopts[] = {
+		{"listen", required_argument, NULL, 'l'},
+		{"events", required_argument, NULL, 'e'},
+		{"web.config.file", required_argument, NULL, OPT_WEB_CONFIG},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+:l:e:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'l': s->listen = optarg; break;
+		case 'e':
+			if (!cli_add_spec(&s->specs, &s->nspecs, optarg))
+				return cli_usage_error("serve", "%s", "out of memory");
+			break;
+		case OPT_WEB_CONFIG: s->web_path = optarg; break;
+		case 'h': fputs(usage_text, stdout); return 0;
+		case ':': return cli_usage_error("serve", "option '%s' needs a value", argv[optind - 1]);
+		default: return cli_usage_error("serve", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("serve", "unexpected argument '%s'", argv[optind]);
+	return -1;
+}
+
+/* Bind LISTEN ("ADDR:PORT", "[V6ADDR]:PORT"); says why on failure. */
+static int open_listener(struct serve *s)
+{
+	const char *spec = s->listen;
+	char host[256];
+	const char *colon = strrchr(spec, ':');
+	if (!colon || !colon[1] || colon == spec) {
+		fprintf(stderr, "hwc serve: --listen '%s': give ADDR:PORT (e.g. 127.0.0.1:9871, [::1]:9871)\n",
+			spec);
+		return -1;
+	}
+	size_t n = (size_t)(colon - spec);
+	if (spec[0] == '[' && n >= 2 && spec[n - 1] == ']') {
+		spec++;
+		n -= 2;
+	}
+	if (n >= sizeof(host)) {
+		fprintf(stderr, "hwc serve: --listen '%s': the address is too long\n", s->listen);
+		return -1;
+	}
+	memcpy(host, spec, n);
+	host[n] = '\0';
+	long port;
+	if (!cli_parse_long(colon + 1, 0, 65535, &port)) {
+		fprintf(stderr, "hwc serve: --listen '%s': the port must be a number from 0 to 65535\n", s->listen);
+		return -1;
+	}
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV}, *ai;
+	int err = getaddrinfo(host, colon + 1, &hints, &ai);
+	if (err) {
+		fprintf(stderr, "hwc serve: --listen '%s': %s\n", s->listen, gai_strerror(err));
+		return -1;
+	}
+	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+	if (fd >= 0) {
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (ai->ai_family == AF_INET6)
+			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	}
+	if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 128) < 0) {
+		fprintf(stderr, "hwc serve: cannot listen on %s: %s\n", s->listen, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		freeaddrinfo(ai);
+		return -1;
+	}
+	s->ipv6 = ai->ai_family == AF_INET6;
+	freeaddrinfo(ai);
+	/* The port the kernel gave for port 0. */
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	char addr[NI_MAXHOST], serv[NI_MAXSERV];
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) == 0 &&
+	    getnameinfo((struct sockaddr *)&ss, len, addr, sizeof(addr), serv, sizeof(serv),
+			NI_NUMERICHOST | NI_NUMERICSERV) == 0)
+		log_msg("listening on %s%s%s:%s", s->ipv6 ? "[" : "", addr, s->ipv6 ? "]" : "", serv);
+	s->listen_fd = fd;
+	return 0;
+}
+
+static int open_sources(struct serve *s)
+{
+	struct hwc_target t;
+	struct cli_target ct = {.all_cpus = true};
+	cli_target_of(&ct, &t);
+	if (hwc_evlist_new(&s->list) ||
+	    (!s->nspecs && (t.flags |= HWC_SKIP_UNSUPPORTED, hwc_evlist_add(s->list, STAT_DEFAULT_EVENTS)))) {
+		fprintf(stderr, "hwc serve: %s\n", hwc_errdetail());
+		return -1;
+	}
+	for (size_t i = 0; i < s->nspecs; i++)
+		if (hwc_evlist_add(s->list, s->specs[i])) {
+			fprintf(stderr, "hwc serve: %s\n", hwc_errdetail());
+			return -1;
+		}
+	s->src = calloc(1, sizeof(*s->src));
+	if (!s->src) {
+		fprintf(stderr, "hwc serve: out of memory\n");
+		return -1;
+	}
+	if (hwc_counters_open(&s->src[0].c, s->list, &t) || hwc_counters_start(s->src[0].c)) {
+		fprintf(stderr, "hwc serve: %s\n", hwc_errdetail());
+		if (s->src[0].c)
+			hwc_counters_close(s->src[0].c);
+		return -1;
+	}
+	s->nsrc = 1;
+	size_t counted = 0;
+	for (size_t e = 0; e < hwc_evlist_size(s->list); e++)
+		if (hwc_counters_event_status(s->src[0].c, e))
+			log_msg("not counting %s: %s", hwc_evlist_event(s->list, e)->name,
+				hwc_counters_event_error(s->src[0].c, e));
+		else
+			counted++;
+	log_msg("counting %zu events on %zu CPUs", counted, hwc_counters_ninstances(s->src[0].c));
+	return 0;
+}
+
+/* A daemon on the listening socket with the web configuration read now;
+ * NULL after saying why. */
+static struct server *start_server(struct serve *s)
+{
+	struct server *sv = calloc(1, sizeof(*sv));
+	if (!sv) {
+		log_msg("out of memory");
+		return NULL;
+	}
+	sv->s = s;
+	char err[1024];
+	if (s->web_path && web_config_load(&sv->web, s->web_path, err, sizeof(err))) {
+		log_msg("%s", err);
+		free(sv);
+		return NULL;
+	}
+	bool tls = sv->web && sv->web->cert;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ITC |
+			 MHD_USE_ERROR_LOG | (tls ? MHD_USE_TLS : 0) | (s->ipv6 ? MHD_USE_IPv6 : 0);
+	/* Idle connections (slow clients) are dropped after 10 s; each has a
+	 * thread of its own, so none holds up another. */
+	if (tls)
+		sv->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, sv, MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
+					 MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_CONNECTION_LIMIT, 64u,
+					 MHD_OPTION_HTTPS_MEM_CERT, sv->web->cert, MHD_OPTION_HTTPS_MEM_KEY,
+					 sv->web->key, MHD_OPTION_END);
+	else
+		sv->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, sv, MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
+					 MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_CONNECTION_LIMIT, 64u,
+					 MHD_OPTION_END);
+	if (!sv->d) {
+		log_msg("cannot start the HTTP%s server%s", tls ? "S" : "",
+			tls ? ": is the certificate and key in PEM, and do they match?" : "");
+		web_config_free(sv->web);
+		free(sv);
+		return NULL;
+	}
+	return sv;
+}
+
+static void stop_server(struct server *sv)
+{
+	MHD_stop_daemon(sv->d);
+	web_config_free(sv->web);
+	free(sv);
+}
+
+/* A replaced server ends once its connections are done: requests under
+ * way (a profile) finish, kept-alive ones close after their next reply or
+ * their idle timeout; at once when hwc serve ends. */
+static void *retire(void *arg)
+{
+	struct server *sv = arg;
+	struct serve *s = sv->s;
+	while (!s->stopping) {
+		const union MHD_DaemonInfo *i = MHD_get_daemon_info(sv->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+		if (!i || !i->num_connections)
+			break;
+		usleep(50000);
+	}
+	stop_server(sv);
+	s->retiring--;
+	return NULL;
+}
+
+/* Until SIGTERM or SIGINT; SIGHUP reads the web configuration again. */
+static void run(struct serve *s, struct server *sv, const sigset_t *sigs)
+{
+	for (;;) {
+		int sig = sigwaitinfo(sigs, NULL);
+		if (sig == SIGHUP) {
+			struct server *next = start_server(s);
+			if (!next) {
+				log_msg("SIGHUP: keeping the configuration in use");
+				continue;
+			}
+			/* The old daemon finishes what it serves (a profile) on its own. */
+			MHD_quiesce_daemon(sv->d);
+			sv->retired = true;
+			s->retiring++;
+			pthread_t t;
+			if (pthread_create(&t, NULL, retire, sv) == 0) {
+				pthread_detach(t);
+			} else {
+				stop_server(sv);
+				s->retiring--;
+			}
+			sv = next;
+			log_msg("SIGHUP: configuration read again%s", s->web_path ? "" : " (there is none)");
+		} else if (sig == SIGTERM || sig == SIGINT) {
+			break;
+		}
+	}
+	s->stopping = true;
+	stop_server(sv);
+	while (s->retiring) /* they stop at once now */
+		usleep(10000);
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	struct serve s = {.listen = "127.0.0.1:9871", .listen_fd = -1};
+	pthread_mutex_init(&s.count_lock, NULL);
+	pthread_mutex_init(&s.profile_lock, NULL);
+	int rc = parse_options(argc, argv, &s);
+	if (rc >= 0) {
+		free(s.specs);
+		return rc;
+	}
+	rc = EXIT_ERROR;
+	/* Every thread (libmicrohttpd's too) leaves these to sigwaitinfo. */
+	sigset_t sigs;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	cli_raise_fd_limit();
+	struct server *sv = NULL;
+	if (open_sources(&s) == 0 && open_listener(&s) == 0 && (sv = start_server(&s))) {
+		run(&s, sv, &sigs);
+		log_msg("ended");
+		rc = 0;
+	} else if (s.listen_fd >= 0) {
+		close(s.listen_fd);
+	}
+	for (size_t i = 0; i < s.nsrc; i++)
+		hwc_counters_close(s.src[i].c);
+	free(s.src);
+	hwc_evlist_free(s.list);
+	free(s.specs);
+	return rc;
+}
