@@ -171,7 +171,7 @@ $(BUILD)/lib/pkgconfig/%.pc: %.pc.in Makefile include/hwc/hwc.h
 # internals (arm64); it costs hwc stat ~190 KiB of peak RSS.
 $(BUILD)/bin/hwc: $(HWC_OBJS) $(BUILD)/lib/libhwc.so
 	$(CC) $(LDFLAGS) -o $@ $(HWC_OBJS) -L$(BUILD)/lib -lhwc -lz \
-		-Wl,-Bstatic -ljson-c -lncurses -ltinfo -Wl,-Bdynamic -lm $(RPATH)
+		-Wl,-Bstatic -ljson-c -lncurses -ltinfo -Wl,-Bdynamic -lm -lcapstone $(RPATH)
 
 $(BUILD)/lib/libpctx.so.1: $(PCTX_OBJS) compat/pctx/libpctx.map
 	$(CC) $(LDFLAGS) -shared -Wl,-soname,libpctx.so.1 -Wl,--version-script=compat/pctx/libpctx.map \

@@ -12,5 +12,6 @@ int cmd_report(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_script(int argc, char **argv);
+int cmd_annotate(int argc, char **argv);
 
 #endif

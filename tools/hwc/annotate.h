@@ -1,0 +1,46 @@
+/* hwc annotate's functions and instructions, shared by its text and JSON
+ * (annotate.c) and its HTML page (annotate_html.c). */
+#ifndef HWC_ANNOTATE_H
+#define HWC_ANNOTATE_H
+
+#include "profile.h"
+
+struct an_insn {
+	uint64_t addr; /* DSO-relative */
+	unsigned size;
+	char mnemonic[32];
+	char operands[160];
+	uint64_t period, samples;
+	struct hwc_srcline src;
+};
+
+struct an_func {
+	const struct hwc_symbol *sym;
+	struct rp_func **addrs; /* its sampled addresses, in order */
+	size_t naddrs;
+	uint64_t period, samples;
+	unsigned machine;       /* ELF e_machine */
+	struct an_insn *insns;  /* disassembled: shown */
+	size_t ninsns;
+};
+
+struct source;
+
+struct an_ctx {
+	const char *input, *event;
+	uint64_t samples, period;
+	struct source *sources; /* the source files read */
+};
+
+/* Instruction IN's share of F's period, in percent. */
+double an_percent(const struct an_func *f, const struct an_insn *in);
+/* Does instruction I of F start a source line (or an inlined function)? */
+bool an_new_line(const struct an_func *f, size_t i);
+bool an_new_function(const struct an_func *f, size_t i);
+/* The text of source line S (leading blanks dropped), or NULL. */
+const char *an_source(struct an_ctx *c, const struct hwc_srcline *s);
+
+/* annotate_html.c: the page of the N functions (those disassembled) at PATH. */
+int an_write_html(struct an_ctx *c, const struct an_func *funcs, size_t n, const char *path);
+
+#endif
