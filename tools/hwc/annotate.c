@@ -498,7 +498,9 @@ int cmd_annotate(int argc, char **argv)
 		return 1;
 	struct rp_report r = {.o = {.prog = "hwc annotate", .input = o.input, .event = o.event,
 				    .keys = K_SYM, .no_children = true, .leaf_addr = true,
-				    .no_demangle = o.no_demangle, .quiet = true}};
+				    .no_demangle = o.no_demangle,
+				    /* Files that cannot be read matter to SYMBOL only if it is theirs. */
+				    .quiet = o.symbol != NULL}};
 	struct an_ctx c = {0};
 	struct an_func *funcs = NULL;
 	struct rp_func **addrs = NULL;
