@@ -18,7 +18,7 @@ static const struct {
 	{"record", cmd_record, "sample a command, process or the whole system into a perf.data file"},
 	{"script", cmd_script, "print every sample of a recording as perf script does; JSON; Chrome trace"},
 	{"top", cmd_top, "live view of the hottest functions, or of per-process counter rates"},
-	{"annotate", cmd_annotate, "show a function's samples per instruction, with its disassembly and source"},
+	{"annotate", cmd_annotate, "per-instruction samples of a function, with disassembly and source"},
 	{"diff", cmd_diff, "compare two recordings per function, or two `hwc stat -r` results"},
 };
 
