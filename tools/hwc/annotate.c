@@ -1,6 +1,5 @@
 /* hwc annotate: the samples of a function per instruction, its code
- * disassembled by capstone (x86-64 or arm64, by its ELF file's machine)
- * and interleaved with its source lines (DWARF), as perf annotate shows
+ * disassembled by capstone (annotate_disasm.c) and interleaved with its source lines (DWARF), as perf annotate shows
  * it; JSON, and an HTML page that highlights the hot lines. */
 #include "annotate.h"
 #include "cli.h"
@@ -11,8 +10,6 @@
 
 #include <hwc/output.h>
 
-#include <capstone/capstone.h>
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -212,135 +209,6 @@ static void free_sources(struct source *s)
 	}
 }
 
-/* ------------------------------------------------------------ disassembly */
-
-static const char *machine_name(unsigned machine)
-{
-	return machine == EM_X86_64 ? "x86_64" : machine == EM_AARCH64 ? "aarch64"
-					       : machine == EM_386 ? "i386" : NULL;
-}
-
-static int open_capstone(unsigned machine, csh *cs)
-{
-	cs_err err;
-	if (machine == EM_X86_64 || machine == EM_386) {
-		err = cs_open(CS_ARCH_X86, machine == EM_X86_64 ? CS_MODE_64 : CS_MODE_32, cs);
-		/* AT&T syntax, as objdump and so perf annotate write it. */
-		if (err == CS_ERR_OK)
-			err = cs_option(*cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
-	} else if (machine == EM_AARCH64) {
-		err = cs_open(CS_ARCH_ARM64, CS_MODE_ARM, cs);
-	} else {
-		return -ENOTSUP;
-	}
-	return err == CS_ERR_OK ? 0 : -EINVAL;
-}
-
-static bool is_branch(unsigned machine, const char *m)
-{
-	if (machine == EM_AARCH64)
-		return strcmp(m, "b") == 0 || strncmp(m, "b.", 2) == 0 || strcmp(m, "bl") == 0 ||
-		       strncmp(m, "cbz", 3) == 0 || strncmp(m, "cbnz", 4) == 0 ||
-		       strncmp(m, "tbz", 3) == 0 || strncmp(m, "tbnz", 4) == 0;
-	return m[0] == 'j' || strncmp(m, "call", 4) == 0 || strncmp(m, "loop", 4) == 0;
-}
-
-/* A direct branch's target as objdump writes it: "1224 <f2+0x39>" inside
- * the function, the bare address outside. */
-static void name_target(struct an_insn *in, unsigned machine, const struct an_func *f)
-{
-	if (!is_branch(machine, in->mnemonic))
-		return;
-	char *imm = strrchr(in->operands, ' ');
-	imm = imm ? imm + 1 : in->operands;
-	char *p = imm + (*imm == '#');
-	if (strncmp(p, "0x", 2) != 0)
-		return;
-	char *end;
-	uint64_t to = strtoull(p, &end, 16);
-	if (*end)
-		return;
-	size_t room = sizeof(in->operands) - (size_t)(imm - in->operands);
-	if (to >= f->sym->start && to - f->sym->start < f->sym->size)
-		snprintf(imm, room, to == f->sym->start ? "%" PRIx64 " <%s>" : "%" PRIx64 " <%s+%#" PRIx64 ">",
-			 to, f->sym->name, to - f->sym->start);
-	else
-		snprintf(imm, room, "%" PRIx64, to);
-}
-
-/* Disassemble F's code into F->insns, with each one's samples and source;
- * 0, or -1 after saying why. */
-static int disassemble(hwc_symbols *syms, struct an_func *f, bool source)
-{
-	struct hwc_code code;
-	if (hwc_symbols_code(syms, f->sym, &code)) {
-		fprintf(stderr, "hwc annotate: cannot annotate %s: %s\n", f->sym->name, hwc_errdetail());
-		return -1;
-	}
-	f->machine = code.machine;
-	csh cs;
-	if (open_capstone(code.machine, &cs)) {
-		fprintf(stderr, "hwc annotate: cannot annotate %s: capstone cannot disassemble "
-				"ELF machine %u\n",
-			f->sym->name, code.machine);
-		return -1;
-	}
-	cs_insn *ci = cs_malloc(cs);
-	size_t cap = 0;
-	const uint8_t *p = code.bytes;
-	size_t left = code.size;
-	uint64_t addr = code.start;
-	int rc = 0;
-	while (left && ci) {
-		if (f->ninsns == cap) {
-			cap = cap ? cap * 2 : 64;
-			struct an_insn *v = realloc(f->insns, cap * sizeof(*v));
-			if (!v) {
-				rc = -1;
-				break;
-			}
-			f->insns = v;
-		}
-		struct an_insn *in = &f->insns[f->ninsns++];
-		memset(in, 0, sizeof(*in));
-		in->addr = addr;
-		if (cs_disasm_iter(cs, &p, &left, &addr, ci)) {
-			snprintf(in->mnemonic, sizeof(in->mnemonic), "%s", ci->mnemonic);
-			snprintf(in->operands, sizeof(in->operands), "%s", ci->op_str);
-			name_target(in, code.machine, f);
-		} else {
-			/* Not an instruction capstone knows: one unit of it as data. */
-			size_t unit = code.machine == EM_AARCH64 && left >= 4 ? 4 : 1;
-			snprintf(in->mnemonic, sizeof(in->mnemonic), unit == 4 ? ".inst" : ".byte");
-			uint32_t v = 0;
-			memcpy(&v, p, unit);
-			snprintf(in->operands, sizeof(in->operands), "%#x", v);
-			p += unit;
-			left -= unit;
-			addr += unit;
-		}
-		in->size = (unsigned)(addr - in->addr);
-		if (source)
-			hwc_symbols_srcline(syms, f->sym, in->addr, &in->src);
-	}
-	if (!ci)
-		rc = -1;
-	if (rc)
-		fprintf(stderr, "hwc annotate: out of memory\n");
-	cs_free(ci, 1);
-	cs_close(&cs);
-	/* Each sampled address counts for the instruction that holds it. */
-	size_t k = 0;
-	for (size_t i = 0; i < f->naddrs && f->ninsns; i++) {
-		uint64_t a = f->addrs[i]->addr;
-		while (k + 1 < f->ninsns && f->insns[k + 1].addr <= a)
-			k++;
-		f->insns[k].period += f->addrs[i]->self;
-		f->insns[k].samples += f->addrs[i]->self_samples;
-	}
-	return rc;
-}
-
 double an_percent(const struct an_func *f, const struct an_insn *in)
 {
 	return f->period ? 100.0 * (double)in->period / (double)f->period : 0.0;
@@ -422,7 +290,7 @@ static void print_json(struct an_ctx *c, struct an_func *funcs, size_t n)
 		json_string(&j, "dso", f->sym->dso);
 		json_hex(&j, "start", f->sym->start);
 		json_uint(&j, "size", f->sym->size);
-		json_string(&j, "machine", machine_name(f->machine));
+		json_string(&j, "machine", an_machine_name(f->machine));
 		json_uint(&j, "samples", f->samples);
 		json_uint(&j, "period", f->period);
 		json_double(&j, "share", c->period ? 100.0 * (double)f->period / (double)c->period : 0);
@@ -528,7 +396,7 @@ int cmd_annotate(int argc, char **argv)
 		struct an_func *f = &funcs[i];
 		if (o.symbol ? strcmp(f->sym->name, o.symbol) != 0 || shown : !f->sym->known || f->sym->kernel)
 			continue;
-		if (disassemble(r.syms, f, !o.no_source) == 0)
+		if (an_disassemble(r.syms, f, !o.no_source) == 0)
 			shown++;
 		else if (o.symbol)
 			goto out;

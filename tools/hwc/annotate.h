@@ -40,6 +40,12 @@ bool an_new_function(const struct an_func *f, size_t i);
 /* The text of source line S (leading blanks dropped), or NULL. */
 const char *an_source(struct an_ctx *c, const struct hwc_srcline *s);
 
+/* annotate_disasm.c: disassemble F's code into F->insns, each with its
+ * samples and (SOURCE) its source line; 0, or -1 after saying why. */
+int an_disassemble(hwc_symbols *syms, struct an_func *f, bool source);
+/* "x86_64", "aarch64", "i386", or NULL. */
+const char *an_machine_name(unsigned machine);
+
 /* annotate_html.c: the page of the N functions (those disassembled) at PATH. */
 int an_write_html(struct an_ctx *c, const struct an_func *funcs, size_t n, const char *path);
 
