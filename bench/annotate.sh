@@ -40,7 +40,7 @@ for ((i = 0; i < runs; i++)); do
 done
 # median and spread of a column of a file
 stats() { sort -g -k"$2" "$1" | awk -v c="$2" '{ v[NR] = $c } END {
-	printf "%s %s %s", v[int((NR + 1) / 2)], v[1], v[NR] }'; }
+	printf "%s %s %s\n", v[int((NR + 1) / 2)], v[1], v[NR] }'; }
 read -r hw hwmin hwmax < <(stats "$work/hwc" 1)
 read -r hr _ _ < <(stats "$work/hwc" 2)
 read -r pw pwmin pwmax < <(stats "$work/perf" 1)

@@ -83,19 +83,53 @@ static int parse_opts(int argc, char **argv, struct options *o)
 
 /* ------------------------------------------------------------ functions */
 
-static int cmp_sampled(const void *a, const void *b)
+static uint64_t addr_hash(const void *entry)
 {
-	const struct rp_func *x = *(const struct rp_func *const *)a, *y = *(const struct rp_func *const *)b;
-	if (x->sym != y->sym)
-		return (uintptr_t)x->sym < (uintptr_t)y->sym ? -1 : 1;
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	uint64_t k = (uint64_t)(uintptr_t)((const struct an_addr *)entry)->loc;
+	k ^= k >> 29;
+	k *= 0xbf58476d1ce4e5b9ULL;
+	return k ^ (k >> 32);
 }
 
-static bool sampled_addr(const void *entry, const void *arg)
+static bool same_addr(const void *entry, const void *key)
 {
-	(void)arg;
-	const struct rp_func *f = entry;
-	return f->at_addr && f->self_samples;
+	return ((const struct an_addr *)entry)->loc == key;
+}
+
+/* rp_load() hands every sample of the event here: only its address is
+ * counted, not its call chain, thread or row as hwc report counts them. */
+static void count_sample(void *arg, const struct hwc_sample *s, const struct perf_event_attr *a)
+{
+	struct an_ctx *c = arg;
+	uint64_t period = s->sample_type & PERF_SAMPLE_PERIOD ? s->period : a->sample_period;
+	if (!(s->sample_type & PERF_SAMPLE_PERIOD) && a->freq)
+		period = 1;
+	c->samples++;
+	c->period += period;
+	/* The kernel's code is not read: its addresses are not even resolved. */
+	if (!(s->sample_type & PERF_SAMPLE_IP) ||
+	    (s->misc & PERF_RECORD_MISC_CPUMODE_MASK) != PERF_RECORD_MISC_USER)
+		return;
+	const struct hwc_location *l = hwc_symbols_resolve(c->report->syms, s->pid, s->time, s->ip, false);
+	if (!l->sym->known)
+		return;
+	struct an_addr key = {.loc = l};
+	uint64_t h = addr_hash(&key);
+	struct an_addr *e = rp_table_find(&c->addrs, h, same_addr, l);
+	if (!e) {
+		e = rp_table_new(&c->addrs, sizeof(*e), h, addr_hash);
+		e->loc = l;
+	}
+	e->period += period;
+	e->samples++;
+}
+
+static int cmp_sampled(const void *a, const void *b)
+{
+	const struct an_addr *x = *(const struct an_addr *const *)a, *y = *(const struct an_addr *const *)b;
+	if (x->loc->sym != y->loc->sym)
+		return (uintptr_t)x->loc->sym < (uintptr_t)y->loc->sym ? -1 : 1;
+	return x->loc->dso_offset < y->loc->dso_offset ? -1 : x->loc->dso_offset > y->loc->dso_offset;
 }
 
 static int cmp_hotter(const void *a, const void *b)
@@ -107,13 +141,13 @@ static int cmp_hotter(const void *a, const void *b)
 	return c ? c : strcmp(x->sym->dso, y->sym->dso);
 }
 
-/* The functions with samples, hottest first, each with its sampled
- * addresses (a run of ADDRS, which the caller frees with the array). */
-static struct an_func *sampled_functions(const struct rp_report *r, size_t *nfuncs,
-					 struct rp_func ***addrs)
+/* The user-space functions with samples, hottest first, each with its
+ * sampled addresses (a run of ADDRS, which the caller frees with the array). */
+static struct an_func *sampled_functions(const struct an_ctx *c, size_t *nfuncs,
+					 struct an_addr ***addrs)
 {
 	size_t n;
-	struct rp_func **v = rp_table_sorted(&r->funcs, sampled_addr, NULL, cmp_sampled, &n);
+	struct an_addr **v = rp_table_sorted(&c->addrs, NULL, NULL, cmp_sampled, &n);
 	struct an_func *f = calloc(n ? n : 1, sizeof(*f));
 	if (!v || !f) {
 		free(v);
@@ -122,11 +156,11 @@ static struct an_func *sampled_functions(const struct rp_report *r, size_t *nfun
 	}
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (!k || f[k - 1].sym != v[i]->sym)
-			f[k++] = (struct an_func){.sym = v[i]->sym, .addrs = v + i};
+		if (!k || f[k - 1].sym != v[i]->loc->sym)
+			f[k++] = (struct an_func){.sym = v[i]->loc->sym, .addrs = v + i};
 		f[k - 1].naddrs++;
-		f[k - 1].period += v[i]->self;
-		f[k - 1].samples += v[i]->self_samples;
+		f[k - 1].period += v[i]->period;
+		f[k - 1].samples += v[i]->samples;
 	}
 	qsort(f, k, sizeof(*f), cmp_hotter);
 	*nfuncs = k;
@@ -364,29 +398,29 @@ int cmd_annotate(int argc, char **argv)
 		return rc;
 	if (!o.input && !(o.input = cli_default_recording("hwc annotate", false)))
 		return 1;
+	struct an_ctx c = {0};
 	struct rp_report r = {.o = {.prog = "hwc annotate", .input = o.input, .event = o.event,
-				    .keys = K_SYM, .no_children = true, .leaf_addr = true,
-				    .no_demangle = o.no_demangle,
+				    .no_children = true, .no_demangle = o.no_demangle,
+				    .sample = count_sample, .sample_arg = &c,
 				    /* Files that cannot be read matter to SYMBOL only if it is theirs. */
 				    .quiet = o.symbol != NULL}};
-	struct an_ctx c = {0};
 	struct an_func *funcs = NULL;
-	struct rp_func **addrs = NULL;
+	struct an_addr **addrs = NULL;
 	size_t n = 0, shown = 0;
 	rc = 1;
 	cli_raise_fd_limit(); /* libdw keeps each DSO's file open */
+	/* rp_load() makes the symbols, then reads the samples into count_sample(). */
+	c.report = &r;
 	if (rp_load(&r))
 		goto out;
 	c.input = r.o.input;
 	c.event = r.attr ? r.attr->name : "?";
-	c.samples = r.samples;
-	c.period = r.period;
-	if (!r.samples) {
+	if (!c.samples) {
 		fprintf(stderr, "hwc annotate: %s has no samples of %s: nothing to annotate\n", c.input,
 			c.event);
 		goto out;
 	}
-	if (!(funcs = sampled_functions(&r, &n, &addrs))) {
+	if (!(funcs = sampled_functions(&c, &n, &addrs))) {
 		fprintf(stderr, "hwc annotate: out of memory\n");
 		goto out;
 	}
@@ -421,6 +455,7 @@ out:
 		free(funcs[i].insns);
 	free(funcs);
 	free(addrs);
+	rp_table_free(&c.addrs, NULL);
 	free_sources(c.sources);
 	rp_free(&r);
 	return rc;

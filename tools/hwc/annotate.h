@@ -14,9 +14,16 @@ struct an_insn {
 	struct hwc_srcline src;
 };
 
+/* The samples at one user-space address. */
+struct an_addr {
+	struct rp_link link;            /* first */
+	const struct hwc_location *loc; /* libhwc's: one per address of a DSO */
+	uint64_t period, samples;
+};
+
 struct an_func {
 	const struct hwc_symbol *sym;
-	struct rp_func **addrs; /* its sampled addresses, in order */
+	struct an_addr **addrs; /* its sampled addresses, in order */
 	size_t naddrs;
 	uint64_t period, samples;
 	unsigned machine;       /* ELF e_machine */
@@ -28,7 +35,9 @@ struct source;
 
 struct an_ctx {
 	const char *input, *event;
-	uint64_t samples, period;
+	const struct rp_report *report; /* its symbols resolve the samples */
+	uint64_t samples, period; /* of the event, the kernel's included */
+	struct rp_table addrs;    /* struct an_addr */
 	struct source *sources; /* the source files read */
 };
 

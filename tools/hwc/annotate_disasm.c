@@ -183,11 +183,11 @@ int an_disassemble(hwc_symbols *syms, struct an_func *f, bool source)
 	/* Each sampled address counts for the instruction that holds it. */
 	size_t k = 0;
 	for (size_t i = 0; i < f->naddrs && f->ninsns; i++) {
-		uint64_t a = f->addrs[i]->addr;
+		uint64_t a = f->addrs[i]->loc->dso_offset;
 		while (k + 1 < f->ninsns && f->insns[k + 1].addr <= a)
 			k++;
-		f->insns[k].period += f->addrs[i]->self;
-		f->insns[k].samples += f->addrs[i]->self_samples;
+		f->insns[k].period += f->addrs[i]->period;
+		f->insns[k].samples += f->addrs[i]->samples;
 	}
 	return rc;
 }
