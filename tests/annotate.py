@@ -24,7 +24,7 @@ import tempfile
 import unittest
 
 from flamegraph import chromium, read_png, CHROMIUM
-from hwctest import program, run, workload
+from hwctest import BUILD, SRC, program, run, workload
 
 HWC = program("hwc")
 HOTSPOTS = workload("hotspots")
@@ -197,6 +197,49 @@ class Annotate(unittest.TestCase):
         self.fails(["--json", "--stdio", "-i", self.perf_rec], "choose one")
         self.fails(["-i", self.perf_rec, "f1", "f2"], "one SYMBOL")
         self.fails(["-i", os.path.join(self.tmp, "missing.data")], "missing.data")
+
+
+class Arm64(unittest.TestCase):
+    """arm64 code, recorded in scripts/pmu-vm's emulated ARMv8 machine with
+    its real PMU: cycles:u (with -icount shift=0 a cycle is an instruction,
+    and QEMU raises the overflow interrupt on this counter) sampled every
+    100003 (a prime: no aliasing with the loop) fall evenly on f2's
+    4-instruction loop, and the listing has the addresses and (movz/mov
+    aside: capstone writes the instruction, objdump its alias) the
+    mnemonics of the cross binutils' objdump.  The guest has no capstone
+    of its own: the arm64 library is copied in."""
+
+    def test_arm64_loop(self):
+        pmu_vm = os.path.join(SRC, "scripts", "pmu-vm")
+        hotspots = os.path.join(SRC, "build-arm64", "workloads", "hotspots")
+        capstone = "/usr/lib/aarch64-linux-gnu/libcapstone.so.4"
+        objdump = shutil.which("aarch64-linux-gnu-objdump")
+        if not shutil.which("qemu-system-aarch64") or not objdump or not os.path.exists(capstone):
+            self.skipTest("needs qemu-system-aarch64, aarch64-linux-gnu-objdump and libcapstone-dev:arm64 "
+                          "(scripts/deps arm64)")
+        if not os.path.exists(hotspots):
+            self.skipTest("no arm64 build: make ARCH=arm64 (or make check-pmu) first")
+        if "libasan" in run(["readelf", "-d", os.path.join(BUILD, "lib", "libhwc.so.0")]).stdout:
+            self.skipTest("the guest runs the arm64 build, never this sanitized one: the plain suite tests it")
+        script = ("hwc record -e cycles:u -c 100003 -o h.data ./hotspots 2 >/dev/null && "
+                  "LD_LIBRARY_PATH=/root hwc annotate --json -i h.data f2")
+        p = run([pmu_vm, "--copy", hotspots, "--copy", capstone, "--", "sh", "-c", script], timeout=840)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        f = json.loads(p.stdout)["functions"][0]
+        self.assertEqual((f["symbol"], f["machine"]), ("f2", "aarch64"))
+        insns = f["instructions"]
+        self.assertTrue(all(i["size"] == 4 for i in insns))
+        loop = [i for i in insns if i["percent"] > 5]
+        self.assertEqual([i["mnemonic"] for i in loop], ["madd", "add", "cmp", "b.ne"], loop)
+        for i in loop:
+            self.assertLess(abs(i["percent"] - 25), 1, i)
+        # objdump's listing of the same binary on the host.
+        d = run([objdump, "-d", "--no-show-raw-insn", "--disassemble=f2", hotspots]).stdout
+        theirs = [(int(a, 16), m) for a, m in re.findall(r"^ *([0-9a-f]+):\t(\S+)", d, re.M)]
+        ours = [(int(i["address"], 16), i["mnemonic"]) for i in insns]
+        self.assertEqual([a for a, _ in ours], [a for a, _ in theirs])
+        for (a, m), (_, n) in zip(ours, theirs):
+            self.assertTrue(m == n or (m, n) == ("movz", "mov"), "%x: %s vs objdump's %s" % (a, m, n))
 
 
 if __name__ == "__main__":
