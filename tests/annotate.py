@@ -124,6 +124,18 @@ class Annotate(unittest.TestCase):
         self.assertIn(hot["line"], (27, 28))
         self.assertTrue(hot["file"].endswith("workloads/hotspots.c"), hot["file"])
 
+    def test_perf_pipe_on_stdin(self):
+        # perf record -o - | hwc annotate: the stream, read as hwc report reads it.
+        p = run(["sh", "-c", '"$0" record -q -e cpu-clock -F 2000 -o - "$1" 5 | "$2" annotate --json f2',
+                 "perf", HOTSPOTS, HWC])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = json.loads(p.stdout)
+        self.assertEqual(doc["file"], "standard input")
+        f = doc["functions"][0]
+        self.assertEqual(f["symbol"], "f2")
+        self.assertGreater(f["samples"], 100)
+        self.assertAlmostEqual(sum(i["percent"] for i in f["instructions"]), 100.0, places=6)
+
     def test_hottest_first_without_symbol(self):
         text = self.hwc("-i", self.perf_rec)
         names = re.findall(r"^\s+:\s+[0-9a-f]{16} <(.+)>:$", text, re.M)
@@ -142,6 +154,11 @@ class Annotate(unittest.TestCase):
         hot = max(rows, key=lambda r: float(r[4]))
         cold = [r for r in rows if r[3] == "0"]
         self.assertTrue(hot[0] and cold and not cold[0][0], "hot rows shaded, cold rows not")
+        # Source lines are shaded by the share of the instructions under them.
+        srcs = re.findall(r'<tr class="src"(?: style="background:rgb\((\d+),(\d+),(\d+)\)")?><td class="pct">'
+                          r'([\d.]+)</td>', html)
+        hot_src = max(srcs, key=lambda r: float(r[3]))
+        self.assertTrue(hot_src[0] and float(hot_src[3]) >= float(hot[4]), hot_src)
         rgb = tuple(int(v) for v in hot[:3])
         self.assertNotEqual(rgb, (255, 255, 255))
         shot = os.path.join(self.tmp, "shot.png")

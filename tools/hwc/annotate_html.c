@@ -1,6 +1,7 @@
 /* hwc annotate --html: one self-contained page (no script, no outside
  * resource), a table per function whose instruction rows are shaded by
- * their share of the function's samples, source lines between them. */
+ * their share of the function's samples, and source lines between them,
+ * shaded by the share of the instructions under them. */
 #include "annotate.h"
 #include "hwc.h"
 
@@ -48,8 +49,14 @@ static void write_func(FILE *out, struct an_ctx *c, const struct an_func *f, siz
 			fputs("():</td></tr>\n", out);
 		}
 		if (an_new_line(f, i)) {
+			/* A source line is as hot as the instructions under it. */
+			double sum = 0;
+			for (size_t j = i; j < f->ninsns && (j == i || !an_new_line(f, j)); j++)
+				sum += an_percent(f, &f->insns[j]);
 			const char *text = an_source(c, &in->src);
-			fprintf(out, "<tr class=\"src\"><td></td><td>%u</td><td>", in->src.line);
+			fprintf(out, "<tr class=\"src\"");
+			heat(out, sum);
+			fprintf(out, "><td class=\"pct\">%.2f</td><td>%u</td><td>", sum, in->src.line);
 			esc(out, text ? text : rp_dso_base(in->src.file));
 			fputs("</td></tr>\n", out);
 		}
