@@ -136,6 +136,25 @@ class Annotate(unittest.TestCase):
         self.assertGreater(f["samples"], 100)
         self.assertAlmostEqual(sum(i["percent"] for i in f["instructions"]), 100.0, places=6)
 
+    def test_cxx_names(self):
+        # SYMBOL as every view names it (demangled), or mangled with --no-demangle.
+        if not shutil.which("g++"):
+            self.skipTest("g++ is absent")
+        src, prog, rec = (os.path.join(self.tmp, n) for n in ("spin.cc", "spin", "spin.data"))
+        with open(src, "w") as f:
+            f.write("namespace ns { template <typename T> __attribute__((noinline)) T spin(T n) {\n"
+                    "    T s = 0; for (T i = 0; i < n; i++) s = s * 3 + i; return s; } }\n"
+                    "int main() { volatile long r = ns::spin<long>(200000000L); return r == 1; }\n")
+        self.assertEqual(run(["g++", "-O1", "-g", "-o", prog, src]).returncode, 0)
+        p = run([HWC, "record", "-e", "cpu-clock", "-F", "2000", "-o", rec, prog])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        text = self.hwc("-i", rec, "long ns::spin<long>(long)")
+        self.assertRegex(text, r"(?m)^\s+:\s+[0-9a-f]{16} <long ns::spin<long>\(long\)>:$")
+        self.assertIn("         :      long ns::spin<long>(long):", text.splitlines())
+        mangled = self.hwc("-i", rec, "--no-demangle", "_ZN2ns4spinIlEET_S1_")
+        self.assertEqual([a for _, a, _ in parse_stdio(mangled)], [a for _, a, _ in parse_stdio(text)])
+        self.fails(["-i", rec, "ns::spin"], "no function 'ns::spin'", "long ns::spin<long>(long)")
+
     def test_hottest_first_without_symbol(self):
         text = self.hwc("-i", self.perf_rec)
         names = re.findall(r"^\s+:\s+[0-9a-f]{16} <(.+)>:$", text, re.M)

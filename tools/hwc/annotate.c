@@ -257,6 +257,11 @@ bool an_new_line(const struct an_func *f, size_t i)
 	return !p || p->file != s->file || p->line != s->line || p->function != s->function;
 }
 
+const char *an_parens(const char *function)
+{
+	return strchr(function, '(') ? "" : "()";
+}
+
 bool an_new_function(const struct an_func *f, size_t i)
 {
 	const char *fn = f->insns[i].src.function;
@@ -284,7 +289,7 @@ static void print_stdio(struct an_ctx *c, const struct an_func *f)
 	for (size_t i = 0; i < f->ninsns; i++) {
 		const struct an_insn *in = &f->insns[i];
 		if (an_new_function(f, i))
-			printf("         :      %s():\n", in->src.function);
+			printf("         :      %s%s:\n", in->src.function, an_parens(in->src.function));
 		if (an_new_line(f, i)) {
 			const char *text = an_source(c, &in->src);
 			if (text)

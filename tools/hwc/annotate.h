@@ -46,6 +46,9 @@ double an_percent(const struct an_func *f, const struct an_insn *in);
 /* Does instruction I of F start a source line (or an inlined function)? */
 bool an_new_line(const struct an_func *f, size_t i);
 bool an_new_function(const struct an_func *f, size_t i);
+/* What follows FUNCTION's name in its header, "name():" as objdump -l
+ * writes it: "()", or nothing for a demangled name with its parameters. */
+const char *an_parens(const char *function);
 /* The text of source line S (leading blanks dropped), or NULL. */
 const char *an_source(struct an_ctx *c, const struct hwc_srcline *s);
 

@@ -46,7 +46,7 @@ static void write_func(FILE *out, struct an_ctx *c, const struct an_func *f, siz
 		if (an_new_function(f, i)) {
 			fputs("<tr class=\"fn\"><td></td><td colspan=\"2\">", out);
 			esc(out, in->src.function);
-			fputs("():</td></tr>\n", out);
+			fprintf(out, "%s:</td></tr>\n", an_parens(in->src.function));
 		}
 		if (an_new_line(f, i)) {
 			/* A source line is as hot as the instructions under it. */
