@@ -4,23 +4,12 @@
  * shaded by the share of the instructions under them. */
 #include "annotate.h"
 #include "hwc.h"
+#include "report.h"
 
 #include <hwc/output.h>
 
 #include <inttypes.h>
 #include <stdio.h>
-
-static void esc(FILE *out, const char *s)
-{
-	for (; s && *s; s++)
-		switch (*s) {
-		case '&': fputs("&amp;", out); break;
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '"': fputs("&quot;", out); break;
-		default: putc(*s, out);
-		}
-}
 
 /* White for no samples, to red at 40% of the function and above. */
 static void heat(FILE *out, double pct)
@@ -35,9 +24,9 @@ static void heat(FILE *out, double pct)
 static void write_func(FILE *out, struct an_ctx *c, const struct an_func *f, size_t k)
 {
 	fprintf(out, "<h2 id=\"f%zu\">", k);
-	esc(out, f->sym->name);
+	rp_xml_text(out, f->sym->name);
 	fprintf(out, " <small>");
-	esc(out, rp_dso_base(f->sym->dso));
+	rp_xml_text(out, rp_dso_base(f->sym->dso));
 	fprintf(out, " &middot; %" PRIu64 " samples, %.2f%% of the event</small></h2>\n<table>\n"
 		     "<tr><th>Percent</th><th>Address</th><th>Instruction</th></tr>\n",
 		f->samples, c->period ? 100.0 * (double)f->period / (double)c->period : 0);
@@ -45,7 +34,7 @@ static void write_func(FILE *out, struct an_ctx *c, const struct an_func *f, siz
 		const struct an_insn *in = &f->insns[i];
 		if (an_new_function(f, i)) {
 			fputs("<tr class=\"fn\"><td></td><td colspan=\"2\">", out);
-			esc(out, in->src.function);
+			rp_xml_text(out, in->src.function);
 			fprintf(out, "%s:</td></tr>\n", an_parens(in->src.function));
 		}
 		if (an_new_line(f, i)) {
@@ -57,7 +46,7 @@ static void write_func(FILE *out, struct an_ctx *c, const struct an_func *f, siz
 			fprintf(out, "<tr class=\"src\"");
 			heat(out, sum);
 			fprintf(out, "><td class=\"pct\">%.2f</td><td>%u</td><td>", sum, in->src.line);
-			esc(out, text ? text : rp_dso_base(in->src.file));
+			rp_xml_text(out, text ? text : rp_dso_base(in->src.file));
 			fputs("</td></tr>\n", out);
 		}
 		double pct = an_percent(f, in);
@@ -66,9 +55,9 @@ static void write_func(FILE *out, struct an_ctx *c, const struct an_func *f, siz
 		fprintf(out, " title=\"%" PRIu64 " samples\"><td class=\"pct\">%.2f</td><td>%" PRIx64
 			     "</td><td>",
 			in->samples, pct, in->addr);
-		esc(out, in->mnemonic);
+		rp_xml_text(out, in->mnemonic);
 		putc(' ', out);
-		esc(out, in->operands);
+		rp_xml_text(out, in->operands);
 		fputs("</td></tr>\n", out);
 	}
 	fputs("</table>\n", out);
@@ -84,7 +73,7 @@ int an_write_html(struct an_ctx *c, const struct an_func *funcs, size_t n, const
 		return -1;
 	}
 	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>hwc annotate: ", out);
-	esc(out, c->input);
+	rp_xml_text(out, c->input);
 	fputs("</title>\n<style>\n"
 	      "body{font-family:sans-serif;margin:1em}\n"
 	      "table{border-collapse:collapse;font-family:monospace;font-size:13px;width:100%}\n"
@@ -93,9 +82,9 @@ int an_write_html(struct an_ctx *c, const struct an_func *funcs, size_t n, const
 	      "td.pct{text-align:right;width:5em}\n"
 	      "tr.src td,tr.fn td{color:#666;font-style:italic}\n"
 	      "</style></head><body>\n<h1>", out);
-	esc(out, c->input);
+	rp_xml_text(out, c->input);
 	fprintf(out, "</h1>\n<p>Event ");
-	esc(out, c->event);
+	rp_xml_text(out, c->event);
 	fprintf(out, ", %" PRIu64 " samples; each instruction's share of its function's samples "
 		     "(weighted by period).</p>\n",
 		c->samples);

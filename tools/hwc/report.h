@@ -26,5 +26,7 @@ void rp_json_string(FILE *out, const char *s);
 int rp_write_folded(struct rp_report *r, const char *path);
 int rp_write_pprof(struct rp_report *r, const char *path);
 int rp_write_flamegraph(struct rp_report *r, const char *path);
+/* S with XML's special characters escaped, for SVG and HTML text and attributes. */
+void rp_xml_text(FILE *out, const char *s);
 
 #endif
