@@ -1,6 +1,7 @@
 /* What annotating a function needs beyond its symbol: its code, from the
- * same libdwfl module its symbols came from (symbol_dso.c), and the source
- * line and (inlined) function of each instruction. */
+ * same libdwfl module its symbols came from (symbol_dso.c), the source
+ * line and (inlined) function of each instruction, and the symbols of the
+ * addresses its branches go to. */
 #include "internal.h"
 #include "symbol_internal.h"
 
@@ -61,6 +62,15 @@ HWC_EXPORT int hwc_symbols_code(hwc_symbols *s, const struct hwc_symbol *sym, st
 		return 0;
 	}
 	return hwc__fail(-ENODATA, "%s: no section holds %s at %#" PRIx64, d->path, sym->name, start);
+}
+
+HWC_EXPORT const struct hwc_location *hwc_symbols_resolve_in(hwc_symbols *s,
+							     const struct hwc_symbol *sym,
+							     uint64_t addr)
+{
+	hwc__clear_error();
+	struct hwc__dso *d;
+	return loaded_dso(s, sym, &d) ? NULL : hwc__resolve_vaddr(s, d, addr);
 }
 
 HWC_EXPORT int hwc_symbols_srcline(hwc_symbols *s, const struct hwc_symbol *sym, uint64_t addr,

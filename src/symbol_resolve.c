@@ -108,7 +108,11 @@ static const struct hwc_location *resolve_in_dso(hwc_symbols *s, struct hwc__dso
 {
 	if (d->state == 0)
 		hwc__dso_load(s, d);
-	uint64_t rel = d->state > 0 ? hwc__dso_vaddr(d, off) : off;
+	return hwc__resolve_vaddr(s, d, d->state > 0 ? hwc__dso_vaddr(d, off) : off);
+}
+
+const struct hwc_location *hwc__resolve_vaddr(hwc_symbols *s, struct hwc__dso *d, uint64_t rel)
+{
 	const struct hwc_location *cached = hwc__map_get(&d->locs, rel);
 	if (cached)
 		return cached;

@@ -28,7 +28,20 @@ from hwctest import BUILD, SRC, program, run, workload
 
 HWC = program("hwc")
 HOTSPOTS = workload("hotspots")
-INSN = re.compile(r"^\s+([\d.]+)\s+:\s+([0-9a-f]+):\s+(\S+)")
+INSN = re.compile(r"^\s+([\d.]+)\s+:\s+([0-9a-f]+):\s+(\S+)(.*)$")
+TARGET = re.compile(r"[0-9a-f]+ <[^>]+>$")
+
+
+def targets(text):
+    """{address: "1199 <mark>"} of the direct branches of a --stdio listing."""
+    out = {}
+    for line in text.splitlines():
+        m = INSN.match(line)
+        # Not objdump's comments on data ("mov 0x2e75(%rip),%rax  # 4070 <sink>").
+        t = m and "#" not in m.group(4) and TARGET.search(m.group(4).strip())
+        if t:
+            out[int(m.group(2), 16)] = t.group(0)
+    return out
 
 
 def parse_stdio(text):
@@ -76,7 +89,11 @@ class Annotate(unittest.TestCase):
         theirs = parse_stdio(p.stdout)
         if not theirs:
             self.skipTest("perf annotate listed no instructions: " + p.stderr[-300:])
-        ours = parse_stdio(self.hwc("--stdio", "-i", rec, "f2"))
+        text = self.hwc("--stdio", "-i", rec, "f2")
+        ours = parse_stdio(text)
+        # Branch targets named as objdump names them: "1199 <mark>", "1224 <f2+0x39>".
+        self.assertEqual(targets(text), targets(p.stdout))
+        self.assertTrue(any(t.endswith(" <mark>") for t in targets(text).values()), text)
         self.assertEqual([a for _, a, _ in ours], [a for _, a, _ in theirs])
         for (_, a, m), (_, _, n) in zip(ours, theirs):
             self.assertTrue(same_mnemonic(m, n), "%x: %s vs objdump's %s" % (a, m, n))

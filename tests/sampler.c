@@ -137,7 +137,7 @@ __attribute__((noipa)) static void live_spin(uint64_t n)
 		sink += i;
 }
 
-/* hwc_symbols_code() and hwc_symbols_srcline() on live_spin, sampled at IP
+/* hwc_symbols_code(), hwc_symbols_srcline() and hwc_symbols_resolve_in() on live_spin, sampled at IP
  * (LOC): its code is what this process runs, byte for byte; its source is
  * this file. */
 static void check_code(hwc_symbols *syms, const struct hwc_location *loc, uint64_t ip)
@@ -155,6 +155,8 @@ static void check_code(hwc_symbols *syms, const struct hwc_location *loc, uint64
 	CHECK(src.file && src.file[0] == '/'); /* joined with the compilation's directory */
 	CHECK(src.line > 0);
 	CHECK_STR_EQ(src.function, "live_spin");
+	/* The same cached location as the process's address. */
+	CHECK(hwc_symbols_resolve_in(syms, loc->sym, loc->dso_offset) == loc);
 	/* No code for the kernel's functions, nor for an unknown one. */
 	struct hwc_symbol kernel = *loc->sym, unknown = *loc->sym;
 	kernel.kernel = true;
@@ -163,6 +165,7 @@ static void check_code(hwc_symbols *syms, const struct hwc_location *loc, uint64
 	CHECK_STR_CONTAINS(hwc_errdetail(), "kernel");
 	CHECK_INT(hwc_symbols_code(syms, &unknown, &code), ==, -ENOENT);
 	CHECK_INT(hwc_symbols_srcline(syms, &unknown, 0, &src), ==, -ENOENT);
+	CHECK(hwc_symbols_resolve_in(syms, &unknown, loc->dso_offset) == NULL);
 	CHECK(src.file == NULL);
 }
 

@@ -115,6 +115,13 @@ struct hwc_code {
  * size 0). */
 int hwc_symbols_code(hwc_symbols *s, const struct hwc_symbol *sym, struct hwc_code *code);
 
+/* Where DSO-relative address ADDR of SYM's DSO is, as hwc_symbols_resolve()
+ * says of an address a process maps there (the same cached location): the
+ * function a branch of SYM goes to, say.  NULL (with the detail) when SYM
+ * is not a known function of a DSO whose file could be read. */
+const struct hwc_location *hwc_symbols_resolve_in(hwc_symbols *s, const struct hwc_symbol *sym,
+						  uint64_t addr);
+
 /* The source of one instruction. */
 struct hwc_srcline {
 	const char *file;     /* as the DWARF line table names it */

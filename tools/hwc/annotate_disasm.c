@@ -101,9 +101,10 @@ static bool is_branch(unsigned machine, const char *m)
 	return m[0] == 'j' || strncmp(m, "call", 4) == 0 || strncmp(m, "loop", 4) == 0;
 }
 
-/* A direct branch's target as objdump writes it: "1224 <f2+0x39>" inside
- * the function, the bare address outside. */
-static void name_target(struct an_insn *in, unsigned machine, const struct an_func *f)
+/* A direct branch's target as objdump writes it: "1224 <f2+0x39>",
+ * "1199 <mark>", or the bare address where no symbol covers it. */
+static void name_target(hwc_symbols *syms, struct an_insn *in, unsigned machine,
+			const struct an_func *f)
 {
 	if (!is_branch(machine, in->mnemonic))
 		return;
@@ -117,11 +118,13 @@ static void name_target(struct an_insn *in, unsigned machine, const struct an_fu
 	if (*end)
 		return;
 	size_t room = sizeof(in->operands) - (size_t)(imm - in->operands);
-	if (to >= f->sym->start && to - f->sym->start < f->sym->size)
-		snprintf(imm, room, to == f->sym->start ? "%" PRIx64 " <%s>" : "%" PRIx64 " <%s+%#" PRIx64 ">",
-			 to, f->sym->name, to - f->sym->start);
-	else
+	const struct hwc_location *l = hwc_symbols_resolve_in(syms, f->sym, to);
+	if (!l || !l->sym->known)
 		snprintf(imm, room, "%" PRIx64, to);
+	else if (to == l->sym->start)
+		snprintf(imm, room, "%" PRIx64 " <%s>", to, l->sym->name);
+	else
+		snprintf(imm, room, "%" PRIx64 " <%s+%#" PRIx64 ">", to, l->sym->name, to - l->sym->start);
 }
 
 int an_disassemble(hwc_symbols *syms, struct an_func *f, bool source)
@@ -157,7 +160,7 @@ int an_disassemble(hwc_symbols *syms, struct an_func *f, bool source)
 		if (cs.disasm_iter(h, &p, &left, &addr, ci)) {
 			snprintf(in->mnemonic, sizeof(in->mnemonic), "%s", ci->mnemonic);
 			snprintf(in->operands, sizeof(in->operands), "%s", ci->op_str);
-			name_target(in, code.machine, f);
+			name_target(syms, in, code.machine, f);
 		} else {
 			/* Not an instruction capstone knows: one unit of it as data. */
 			size_t unit = code.machine == EM_AARCH64 && left >= 4 ? 4 : 1;
