@@ -175,7 +175,8 @@ $(BUILD)/lib/pkgconfig/%.pc: %.pc.in Makefile include/hwc/hwc.h
 # emulated arm64 machine of scripts/pmu-vm has neither).  libm is shared:
 # the t distribution of hwc diff --stat needs exp, log and lgamma, whose
 # static copies need the dynamic loader's CPU features (x86) or other libc
-# internals (arm64); it costs hwc stat ~190 KiB of peak RSS.
+# internals (arm64); it costs hwc stat ~190 KiB of peak RSS.  capstone is
+# not linked: hwc annotate loads it (dlopen), as loading it costs 3.3 MB.
 HWC_LIBS := -L$(BUILD)/lib -lhwc -lz -Wl,-Bstatic -ljson-c -lncurses -ltinfo -Wl,-Bdynamic -lm
 $(BUILD)/bin/hwc: $(HWC_OBJS) $(BUILD)/lib/libhwc.so
 	$(CC) $(LDFLAGS) -o $@ $(HWC_OBJS) $(HWC_LIBS) $(RPATH)

@@ -156,6 +156,12 @@ const char *hwc__plt_lookup(const struct hwc__plt *p, uint64_t addr, uint64_t *s
 			    uint64_t *size);
 void hwc__plt_free(struct hwc__plt *p);
 
+/* symbol_resolve.c: the location of REL, an address of D's file (its ELF
+ * virtual address; D loaded), resolved once and cached. */
+const struct hwc_location *hwc__resolve_vaddr(hwc_symbols *s, struct hwc__dso *d, uint64_t rel);
+/* symbol_resolve.c: a DWARF function's linkage name, else its name (NULL: none). */
+const char *hwc__die_name(Dwarf_Die *die);
+
 /* unwind.c: drop the process's unwinding session. */
 void hwc__unwind_forget(struct hwc__proc *p);
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *die_name(Dwarf_Die *die)
+const char *hwc__die_name(Dwarf_Die *die)
 {
 	Dwarf_Attribute a;
 	const char *n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
@@ -43,7 +43,7 @@ static const struct hwc_location *inline_chain(hwc_symbols *s, struct hwc__dso *
 			break;
 		if (tag != DW_TAG_inlined_subroutine)
 			continue;
-		const char *name = die_name(&scopes[i]);
+		const char *name = hwc__die_name(&scopes[i]);
 		name = hwc__display_name(s, hwc__intern(s, name ? name : "[inlined]"));
 		const struct hwc_symbol *sym =
 			hwc__symbol_at(s, &d->inline_syms, name, d->name, hwc__hash_str(name), 0, true, false);
@@ -108,7 +108,11 @@ static const struct hwc_location *resolve_in_dso(hwc_symbols *s, struct hwc__dso
 {
 	if (d->state == 0)
 		hwc__dso_load(s, d);
-	uint64_t rel = d->state > 0 ? hwc__dso_vaddr(d, off) : off;
+	return hwc__resolve_vaddr(s, d, d->state > 0 ? hwc__dso_vaddr(d, off) : off);
+}
+
+const struct hwc_location *hwc__resolve_vaddr(hwc_symbols *s, struct hwc__dso *d, uint64_t rel)
+{
 	const struct hwc_location *cached = hwc__map_get(&d->locs, rel);
 	if (cached)
 		return cached;

@@ -6,6 +6,7 @@
 #include <hwc/perfdata.h>
 #include <hwc/sample.h>
 #include <hwc/symbol.h>
+#include <elf.h>
 
 #include "check.h"
 
@@ -122,10 +123,50 @@ static void test_self_iterator(void)
 
 /* ------------------------------------------------------------ live symbols */
 
+#if defined(__x86_64__)
+#define HWC_TEST_EM EM_X86_64
+#elif defined(__aarch64__)
+#define HWC_TEST_EM EM_AARCH64
+#else
+#define HWC_TEST_EM EM_NONE
+#endif
+
 __attribute__((noipa)) static void live_spin(uint64_t n)
 {
 	for (uint64_t i = 0; i < n; i++)
 		sink += i;
+}
+
+/* hwc_symbols_code(), hwc_symbols_srcline() and hwc_symbols_resolve_in() on live_spin, sampled at IP
+ * (LOC): its code is what this process runs, byte for byte; its source is
+ * this file. */
+static void check_code(hwc_symbols *syms, const struct hwc_location *loc, uint64_t ip)
+{
+	struct hwc_code code;
+	CHECK_OK(hwc_symbols_code(syms, loc->sym, &code));
+	CHECK_U64(code.start, ==, loc->sym->start);
+	CHECK_U64(code.size, ==, loc->sym->size);
+	CHECK_INT(code.machine, ==, HWC_TEST_EM);
+	const void *mem = (const void *)(uintptr_t)(ip - loc->dso_offset + code.start);
+	CHECK(code.size && memcmp(code.bytes, mem, code.size) == 0);
+	struct hwc_srcline src;
+	CHECK_OK(hwc_symbols_srcline(syms, loc->sym, loc->dso_offset, &src));
+	CHECK_STR_CONTAINS(src.file, "/tests/sampler.c");
+	CHECK(src.file && src.file[0] == '/'); /* joined with the compilation's directory */
+	CHECK(src.line > 0);
+	CHECK_STR_EQ(src.function, "live_spin");
+	/* The same cached location as the process's address. */
+	CHECK(hwc_symbols_resolve_in(syms, loc->sym, loc->dso_offset) == loc);
+	/* No code for the kernel's functions, nor for an unknown one. */
+	struct hwc_symbol kernel = *loc->sym, unknown = *loc->sym;
+	kernel.kernel = true;
+	unknown.known = false;
+	CHECK_INT(hwc_symbols_code(syms, &kernel, &code), ==, -ENOTSUP);
+	CHECK_STR_CONTAINS(hwc_errdetail(), "kernel");
+	CHECK_INT(hwc_symbols_code(syms, &unknown, &code), ==, -ENOENT);
+	CHECK_INT(hwc_symbols_srcline(syms, &unknown, 0, &src), ==, -ENOENT);
+	CHECK(hwc_symbols_resolve_in(syms, &unknown, loc->dso_offset) == NULL);
+	CHECK(src.file == NULL);
 }
 
 /* A live sampler symbolized without a recording: hwc_symbols_add_sampler()
@@ -158,7 +199,10 @@ static void test_live_symbols(void)
 			continue;
 		user++;
 		const struct hwc_location *loc = hwc_symbols_resolve(syms, smp.pid, smp.time, smp.ip, false);
-		named += loc->sym->known && strcmp(loc->sym->name, "live_spin") == 0;
+		bool spin = loc->sym->known && strcmp(loc->sym->name, "live_spin") == 0;
+		if (spin && !named)
+			check_code(syms, loc, smp.ip);
+		named += spin;
 		loc = hwc_symbols_resolve(blind, smp.pid, smp.time, smp.ip, false);
 		blind_named += loc->sym->known;
 		comm = hwc_symbols_comm(syms, smp.tid, smp.time);

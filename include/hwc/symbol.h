@@ -98,6 +98,44 @@ const char *hwc_symbols_comm(hwc_symbols *s, uint32_t tid, uint64_t time);
 int hwc_symbols_unwind(hwc_symbols *s, const struct hwc_sample *sample,
 		       const struct perf_event_attr *attr, uint64_t *ips, size_t max);
 
+/* The machine code of a function, as its DSO's file holds it. */
+struct hwc_code {
+	const uint8_t *bytes; /* SIZE bytes, valid as long as the hwc_symbols */
+	size_t size;
+	uint64_t start;       /* the DSO-relative address of bytes[0]: the symbol's start */
+	unsigned machine;     /* the file's ELF e_machine (EM_X86_64, EM_AARCH64, ...) */
+};
+
+/* The code of SYM, a known function of a DSO that hwc_symbols_resolve()
+ * returned, read from the file its symbols came from (for
+ * hwc_annotate-style listings).  -ENOTSUP for a kernel function (no kernel
+ * image is read), -ENOENT when SYM is no known symbol or its DSO's file
+ * could not be read (the detail says why, as hwc_symbols_problems() does),
+ * -ENODATA when the file holds no code there (a debug file, a symbol of
+ * size 0). */
+int hwc_symbols_code(hwc_symbols *s, const struct hwc_symbol *sym, struct hwc_code *code);
+
+/* Where DSO-relative address ADDR of SYM's DSO is, as hwc_symbols_resolve()
+ * says of an address a process maps there (the same cached location): the
+ * function a branch of SYM goes to, say.  NULL (with the detail) when SYM
+ * is not a known function of a DSO whose file could be read. */
+const struct hwc_location *hwc_symbols_resolve_in(hwc_symbols *s, const struct hwc_symbol *sym,
+						  uint64_t addr);
+
+/* The source of one instruction. */
+struct hwc_srcline {
+	const char *file;     /* as the DWARF line table names it */
+	unsigned line;
+	const char *function; /* the function whose code it is: an inlined one by its own
+			       * name (demangled with HWC_SYM_DEMANGLE), or NULL */
+};
+
+/* Where DSO-relative address ADDR of SYM's DSO comes from (DWARF line
+ * table and scopes), whatever the flags of S.  0, -ENOENT when the DWARF
+ * data says nothing of ADDR (or SYM's DSO has no usable file). */
+int hwc_symbols_srcline(hwc_symbols *s, const struct hwc_symbol *sym, uint64_t addr,
+			struct hwc_srcline *out);
+
 /* How many DSOs were asked for and could not be read or did not match
  * their recorded build-id; their addresses resolved to "[unknown]".  Calls
  * FN(name, why, ARG) for each when FN is not NULL. */

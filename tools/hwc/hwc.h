@@ -12,6 +12,7 @@ int cmd_report(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_script(int argc, char **argv);
+int cmd_annotate(int argc, char **argv);
 /* In the program hwc-serve only (serve_main.c). */
 int cmd_serve(int argc, char **argv);
 

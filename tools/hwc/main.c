@@ -39,6 +39,7 @@ static const struct {
 	{"record", cmd_record, "sample a command, process or the whole system into a perf.data file"},
 	{"script", cmd_script, "print every sample of a recording as perf script does; JSON; Chrome trace"},
 	{"top", cmd_top, "live view of the hottest functions, or of per-process counter rates"},
+	{"annotate", cmd_annotate, "per-instruction samples of a function, with disassembly and source"},
 	{"diff", cmd_diff, "compare two recordings per function, or two `hwc stat -r` results"},
 	{"serve", run_serve, "serve counters to Prometheus and CPU profiles to pprof over HTTP"},
 };
@@ -47,7 +48,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: hwc <command> [options]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-7s %s\n", commands[i].name, commands[i].summary);
+		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\n`hwc <command> --help` describes a command; see hwc(1).\n");
 }
 

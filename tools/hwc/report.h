@@ -29,5 +29,7 @@ int rp_write_pprof(struct rp_report *r, const char *path);
  * bytes (freed by the caller); -1 when out of memory. */
 int rp_pprof_encode(struct rp_report *r, uint8_t **buf, size_t *len);
 int rp_write_flamegraph(struct rp_report *r, const char *path);
+/* S with XML's special characters escaped, for SVG and HTML text and attributes. */
+void rp_xml_text(FILE *out, const char *s);
 
 #endif

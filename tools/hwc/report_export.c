@@ -377,7 +377,7 @@ static int tree_depth(const struct rp_node *n)
 	return d + 1;
 }
 
-static void xml_text(FILE *out, const char *s)
+void rp_xml_text(FILE *out, const char *s)
 {
 	for (; *s; s++) {
 		switch (*s) {
@@ -413,7 +413,7 @@ static void flame_node(struct rp_report *r, FILE *out, const struct rp_node *n, 
 			double y = FG_TOP + (double)(height - depth - 1) * FG_ROW;
 			fprintf(out, "<g class=\"f\" data-x=\"%.9f\" data-w=\"%.9f\" data-d=\"%d\"><title>", x,
 				w, depth);
-			xml_text(out, name);
+			rp_xml_text(out, name);
 			fprintf(out, " (%" PRIu64 " samples, %.2f%%)</title><rect x=\"%.2f\" y=\"%.1f\" "
 				     "width=\"%.2f\" height=\"%d\" fill=\"%s\"/><text x=\"%.2f\" y=\"%.1f\">",
 				c->total_samples, 100 * w, x * FG_WIDTH, y, w * FG_WIDTH, FG_ROW - 1, fill,
@@ -490,7 +490,7 @@ int rp_write_flamegraph(struct rp_report *r, const char *path)
 		     "<text id=\"title\" x=\"%d\" y=\"22\" text-anchor=\"middle\">",
 		FG_WIDTH, h, FG_WIDTH, h, flame_script, FG_WIDTH, h, FG_WIDTH / 2);
 	fprintf(out, "Flame graph of ");
-	xml_text(out, r->o.input);
+	rp_xml_text(out, r->o.input);
 	fprintf(out, " (%s, %" PRIu64 " samples)</text>\n"
 		     "<text id=\"unzoom\" x=\"10\" y=\"22\" style=\"display:none\">Reset zoom</text>\n"
 		     "<text id=\"details\" x=\"10\" y=\"%d\"> </text>\n",

@@ -220,7 +220,10 @@ static int read_samples(struct rp_report *r)
 			} else if (is_user_record_event(a) && s.raw) {
 				add_urec(r, &s, rec.offset);
 			} else if (wanted(r, &rec)) {
-				rp_add_sample(r, &s, a);
+				if (r->o.sample)
+					r->o.sample(r->o.sample_arg, &s, a);
+				else
+					rp_add_sample(r, &s, a);
 			}
 			break;
 		}

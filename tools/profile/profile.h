@@ -144,6 +144,10 @@ struct rp_opts {
 	/* Select the samples to aggregate (when not NULL). */
 	bool (*want)(void *arg, const struct hwc_perfdata_record *rec);
 	void *want_arg;
+	/* Hand each selected sample to SAMPLE instead of aggregating it (when
+	 * not NULL): hwc annotate counts addresses only. */
+	void (*sample)(void *arg, const struct hwc_sample *s, const struct perf_event_attr *a);
+	void *sample_arg;
 };
 
 struct rp_report {
