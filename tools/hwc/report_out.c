@@ -124,8 +124,20 @@ void rp_table_header(const struct rp_report *r, char *buf, size_t size)
 		add(buf, size, &len, "  %7s", "Tid");
 	if (k & K_DSO)
 		add(buf, size, &len, "  %-20s", "Shared Object");
+	if (k & K_CPU)
+		add(buf, size, &len, "  CPU");
+	if (k & K_SRCLINE)
+		add(buf, size, &len, "  %-24s", "Source:Line");
+	if (k & K_PARENT)
+		add(buf, size, &len, "  %-16s", "Parent symbol");
 	if (k & K_SYM)
 		add(buf, size, &len, "  Symbol");
+}
+
+/* The parent key's name: perf's [other] when no frame matched. */
+static const char *parent_name(const struct rp_row *w)
+{
+	return w->parent ? w->parent->sym->name : "[other]";
 }
 
 void rp_table_row(const struct rp_report *r, const struct rp_row *w, char *buf, size_t size)
@@ -145,6 +157,15 @@ void rp_table_row(const struct rp_report *r, const struct rp_row *w, char *buf, 
 		add(buf, size, &len, "  %7u", w->tid);
 	if (k & K_DSO)
 		add(buf, size, &len, "  %-20s", rp_dso_base(w->func->sym->dso));
+	if (k & K_CPU)
+		add(buf, size, &len, "  %03u", w->cpu);
+	if (k & K_SRCLINE) {
+		char src[1024];
+		rp_row_srcline(w, src, sizeof(src));
+		add(buf, size, &len, "  %-24s", src);
+	}
+	if (k & K_PARENT)
+		add(buf, size, &len, "  %-16s", parent_name(w));
 	if (k & K_SYM) {
 		char name[1024];
 		rp_func_name(w->func, name, sizeof(name));
@@ -487,9 +508,10 @@ void rp_print_json(struct rp_report *r, FILE *out)
 		     ", \"not_selected\": %" PRIu64 ", \"callchains\": %s",
 		r->samples, r->period, r->lost, r->skipped, r->have_callchains ? "true" : "false");
 	fprintf(out, ", \"sort\": [");
-	static const char *const keynames[] = {"comm", "pid", "tid", "dso", "symbol"};
+	static const char *const keynames[RP_NKEYS] = {"comm", "pid",     "tid",    "dso",
+							"symbol", "cpu", "srcline", "parent"};
 	bool first = true;
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < RP_NKEYS; i++)
 		if (r->o.keys & (1u << i)) {
 			fprintf(out, "%s\"%s\"", first ? "" : ", ", keynames[i]);
 			first = false;
@@ -516,6 +538,20 @@ void rp_print_json(struct rp_report *r, FILE *out)
 			fprintf(out, "\"pid\": %u, ", w->pid);
 		if (r->o.keys & K_TID)
 			fprintf(out, "\"tid\": %u, ", w->tid);
+		if (r->o.keys & K_CPU)
+			fprintf(out, "\"cpu\": %u, ", w->cpu);
+		if (r->o.keys & K_SRCLINE) {
+			char src[1024];
+			rp_row_srcline(w, src, sizeof(src));
+			fprintf(out, "\"srcline\": ");
+			rp_json_string(out, src);
+			fprintf(out, ", ");
+		}
+		if (r->o.keys & K_PARENT) {
+			fprintf(out, "\"parent\": ");
+			rp_json_string(out, parent_name(w));
+			fprintf(out, ", ");
+		}
 		json_func(out, w->func);
 		fprintf(out, "}");
 	}
