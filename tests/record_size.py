@@ -8,36 +8,29 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 import unittest
 
-BUILD = os.environ.get("HWC_BUILD", os.path.join(os.path.dirname(__file__), "..", "build"))
-HWC = os.path.join(BUILD, "bin", "hwc")
-HOTSPOTS = os.path.join(BUILD, "workloads", "hotspots")
+import hwctest
+
+HWC = hwctest.program("hwc")
+HOTSPOTS = hwctest.workload("hotspots")
 # hwc's samples may be larger than perf's by at most this share: call
 # chains are as deep as the code sampled, so their average differs a
 # little from run to run.
 MARGIN = 0.03
 
 
-def run(args, check=True):
-    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
-    if check and p.returncode != 0:
-        raise AssertionError("%s failed (%d): %s" % (" ".join(args), p.returncode, p.stderr))
-    return p
-
-
 def sample_sizes(path):
     """(samples, bytes of sample records) as perf report -D lists them."""
-    out = run(["perf", "report", "-D", "-i", path]).stdout
+    out = hwctest.run_ok(["perf", "report", "-D", "-i", path]).stdout
     sizes = [int(m.group(1), 16) for m in re.finditer(r"\[(0x[0-9a-f]+)\]: PERF_RECORD_SAMPLE", out)]
     return len(sizes), sum(sizes)
 
 
 def sample_type(path):
     """Each event's sample_type bits as perf evlist -v names them."""
-    out = run(["perf", "evlist", "-v", "-i", path]).stdout
+    out = hwctest.run_ok(["perf", "evlist", "-v", "-i", path]).stdout
     return [set(m.group(1).split("|")) for m in re.finditer(r"sample_type: ([A-Z_|]+)", out)]
 
 
@@ -47,8 +40,8 @@ class Sizes(unittest.TestCase):
         if not shutil.which("perf"):
             raise unittest.SkipTest("perf (the oracle) is not installed")
         cls.tmp = tempfile.mkdtemp(prefix="hwc-recsize-")
-        p = run(["perf", "record", "-q", "-e", "cpu-clock", "-o", os.path.join(cls.tmp, "probe"),
-                 "true"], check=False)
+        p = hwctest.run(["perf", "record", "-q", "-e", "cpu-clock", "-o", os.path.join(cls.tmp, "probe"),
+                         "true"], timeout=600)
         if p.returncode != 0:
             raise unittest.SkipTest("perf record cannot record cpu-clock here: " + p.stderr)
 
@@ -60,8 +53,8 @@ class Sizes(unittest.TestCase):
         ours = os.path.join(self.tmp, name + ".hwc")
         theirs = os.path.join(self.tmp, name + ".perf")
         work = [HOTSPOTS, "3"]
-        run([HWC, "record", "-e", events, *opts, "-o", ours, "--", *work])
-        run(["perf", "record", "-q", "-e", events, *opts, "-o", theirs, "--", *work])
+        hwctest.run_ok([HWC, "record", "-e", events, *opts, "-o", ours, "--", *work])
+        hwctest.run_ok(["perf", "record", "-q", "-e", events, *opts, "-o", theirs, "--", *work])
         n_ours, b_ours = sample_sizes(ours)
         n_theirs, b_theirs = sample_sizes(theirs)
         self.assertGreater(n_ours, 50, name)
@@ -79,11 +72,11 @@ class Sizes(unittest.TestCase):
             self.assertTrue(b & {"IDENTIFIER", "ID"}, (a, b))
         self.assertEqual("CPU" in a, "CPU" in b, (a, b))
         # perf reads hwc's file without a word; hwc report sees every sample.
-        p = run(["perf", "report", "--stdio", "-i", ours])
+        p = hwctest.run_ok(["perf", "report", "--stdio", "-i", ours])
         self.assertNotRegex(p.stderr, r"(?i)warning|error|failed", p.stderr)
-        doc = json.loads(run([HWC, "report", "--json", "--event", events.split(",")[0], ours]).stdout)
+        doc = json.loads(hwctest.run_ok([HWC, "report", "--json", "--event", events.split(",")[0], ours]).stdout)
         per_event = {}
-        for line in run(["perf", "script", "-i", ours, "-F", "event"]).stdout.splitlines():
+        for line in hwctest.run_ok(["perf", "script", "-i", ours, "-F", "event"]).stdout.splitlines():
             per_event[line.strip().rstrip(":")] = per_event.get(line.strip().rstrip(":"), 0) + 1
         self.assertEqual(doc["samples"] + doc["not_selected"], per_event[events.split(",")[0]])
         return ours
@@ -100,12 +93,12 @@ class Sizes(unittest.TestCase):
     def test_system_wide(self):
         path = self.compare("system-wide", ["-F", "1000", "-a"])
         # Its samples name their CPU: hwc report can sort and select by it.
-        doc = json.loads(run([HWC, "report", "--json", "--sort", "cpu", path]).stdout)
+        doc = json.loads(hwctest.run_ok([HWC, "report", "--json", "--sort", "cpu", path]).stdout)
         self.assertTrue(doc["entries"])
 
     def test_sample_cpu(self):
         path = self.compare("sample-cpu", ["-F", "4000", "--sample-cpu"])
-        doc = json.loads(run([HWC, "report", "--json", "--sort", "cpu", path]).stdout)
+        doc = json.loads(hwctest.run_ok([HWC, "report", "--json", "--sort", "cpu", path]).stdout)
         self.assertTrue(doc["entries"])
 
     def test_two_events(self):

@@ -5,22 +5,15 @@ shares to two decimals): --sort cpu, srcline and parent (with -p), --time,
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 import unittest
 
-BUILD = os.environ.get("HWC_BUILD", os.path.join(os.path.dirname(__file__), "..", "build"))
-HWC = os.path.join(BUILD, "bin", "hwc")
-HOTSPOTS = os.path.join(BUILD, "workloads", "hotspots")
+import hwctest
+
+HWC = hwctest.program("hwc")
+HOTSPOTS = hwctest.workload("hotspots")
 # perf prints two decimals: a share it rounds, ours within half of that.
 DELTA = 0.0051
-
-
-def run(args, check=True):
-    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
-    if check and p.returncode != 0:
-        raise AssertionError("%s failed (%d): %s" % (" ".join(args), p.returncode, p.stderr))
-    return p
 
 
 def perf_rows(path, keys, *opts, children=False):
@@ -29,7 +22,7 @@ def perf_rows(path, keys, *opts, children=False):
     call chains are read in callee order, innermost first, as hwc reads them
     (perf's children view defaults to caller order, which changes what
     --max-stack keeps and which frame -p finds)."""
-    p = run(["perf", "report", "--stdio", "-i", path, "-g", "graph,0.5,callee", "-t", ";", "--sort", keys,
+    p = hwctest.run_ok(["perf", "report", "--stdio", "-i", path, "-g", "graph,0.5,callee", "-t", ";", "--sort", keys,
              "--children" if children else "--no-children", *opts])
     rows = {}
     for line in p.stdout.splitlines():
@@ -44,7 +37,7 @@ def perf_rows(path, keys, *opts, children=False):
 
 
 def hwc_rows(path, keys, *opts, children=False):
-    p = run([HWC, "report", "--json", "--sort", keys,
+    p = hwctest.run_ok([HWC, "report", "--json", "--sort", keys,
              "--children" if children else "--no-children", *opts, path])
     doc = json.loads(p.stdout)
     rows = {}
@@ -61,7 +54,7 @@ def hwc_rows(path, keys, *opts, children=False):
 
 def perf_times(path):
     """The sample times perf script prints, as it prints them."""
-    out = run(["perf", "script", "-i", path, "-F", "time"]).stdout
+    out = hwctest.run_ok(["perf", "script", "-i", path, "-F", "time"]).stdout
     return [t.strip().rstrip(":") for t in out.splitlines() if t.strip()]
 
 
@@ -73,8 +66,8 @@ class Options(unittest.TestCase):
         cls.tmp = tempfile.mkdtemp(prefix="hwc-reportopts-")
         cls.path = os.path.join(cls.tmp, "cpu.data")
         # --sample-cpu: a per-task recording whose samples carry their CPU.
-        p = run(["perf", "record", "-q", "-e", "cpu-clock", "-F", "2000", "-g", "--sample-cpu",
-                 "-o", cls.path, HOTSPOTS, "10"], check=False)
+        p = hwctest.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", "2000", "-g", "--sample-cpu",
+                         "-o", cls.path, HOTSPOTS, "10"], timeout=600)
         if p.returncode != 0:
             raise unittest.SkipTest("perf record cannot record cpu-clock here: " + p.stderr)
 
@@ -139,9 +132,9 @@ class Options(unittest.TestCase):
         self.agree("sym", children=True, floor=1.0)
         ours, doc = hwc_rows(self.path, "sym", children=True)
         self.assertGreater(ours[("g",)], 90)
-        text = run([HWC, "report", "--children", "--no-children", self.path]).stdout
+        text = hwctest.run_ok([HWC, "report", "--children", "--no-children", self.path]).stdout
         self.assertNotIn("Children", text)
-        text = run([HWC, "report", "--no-children", "--children", self.path]).stdout
+        text = hwctest.run_ok([HWC, "report", "--no-children", "--children", self.path]).stdout
         self.assertIn("Children", text)
 
     def test_time(self):
@@ -183,7 +176,7 @@ class Options(unittest.TestCase):
 
     def test_bad_options(self):
         nocpu = os.path.join(self.tmp, "nocpu.data")
-        run(["perf", "record", "-q", "-e", "cpu-clock", "-F", "500", "-o", nocpu, HOTSPOTS, "1"])
+        hwctest.run_ok(["perf", "record", "-q", "-e", "cpu-clock", "-F", "500", "-o", nocpu, HOTSPOTS, "1"])
         for args, path, msg in (
                 (["--time", "x"], self.path, "--time: 'x' is not START,END"),
                 (["--time", "5,3"], self.path, "--time: '5,3' is not"),
@@ -199,7 +192,7 @@ class Options(unittest.TestCase):
                 (["--cpu", "0"], nocpu, "do not carry their CPU"),
                 (["--sort", "parent"], nocpu, "--sort parent needs call chains")):
             with self.subTest(args=args):
-                p = run([HWC, "report", *args, path], check=False)
+                p = hwctest.run([HWC, "report", *args, path], timeout=600)
                 self.assertNotEqual(p.returncode, 0, p.stdout)
                 self.assertIn(msg, p.stderr)
                 self.assertEqual(p.stdout, "")
