@@ -145,6 +145,11 @@ class Options(unittest.TestCase):
             with self.subTest(time=span):
                 doc = self.agree("sym", "--time", span)
                 self.assertGreater(doc["not_selected"], 0)
+        # perf's percent forms: shares of the span from the first sample to
+        # the last, which the header keeps (SAMPLE_TIME).
+        for span in ("10%/2", "0%-50%", "25%-100%", "50%/2"):
+            with self.subTest(time=span):
+                self.agree("sym", "--time", span)
         # The selected and the others are all the samples; perf script's
         # times are to the microsecond, so only those between are sure.
         _, all_ = hwc_rows(self.path, "sym")
@@ -182,6 +187,11 @@ class Options(unittest.TestCase):
                 (["--time", "5,3"], self.path, "--time: '5,3' is not"),
                 (["--time", "1.0000000001,"], self.path, "is not START,END"),
                 (["--time", ","], self.path, "--time: ',' is not"),
+                (["--time", "10%"], self.path, "--time: '10%' is not"),
+                (["--time", "50%-10%"], self.path, "--time: '50%-10%' is not"),
+                (["--time", "0%/1"], self.path, "--time: '0%/1' is not"),
+                (["--time", "60%/2"], self.path, "--time: '60%/2' is not"),
+                (["--time", "10%/2,10%/4"], self.path, "is not START,END"),
                 (["--cpu", "a"], self.path, "--cpu: 'a' is not a list of CPUs"),
                 (["--cpu", "3-1"], self.path, "--cpu: '3-1' is not"),
                 (["--cpu", "1,"], self.path, "--cpu: '1,' is not"),

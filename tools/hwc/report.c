@@ -39,7 +39,8 @@ static const char usage_text[] =
 	"  --tid=N,M          only these thread ids\n"
 	"  --cpu=LIST         only samples taken on these CPUs (e.g. 0-2,5)\n"
 	"  --time=START,END   only samples from START to END, in seconds as `hwc script`\n"
-	"                     shows them (either may be left out: START, or ,END)\n"
+	"                     shows them (either may be left out: START, or ,END);\n"
+	"                     A%-B% or P%/N: a share of the recording's span (perf's)\n"
 	"  --max-stack=N      only the N innermost frames of each call chain\n"
 	"presentation:\n"
 	"  --sort=KEYS        row keys: comm,pid,tid,dso,symbol,cpu,srcline,parent\n"
@@ -151,9 +152,48 @@ static bool parse_seconds(const char *s, size_t len, uint64_t *ns)
 	return i == len && digits;
 }
 
+/* A percentage "P%" as a fraction from 0 to 1. */
+static bool parse_pct(const char *s, size_t len, double *out)
+{
+	char buf[64];
+	if (len < 2 || len >= sizeof(buf) || s[len - 1] != '%')
+		return false;
+	memcpy(buf, s, len - 1);
+	buf[len - 1] = '\0';
+	return cli_parse_double(buf, 0, 100, out) && ((*out /= 100), true);
+}
+
+/* perf's percent forms: A%-B% (from A to B percent of the recording's
+ * span), P%/N (its Nth slice of P percent). */
+static bool parse_time_pct(struct rp_opts *o, const char *arg)
+{
+	const char *dash = strchr(arg, '-'), *slash = strchr(arg, '/');
+	double a, b;
+	if (dash && !slash) {
+		if (!parse_pct(arg, (size_t)(dash - arg), &a) || !parse_pct(dash + 1, strlen(dash + 1), &b) ||
+		    a > b)
+			return false;
+	} else if (slash && !dash) {
+		long long n;
+		if (!parse_pct(arg, (size_t)(slash - arg), &a) || a <= 0 ||
+		    num_llong(slash + 1, 10, 1, INT32_MAX, &n) != NUM_OK || a * (double)n > 1)
+			return false;
+		b = a * (double)n;
+		a *= (double)(n - 1);
+	} else {
+		return false;
+	}
+	o->time_pct = true;
+	o->time_pct_start = a;
+	o->time_pct_end = b;
+	return true;
+}
+
 /* --time START,END: either end may be left out. */
 static bool parse_time(struct rp_opts *o, const char *arg)
 {
+	if (strchr(arg, '%'))
+		return parse_time_pct(o, arg);
 	const char *comma = strchr(arg, ',');
 	if (!comma || strchr(comma + 1, ','))
 		return false;
@@ -245,7 +285,8 @@ static int parse_opts(int argc, char **argv, struct rp_opts *o)
 		case O_TIME:
 			if (!parse_time(o, optarg)) {
 				fprintf(stderr, "hwc report: --time: '%s' is not START,END in seconds "
-						"(e.g. 1234.5,1240 or 1234.5, or ,1240)\n",
+						"(e.g. 1234.5,1240 or 1234.5, or ,1240), A%%-B%% or "
+						"P%%/N\n",
 					optarg);
 				return -1;
 			}

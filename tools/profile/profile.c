@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -326,6 +327,26 @@ static int check_selection(struct rp_report *r)
 			prog, r->o.input, r->attr ? r->attr->name : "the event",
 			r->o.cpus ? "--cpu" : "--sort cpu");
 		return -1;
+	}
+	if (r->o.time_pct) {
+		/* perf's: first + round(share * span), the end one before the
+		 * next slice's start (HEADER_SAMPLE_TIME: first, last). */
+		const void *data;
+		size_t size;
+		uint64_t span[2];
+		if (hwc_perfdata_feature(r->file, HWC_FEAT_SAMPLE_TIME, &data, &size) || size < 16) {
+			fprintf(stderr, "%s: %s: no first and last sample times in the header "
+					"(SAMPLE_TIME) for --time percentages: give times in seconds\n",
+				prog, r->o.input);
+			return -1;
+		}
+		memcpy(span, data, 16);
+		double total = (double)(span[1] - span[0]);
+		r->o.time_start = span[0] + (uint64_t)llround(r->o.time_pct_start * total);
+		r->o.time_end = span[0] + (uint64_t)llround(r->o.time_pct_end * total);
+		if (r->o.time_end > r->o.time_start && r->o.time_end != span[1])
+			r->o.time_end--;
+		r->o.time_set = true;
 	}
 	if (r->o.time_set && !(t & PERF_SAMPLE_TIME)) {
 		fprintf(stderr, "%s: %s: the samples of %s carry no time for --time\n", prog,

@@ -149,6 +149,9 @@ struct rp_opts {
 	const char *cpus;  /* only these CPUs: a checked list like 0-2,5 */
 	bool time_set;     /* only samples at times from time_start to time_end (ns) */
 	uint64_t time_start, time_end;
+	bool time_pct;     /* the span is time_pct_start to _end (fractions of the
+			    * recording's first to last sample time), as perf */
+	double time_pct_start, time_pct_end;
 	unsigned max_stack; /* at most this many frames of each chain (0: all) */
 	const char *parent; /* the parent key's pattern (NULL: perf's default) */
 	double percent_limit;
