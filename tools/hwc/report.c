@@ -67,6 +67,7 @@ static const char usage_text[] =
 static int parse_sort(struct rp_opts *o, const char *spec)
 {
 	o->keys = 0;
+	o->nkey_order = 0;
 	char buf[256];
 	snprintf(buf, sizeof(buf), "%s", spec);
 	bool ordered = false;
@@ -101,6 +102,8 @@ static int parse_sort(struct rp_opts *o, const char *spec)
 			ordered = true;
 			o->order = (enum rp_order)names[i].order;
 		}
+		if (names[i].key && !(o->keys & names[i].key))
+			o->key_order[o->nkey_order++] = names[i].key;
 		o->keys |= names[i].key;
 	}
 	if (!o->keys)

@@ -143,6 +143,8 @@ struct rp_opts {
 	const char *input;
 	enum rp_view view;
 	unsigned keys;
+	unsigned key_order[RP_NKEYS]; /* the keys' columns, as --sort listed them */
+	unsigned nkey_order;          /* (keys not listed follow in K_ order) */
 	enum rp_order order;
 	const char *comms, *pids, *dsos, *symbols, *event;
 	const char *tids;  /* only these thread ids */
