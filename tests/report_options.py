@@ -126,7 +126,8 @@ class Options(unittest.TestCase):
         full, _ = hwc_rows(self.path, "sym", children=True)
         two, _ = hwc_rows(self.path, "sym", "--max-stack", "2", children=True)
         self.assertGreater(full[("main",)], 90)
-        self.assertNotIn(("main",), two)
+        # Two frames reach main only from the few samples in g itself.
+        self.assertLess(two.get(("main",), 0), 5)
 
     def test_children(self):
         self.agree("sym", children=True, floor=1.0)
