@@ -75,8 +75,8 @@ class Options(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
-    def agree(self, keys, *opts, children=False, perf_opts=(), floor=0.5):
-        """hwc's rows are perf's, with its shares; rows under FLOOR percent
+    def agree(self, keys, *opts, children=False, perf_opts=(), floor=1.0):
+        """hwc's rows are perf's, with its shares; rows under FLOOR percent (as report.py)
         are left out: a few samples in libc may be named by another alias
         of their symbol (perf's __GI___wait4, __libc_fork)."""
         # perf calls --dso --dsos.
