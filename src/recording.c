@@ -595,6 +595,12 @@ HWC_EXPORT int hwc_recording_write_user(hwc_recording *rec, const void *data, si
 	hwc__clear_error();
 	size_t a;
 	if (!hwc__idmap_find(rec->ids, rec->nids, USER_ID, &a)) {
+		/* Its records are told apart by their ids: the others need theirs. */
+		for (size_t i = 0; i < rec->nattrs; i++)
+			if (!(rec->attrs[i].attr.sample_type & PERF_SAMPLE_IDENTIFIER))
+				return hwc__fail(-EINVAL, "the events of this recording carry no "
+							  "sample id, so user records cannot be told "
+							  "apart: sample with HWC_SAMPLE_ID");
 		struct perf_event_attr attr = {
 			.type = PERF_TYPE_SOFTWARE,
 			.config = PERF_COUNT_SW_BPF_OUTPUT,

@@ -3,7 +3,8 @@
  * because the kernel refuses to map the buffer of an inherited per-thread
  * event; every event of a CPU writes into that CPU's buffer
  * (PERF_EVENT_IOC_SET_OUTPUT).  Records are identified by their
- * PERF_SAMPLE_IDENTIFIER, which every event carries.
+ * PERF_SAMPLE_IDENTIFIER when there are several events (one event's are
+ * all its own, and carry no id: perf's smaller records).
  *
  * This file holds the sampler's life: options, the events' attributes,
  * open and close, start and stop, and what it tells about itself.  Opening
@@ -121,7 +122,8 @@ static int check_opts(const struct hwc_sampler_opts *o, const struct hwc_target 
 	if (o->mmap_pages & (o->mmap_pages - 1))
 		return hwc__fail(-EINVAL, "%zu ring buffer pages: the count must be a power of 2",
 				 o->mmap_pages);
-	if (o->flags & ~(HWC_GROUP_VALUES | HWC_LOG_PROCEXIT | HWC_LOG_PROCCSW))
+	if (o->flags & ~(HWC_GROUP_VALUES | HWC_LOG_PROCEXIT | HWC_LOG_PROCCSW | HWC_SAMPLE_CPU |
+			 HWC_SAMPLE_ID))
 		return hwc__fail(-EINVAL, "unknown sampler flags %#x", o->flags);
 	if ((o->flags & (HWC_LOG_PROCEXIT | HWC_LOG_PROCCSW)) && hwc__cpu_wide(t->kind))
 		return hwc__fail(-EINVAL, "per-thread exit and context-switch counts need a process "
@@ -148,15 +150,33 @@ static void cgroup_samples(hwc_sampler *s)
 	s->evs.e[0].ev->pub.attr.cgroup = any;
 }
 
+/* As perf record: a sample's id only to tell several events apart, its
+ * CPU only system-wide, unless asked.  The logs' own events keep theirs
+ * (a context switch's values are per CPU). */
+static void sample_fields(hwc_sampler *s, size_t nsampled, const struct hwc_target *t)
+{
+	bool id = s->evs.n > 1 || nsampled == 0 || (s->opts.flags & HWC_SAMPLE_ID);
+	bool cpu = hwc__cpu_wide(t->kind) || (s->opts.flags & HWC_SAMPLE_CPU);
+	for (size_t e = 0; e < nsampled; e++) {
+		struct perf_event_attr *a = &s->evs.e[e].ev->pub.attr;
+		if (!id)
+			a->sample_type &= ~(uint64_t)PERF_SAMPLE_IDENTIFIER;
+		if (!cpu)
+			a->sample_type &= ~(uint64_t)PERF_SAMPLE_CPU;
+	}
+}
+
 static int setup(hwc_sampler *s, const hwc_evlist *list, const struct hwc_target *t)
 {
 	int err = add_sampled(s, list);
+	size_t nsampled = s->evs.n;
 	if (!err)
 		err = hwc__sampler_add_log_events(s);
 	if (err)
 		return err;
 	if (s->evs.n == 0)
 		return hwc__fail(-EINVAL, "no events to sample");
+	sample_fields(s, nsampled, t);
 	tracking(s);
 	if ((err = hwc__events_open_cgroups(&s->evs, t)))
 		return err;

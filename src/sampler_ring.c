@@ -62,10 +62,13 @@ HWC_EXPORT bool hwc_sampler_ended(hwc_sampler *s, int *status)
 
 /* -------------------------------------------------------------- iterating */
 
-/* The event of record H; unknown ids are the first event's. */
+/* The event of record H; unknown ids are the first event's, as are all
+ * records of a sampler with one event (they carry no id). */
 static size_t event_of(const hwc_sampler *s, const struct perf_event_header *h)
 {
 	size_t e;
+	if (s->evs.n == 1)
+		return 0;
 	return hwc__idmap_find(s->ids, s->nids, hwc__record_id(h), &e) ? e : 0;
 }
 

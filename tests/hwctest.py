@@ -40,6 +40,15 @@ def run(argv, nobody=False, timeout=LIMIT, **kw):
     return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, **kw)
 
 
+def run_ok(argv, timeout=600, **kw):
+    """run(), and an AssertionError with its standard error unless ARGV
+    exits 0 (for the oracle and the setup steps of a test)."""
+    p = run(argv, timeout=timeout, **kw)
+    if p.returncode != 0:
+        raise AssertionError("%s failed (%d): %s" % (" ".join(argv), p.returncode, p.stderr))
+    return p
+
+
 def online_cpus():
     """The numbers of the online CPUs, from sysfs."""
     with open("/sys/devices/system/cpu/online") as f:

@@ -78,7 +78,10 @@ static void test_self_iterator(void)
 {
 	hwc_evlist *l = check_evlist("cpu-clock");
 	struct hwc_target t = {.kind = HWC_TARGET_SELF};
-	struct hwc_sampler_opts o = {.period = 200000, .callgraph = HWC_CALLGRAPH_FP};
+	/* A single event's samples carry no id, and their CPU only when asked
+	 * (as perf record's): here it is. */
+	struct hwc_sampler_opts o = {.period = 200000, .callgraph = HWC_CALLGRAPH_FP,
+				     .flags = HWC_SAMPLE_CPU};
 	hwc_sampler *s = open_or_die(l, &t, &o);
 	CHECK_INT(hwc_sampler_nevents(s), ==, 1);
 	const char *name;
@@ -86,6 +89,8 @@ static void test_self_iterator(void)
 	CHECK(a && strcmp(name, "cpu-clock") == 0);
 	CHECK_U64(a->sample_period, ==, 200000);
 	CHECK(a->sample_type & PERF_SAMPLE_CALLCHAIN);
+	CHECK(a->sample_type & PERF_SAMPLE_CPU);
+	CHECK(!(a->sample_type & PERF_SAMPLE_IDENTIFIER));
 	CHECK(hwc_sampler_event(s, 1, NULL) == NULL);
 	CHECK_INT(hwc_sampler_start(s), ==, 0);
 	spin(300000000);
@@ -469,9 +474,20 @@ static void test_recording_user_records(void)
 	snprintf(file, sizeof(file), "%s/user.data", tmpdir);
 	hwc_evlist *l = check_evlist("cpu-clock");
 	struct hwc_target t = {.kind = HWC_TARGET_SELF};
+	/* Without ids the user records could not be told apart: refused. */
 	struct hwc_sampler_opts o = {.period = 200000};
 	hwc_sampler *s = open_or_die(l, &t, &o);
 	hwc_recording *rec;
+	CHECK_INT(hwc_recording_create(&rec, file), ==, 0);
+	CHECK_INT(hwc_recording_add_sampler(rec, s), ==, 0);
+	CHECK_INT(hwc_recording_write_user(rec, "x", 1), ==, -EINVAL);
+	CHECK_STR_CONTAINS(hwc_errdetail(), "HWC_SAMPLE_ID");
+	hwc_recording_discard(rec);
+	hwc_sampler_close(s);
+	o.flags = HWC_SAMPLE_ID;
+	s = open_or_die(l, &t, &o);
+	CHECK(hwc_sampler_event(s, 0, NULL)->sample_type & PERF_SAMPLE_IDENTIFIER);
+	CHECK(!(hwc_sampler_event(s, 0, NULL)->sample_type & PERF_SAMPLE_CPU));
 	CHECK_INT(hwc_recording_create(&rec, file), ==, 0);
 	CHECK_U64(hwc_recording_nevents(rec), ==, 0);
 	CHECK_INT(hwc_recording_add_sampler(rec, s), ==, 0);

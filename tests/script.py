@@ -54,7 +54,9 @@ class Script(unittest.TestCase):
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(prefix="hwc-script-")
         cls.files = {}
-        for name, opts in (("hwc", []), ("hwc-g", ["-g"])):
+        # --sample-cpu: the fields compared include the CPU, which a
+        # per-task recording's samples carry only when asked (as perf's).
+        for name, opts in (("hwc", ["--sample-cpu"]), ("hwc-g", ["--sample-cpu", "-g"])):
             path = os.path.join(cls.dir, name + ".data")
             r = run([HWC, "record", "-e", "cpu-clock", *opts, "-o", path, "--", workload("hotspots"), "3"])
             if r.returncode != 0:

@@ -271,9 +271,11 @@ static struct hwc_sampler_opts sampler_opts(const struct pmc__pmc *p)
 		.period = PMC_IS_SAMPLING_MODE(p->mode) ? p->count * p->ev.divisor : 0,
 		.callgraph = p->flags & PMC_F_CALLCHAIN ? HWC_CALLGRAPH_FP : HWC_CALLGRAPH_NONE,
 		.mmap_pages = pages,
+		/* FreeBSD's records name their CPU; the log adds user records. */
+		.flags = HWC_SAMPLE_CPU | HWC_SAMPLE_ID,
 	};
 	if (PMC_IS_COUNTING_MODE(p->mode)) {
-		o.flags = (p->flags & PMC_F_LOG_PROCEXIT ? HWC_LOG_PROCEXIT : 0) |
+		o.flags |= (p->flags & PMC_F_LOG_PROCEXIT ? HWC_LOG_PROCEXIT : 0) |
 			  (p->flags & PMC_F_LOG_PROCCSW ? HWC_LOG_PROCCSW : 0);
 		o.counted = p->ev.list;
 	}

@@ -118,6 +118,13 @@ enum hwc_callgraph {
 			       * as PERF_RECORD_READ (hwpmc's PMC_F_LOG_PROCEXIT) */
 #define HWC_LOG_PROCCSW  0x4u /* a thread's counts at each of its context switches, as
 			       * samples of "context-switches" (PMC_F_LOG_PROCCSW) */
+/* What each sample carries beyond ip, pid/tid, time and period (and what the
+ * call graph needs), as perf record decides: its event's id
+ * (PERF_SAMPLE_IDENTIFIER) only when the sampler has several events, its
+ * CPU only on a CPUS target.  These flags ask for them anyway. */
+#define HWC_SAMPLE_CPU   0x8u  /* every sample names its CPU (perf record --sample-cpu) */
+#define HWC_SAMPLE_ID    0x10u /* every record names its event even when it is the only
+				* one: a recording given user records needs it */
 
 struct hwc_sampler_opts {
 	uint64_t period;           /* a sample every PERIOD events, or */
@@ -125,7 +132,8 @@ struct hwc_sampler_opts {
 	enum hwc_callgraph callgraph;
 	uint32_t stack_size;       /* DWARF: bytes of user stack per sample, a multiple
 				    * of 8 up to 65528 (0: 8192) */
-	unsigned flags;            /* HWC_GROUP_VALUES | HWC_LOG_PROCEXIT | HWC_LOG_PROCCSW */
+	unsigned flags;            /* HWC_GROUP_VALUES | HWC_LOG_PROCEXIT | HWC_LOG_PROCCSW |
+				    * HWC_SAMPLE_CPU | HWC_SAMPLE_ID */
 	const hwc_evlist *counted; /* the events HWC_LOG_* report (NULL: task-clock) */
 	size_t mmap_pages;         /* ring buffer pages per CPU, a power of 2 (0: 128, or
 				    * 512 for DWARF call graphs when privileged) */
@@ -265,7 +273,8 @@ int hwc_recording_write(hwc_recording *rec, const struct perf_event_header *hdr)
  * now (CLOCK_MONOTONIC) with the caller's pid, tid and CPU.  Stored as a
  * sample of the event "hwc-user" (a software bpf-output event) whose RAW
  * payload is DATA zero-padded so that 4 + the raw size is a multiple of 8;
- * see hwc-data(5). */
+ * see hwc-data(5).  -EINVAL when the recording's events carry no sample id
+ * (sample with HWC_SAMPLE_ID). */
 int hwc_recording_write_user(hwc_recording *rec, const void *data, size_t size);
 
 /* Write everything buffered and make the file complete and valid as of now

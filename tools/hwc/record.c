@@ -32,6 +32,7 @@ struct options {
 	uint32_t stack_size;
 	struct cli_target t; /* -p, -t, -a, -C, -i, the command */
 	bool group_values, log_exit, log_switch;
+	bool sample_cpu; /* --sample-cpu */
 	size_t pages;
 	int compression; /* -z: the zstd level, 0 none */
 	const char *output;
@@ -75,6 +76,7 @@ static const char usage_text[] =
 	"                            and the switches themselves (PMC_F_LOG_PROCCSW)\n"
 	"      --log-events SPEC     the events --log-exit and --log-switch count\n"
 	"                            (default task-clock)\n"
+	"      --sample-cpu          every sample names its CPU (always with -a and -C)\n"
 	"  -h, --help                show this help\n"
 	"\n"
 	"At the end a summary on stderr: samples written, records lost, times throttled,\n"
@@ -119,7 +121,8 @@ static int parse_call_graph(const char *s, struct options *o)
 /* Returns -1 to go on, else the exit status (help, usage error). */
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_CALL_GRAPH = 256, OPT_GROUP_VALUES, OPT_LOG_EXIT, OPT_LOG_SWITCH, OPT_LOG_EVENTS };
+	enum { OPT_CALL_GRAPH = 256, OPT_GROUP_VALUES, OPT_LOG_EXIT, OPT_LOG_SWITCH, OPT_LOG_EVENTS,
+	       OPT_SAMPLE_CPU };
 	static const struct option longopts[] = {
 		{"event", required_argument, NULL, 'e'},
 		{"count", required_argument, NULL, 'c'},
@@ -133,6 +136,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"log-exit", no_argument, NULL, OPT_LOG_EXIT},
 		{"log-switch", no_argument, NULL, OPT_LOG_SWITCH},
 		{"log-events", required_argument, NULL, OPT_LOG_EVENTS},
+		{"sample-cpu", no_argument, NULL, OPT_SAMPLE_CPU},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -189,6 +193,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_LOG_EXIT: o->log_exit = true; break;
 		case OPT_LOG_SWITCH: o->log_switch = true; break;
 		case OPT_LOG_EVENTS: o->log_events = optarg; break;
+		case OPT_SAMPLE_CPU: o->sample_cpu = true; break;
 		case 'h': fputs(usage_text, stdout); return 0;
 		default:
 			if ((r = cli_other_option("record", c, argv, &o->t)) >= 0)
@@ -285,7 +290,8 @@ static int record(const struct options *o, int argc, char **argv)
 		.stack_size = o->stack_size,
 		.mmap_pages = o->pages,
 		.flags = (o->group_values ? HWC_GROUP_VALUES : 0) |
-			 (o->log_exit ? HWC_LOG_PROCEXIT : 0) | (o->log_switch ? HWC_LOG_PROCCSW : 0),
+			 (o->log_exit ? HWC_LOG_PROCEXIT : 0) | (o->log_switch ? HWC_LOG_PROCCSW : 0) |
+			 (o->sample_cpu ? HWC_SAMPLE_CPU : 0),
 	};
 	const char *path = o->output ? o->output : "hwc.data";
 	bool to_stdout = strcmp(path, "-") == 0;

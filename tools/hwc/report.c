@@ -36,14 +36,24 @@ static const char usage_text[] =
 	"  --pid=N,M          only these process (or thread) ids\n"
 	"  --dso=A,B          only samples whose own frame is in these DSOs (base names)\n"
 	"  --symbol=A,B       only samples whose own frame is one of these functions\n"
+	"  --tid=N,M          only these thread ids\n"
+	"  --cpu=LIST         only samples taken on these CPUs (e.g. 0-2,5)\n"
+	"  --time=START,END   only samples from START to END, in seconds as `hwc script`\n"
+	"                     shows them (either may be left out: START, or ,END);\n"
+	"                     A%-B% or P%/N: a share of the recording's span (perf's)\n"
+	"  --max-stack=N      only the N innermost frames of each call chain\n"
 	"presentation:\n"
-	"  --sort=KEYS        row keys: comm,pid,tid,dso,symbol (default comm,dso,symbol);\n"
+	"  --sort=KEYS        row keys: comm,pid,tid,dso,symbol,cpu,srcline,parent\n"
+	"                     (default comm,dso,symbol);\n"
 	"                     may include one order: self,children,samples,period\n"
 	"                     (default children with call chains, else self)\n"
 	"  --percent-limit=P  hide rows and tree branches under P percent (0 to 100)\n"
 	"  --srcline          frames are function at file:line (DWARF line tables)\n"
 	"  --inline           inlined functions are frames of their own\n"
 	"  --no-demangle      C++ and Rust functions by their mangled (symbol table) names\n"
+	"  -p, --parent=REGEX the parent key is the innermost caller matching REGEX\n"
+	"                     (default ^sys_|^do_page_fault, else [other]); sorts by it\n"
+	"  --children         a children (inclusive) column (default with call chains)\n"
 	"  --no-children      no children (inclusive) column\n"
 	"  --json             one JSON document (schema hwc-report/1) instead of text\n"
 	"exports (may be combined with a view):\n"
@@ -57,6 +67,7 @@ static const char usage_text[] =
 static int parse_sort(struct rp_opts *o, const char *spec)
 {
 	o->keys = 0;
+	o->nkey_order = 0;
 	char buf[256];
 	snprintf(buf, sizeof(buf), "%s", spec);
 	bool ordered = false;
@@ -68,6 +79,7 @@ static int parse_sort(struct rp_opts *o, const char *spec)
 		} names[] = {
 			{"comm", K_COMM, -1}, {"pid", K_PID, -1}, {"tid", K_TID, -1},
 			{"dso", K_DSO, -1}, {"symbol", K_SYM, -1}, {"sym", K_SYM, -1},
+			{"cpu", K_CPU, -1}, {"srcline", K_SRCLINE, -1}, {"parent", K_PARENT, -1},
 			{"self", 0, O_SELF}, {"overhead", 0, O_SELF}, {"children", 0, O_CHILDREN},
 			{"samples", 0, O_SAMPLES}, {"period", 0, O_PERIOD},
 		};
@@ -77,7 +89,7 @@ static int parse_sort(struct rp_opts *o, const char *spec)
 				break;
 		if (i == sizeof(names) / sizeof(names[0])) {
 			fprintf(stderr, "hwc report: --sort: unknown key '%s' (keys: comm, pid, tid, dso, "
-					"symbol; orders: self, children, samples, period)\n",
+					"symbol, cpu, srcline, parent; orders: self, children, samples, period)\n",
 				k);
 			return -1;
 		}
@@ -90,6 +102,8 @@ static int parse_sort(struct rp_opts *o, const char *spec)
 			ordered = true;
 			o->order = (enum rp_order)names[i].order;
 		}
+		if (names[i].key && !(o->keys & names[i].key))
+			o->key_order[o->nkey_order++] = names[i].key;
 		o->keys |= names[i].key;
 	}
 	if (!o->keys)
@@ -117,10 +131,90 @@ static bool pid_list(const char *list)
 	}
 }
 
+/* perf's time: seconds with up to 9 decimals, as perf script shows them. */
+static bool parse_seconds(const char *s, size_t len, uint64_t *ns)
+{
+	uint64_t sec = 0, frac = 0;
+	size_t i = 0, digits = 0;
+	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
+		if (sec > (UINT64_MAX / 1000000000 - 9) / 10)
+			return false;
+		sec = sec * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (i < len && s[i] == '.') {
+		unsigned places = 0;
+		for (i++; i < len && s[i] >= '0' && s[i] <= '9'; i++, digits++, places++) {
+			if (places == 9)
+				return false;
+			frac = frac * 10 + (uint64_t)(s[i] - '0');
+		}
+		for (; places < 9; places++)
+			frac *= 10;
+	}
+	*ns = sec * 1000000000 + frac;
+	return i == len && digits;
+}
+
+/* A percentage "P%" as a fraction from 0 to 1. */
+static bool parse_pct(const char *s, size_t len, double *out)
+{
+	char buf[64];
+	if (len < 2 || len >= sizeof(buf) || s[len - 1] != '%')
+		return false;
+	memcpy(buf, s, len - 1);
+	buf[len - 1] = '\0';
+	return cli_parse_double(buf, 0, 100, out) && ((*out /= 100), true);
+}
+
+/* perf's percent forms: A%-B% (from A to B percent of the recording's
+ * span), P%/N (its Nth slice of P percent). */
+static bool parse_time_pct(struct rp_opts *o, const char *arg)
+{
+	const char *dash = strchr(arg, '-'), *slash = strchr(arg, '/');
+	double a, b;
+	if (dash && !slash) {
+		if (!parse_pct(arg, (size_t)(dash - arg), &a) || !parse_pct(dash + 1, strlen(dash + 1), &b) ||
+		    a > b)
+			return false;
+	} else if (slash && !dash) {
+		long long n;
+		if (!parse_pct(arg, (size_t)(slash - arg), &a) || a <= 0 ||
+		    num_llong(slash + 1, 10, 1, INT32_MAX, &n) != NUM_OK || a * (double)n > 1)
+			return false;
+		b = a * (double)n;
+		a *= (double)(n - 1);
+	} else {
+		return false;
+	}
+	o->time_pct = true;
+	o->time_pct_start = a;
+	o->time_pct_end = b;
+	return true;
+}
+
+/* --time START,END: either end may be left out. */
+static bool parse_time(struct rp_opts *o, const char *arg)
+{
+	if (strchr(arg, '%'))
+		return parse_time_pct(o, arg);
+	const char *comma = strchr(arg, ',');
+	if (!comma || strchr(comma + 1, ','))
+		return false;
+	size_t a = (size_t)(comma - arg), b = strlen(comma + 1);
+	o->time_start = 0;
+	o->time_end = UINT64_MAX;
+	if ((a && !parse_seconds(arg, a, &o->time_start)) ||
+	    (b && !parse_seconds(comma + 1, b, &o->time_end)) || o->time_start > o->time_end)
+		return false;
+	o->time_set = true;
+	return a || b;
+}
+
 static int parse_opts(int argc, char **argv, struct rp_opts *o)
 {
 	enum { O_VIEW = 256, O_EVENT, O_COMM, O_PID, O_DSO, O_SYMBOL, O_SORT, O_LIMIT, O_SRCLINE,
-	       O_INLINE, O_JSON, O_FOLDED, O_PPROF, O_FLAME, O_NOCHILD, O_NODEMANGLE };
+	       O_INLINE, O_JSON, O_FOLDED, O_PPROF, O_FLAME, O_NOCHILD, O_NODEMANGLE, O_CHILD,
+	       O_TIME, O_CPU, O_TID, O_MAXSTACK };
 	static const struct option longopts[] = {
 		{"input", required_argument, NULL, 'i'},  {"view", required_argument, NULL, O_VIEW},
 		{"event", required_argument, NULL, O_EVENT}, {"comm", required_argument, NULL, O_COMM},
@@ -131,14 +225,18 @@ static int parse_opts(int argc, char **argv, struct rp_opts *o)
 		{"json", no_argument, NULL, O_JSON},      {"folded", required_argument, NULL, O_FOLDED},
 		{"pprof", required_argument, NULL, O_PPROF},
 		{"flamegraph", required_argument, NULL, O_FLAME},
-		{"no-children", no_argument, NULL, O_NOCHILD},
+		{"no-children", no_argument, NULL, O_NOCHILD}, {"children", no_argument, NULL, O_CHILD},
+		{"time", required_argument, NULL, O_TIME}, {"cpu", required_argument, NULL, O_CPU},
+		{"tid", required_argument, NULL, O_TID},
+		{"max-stack", required_argument, NULL, O_MAXSTACK},
+		{"parent", required_argument, NULL, 'p'},
 		{"no-demangle", no_argument, NULL, O_NODEMANGLE}, {"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	o->keys = K_COMM | K_DSO | K_SYM;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:p:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i': o->input = optarg; break;
 		case 'h': fputs(usage_text, stdout); exit(0);
@@ -169,6 +267,46 @@ static int parse_opts(int argc, char **argv, struct rp_opts *o)
 			}
 			o->pids = optarg;
 			break;
+		case O_TID:
+			if (!pid_list(optarg)) {
+				fprintf(stderr, "hwc report: --tid: '%s' is not a list of thread ids "
+						"(numbers from 0 to 4294967295, e.g. 12,345)\n",
+					optarg);
+				return -1;
+			}
+			o->tids = optarg;
+			break;
+		case O_CPU:
+			if (!rp_cpu_selected(optarg, 0, true)) {
+				fprintf(stderr, "hwc report: --cpu: '%s' is not a list of CPUs (e.g. "
+						"0-2,5)\n",
+					optarg);
+				return -1;
+			}
+			o->cpus = optarg;
+			break;
+		case O_TIME:
+			if (!parse_time(o, optarg)) {
+				fprintf(stderr, "hwc report: --time: '%s' is not START,END in seconds "
+						"(e.g. 1234.5,1240 or 1234.5, or ,1240), A%%-B%% or "
+						"P%%/N\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case O_MAXSTACK: {
+			long long v;
+			if (num_llong(optarg, 10, 1, UINT32_MAX, &v) != NUM_OK) {
+				fprintf(stderr, "hwc report: --max-stack: '%s' is not a number of "
+						"frames (1 or more)\n",
+					optarg);
+				return -1;
+			}
+			o->max_stack = (unsigned)v;
+			break;
+		}
+		case 'p': o->parent = optarg; break;
+		case O_CHILD: o->no_children = false; break;
 		case O_DSO: o->dsos = optarg; break;
 		case O_SYMBOL: o->symbols = optarg; break;
 		case O_SORT:
@@ -196,6 +334,9 @@ static int parse_opts(int argc, char **argv, struct rp_opts *o)
 			return -1;
 		}
 	}
+	/* As perf: a parent pattern sorts by it. */
+	if (o->parent)
+		o->keys |= K_PARENT;
 	if (optind < argc) {
 		if (o->input || optind + 1 < argc) {
 			fprintf(stderr, "hwc report: one recording at a time (got '%s')\n", argv[optind]);

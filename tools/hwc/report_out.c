@@ -110,45 +110,80 @@ static void add(char *buf, size_t size, size_t *len, const char *fmt, ...)
 		*len = *len + (size_t)n < size ? *len + (size_t)n : size - 1;
 }
 
+/* The columns of the keys: in --sort's order, then the others it implies
+ * (the parent of -p) in K_ order.  Their number. */
+static size_t key_columns(const struct rp_opts *o, unsigned cols[RP_NKEYS])
+{
+	size_t n = 0;
+	for (unsigned i = 0; i < o->nkey_order; i++)
+		if (o->keys & o->key_order[i])
+			cols[n++] = o->key_order[i];
+	for (unsigned bit = 1; bit < 1u << RP_NKEYS; bit <<= 1) {
+		bool listed = false;
+		for (size_t i = 0; i < n; i++)
+			listed |= cols[i] == bit;
+		if ((o->keys & bit) && !listed)
+			cols[n++] = bit;
+	}
+	return n;
+}
+
 void rp_table_header(const struct rp_report *r, char *buf, size_t size)
 {
-	unsigned k = r->o.keys;
-	size_t len = 0;
+	unsigned cols[RP_NKEYS];
+	size_t n = key_columns(&r->o, cols), len = 0;
 	buf[0] = '\0';
 	add(buf, size, &len, "%s    Self  Samples        Period", r->o.no_children ? "" : " Children");
-	if (k & K_COMM)
-		add(buf, size, &len, "  %-16s", "Command");
-	if (k & K_PID)
-		add(buf, size, &len, "  %7s", "Pid");
-	if (k & K_TID)
-		add(buf, size, &len, "  %7s", "Tid");
-	if (k & K_DSO)
-		add(buf, size, &len, "  %-20s", "Shared Object");
-	if (k & K_SYM)
-		add(buf, size, &len, "  Symbol");
+	for (size_t i = 0; i < n; i++) {
+		switch (cols[i]) {
+		case K_COMM: add(buf, size, &len, "  %-16s", "Command"); break;
+		case K_PID: add(buf, size, &len, "  %7s", "Pid"); break;
+		case K_TID: add(buf, size, &len, "  %7s", "Tid"); break;
+		case K_DSO: add(buf, size, &len, "  %-20s", "Shared Object"); break;
+		case K_CPU: add(buf, size, &len, "  CPU"); break;
+		case K_SRCLINE: add(buf, size, &len, "  %-24s", "Source:Line"); break;
+		case K_PARENT: add(buf, size, &len, "  %-16s", "Parent symbol"); break;
+		case K_SYM: add(buf, size, &len, i + 1 < n ? "  %-32s" : "  %s", "Symbol"); break;
+		}
+	}
+}
+
+/* The parent key's name: perf's [other] when no frame matched. */
+static const char *parent_name(const struct rp_row *w)
+{
+	return w->parent ? w->parent->sym->name : "[other]";
 }
 
 void rp_table_row(const struct rp_report *r, const struct rp_row *w, char *buf, size_t size)
 {
-	unsigned k = r->o.keys;
-	size_t len = 0;
+	unsigned cols[RP_NKEYS];
+	size_t n = key_columns(&r->o, cols), len = 0;
+	char text[1024];
 	buf[0] = '\0';
 	if (!r->o.no_children)
 		add(buf, size, &len, " %7.2f%%", pct(w->children, r->period));
 	add(buf, size, &len, " %7.2f%% %8" PRIu64 " %13" PRIu64, pct(w->self, r->period), w->samples,
 	    w->self);
-	if (k & K_COMM)
-		add(buf, size, &len, "  %-16s", w->comm);
-	if (k & K_PID)
-		add(buf, size, &len, "  %7u", w->pid);
-	if (k & K_TID)
-		add(buf, size, &len, "  %7u", w->tid);
-	if (k & K_DSO)
-		add(buf, size, &len, "  %-20s", rp_dso_base(w->func->sym->dso));
-	if (k & K_SYM) {
-		char name[1024];
-		rp_func_name(w->func, name, sizeof(name));
-		add(buf, size, &len, "  %s%s", w->func->sym->kernel ? "[k] " : "", name);
+	for (size_t i = 0; i < n; i++) {
+		switch (cols[i]) {
+		case K_COMM: add(buf, size, &len, "  %-16s", w->comm); break;
+		case K_PID: add(buf, size, &len, "  %7u", w->pid); break;
+		case K_TID: add(buf, size, &len, "  %7u", w->tid); break;
+		case K_DSO: add(buf, size, &len, "  %-20s", rp_dso_base(w->func->sym->dso)); break;
+		case K_CPU: add(buf, size, &len, "  %03u", w->cpu); break;
+		case K_SRCLINE:
+			rp_row_srcline(w, text, sizeof(text));
+			add(buf, size, &len, "  %-24s", text);
+			break;
+		case K_PARENT: add(buf, size, &len, "  %-16s", parent_name(w)); break;
+		case K_SYM: {
+			char name[1024];
+			rp_func_name(w->func, name, sizeof(name));
+			snprintf(text, sizeof(text), "%s%s", w->func->sym->kernel ? "[k] " : "", name);
+			add(buf, size, &len, i + 1 < n ? "  %-32s" : "  %s", text);
+			break;
+		}
+		}
 	}
 }
 
@@ -487,9 +522,10 @@ void rp_print_json(struct rp_report *r, FILE *out)
 		     ", \"not_selected\": %" PRIu64 ", \"callchains\": %s",
 		r->samples, r->period, r->lost, r->skipped, r->have_callchains ? "true" : "false");
 	fprintf(out, ", \"sort\": [");
-	static const char *const keynames[] = {"comm", "pid", "tid", "dso", "symbol"};
+	static const char *const keynames[RP_NKEYS] = {"comm", "pid",     "tid",    "dso",
+							"symbol", "cpu", "srcline", "parent"};
 	bool first = true;
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < RP_NKEYS; i++)
 		if (r->o.keys & (1u << i)) {
 			fprintf(out, "%s\"%s\"", first ? "" : ", ", keynames[i]);
 			first = false;
@@ -516,6 +552,20 @@ void rp_print_json(struct rp_report *r, FILE *out)
 			fprintf(out, "\"pid\": %u, ", w->pid);
 		if (r->o.keys & K_TID)
 			fprintf(out, "\"tid\": %u, ", w->tid);
+		if (r->o.keys & K_CPU)
+			fprintf(out, "\"cpu\": %u, ", w->cpu);
+		if (r->o.keys & K_SRCLINE) {
+			char src[1024];
+			rp_row_srcline(w, src, sizeof(src));
+			fprintf(out, "\"srcline\": ");
+			rp_json_string(out, src);
+			fprintf(out, ", ");
+		}
+		if (r->o.keys & K_PARENT) {
+			fprintf(out, "\"parent\": ");
+			rp_json_string(out, parent_name(w));
+			fprintf(out, ", ");
+		}
 		json_func(out, w->func);
 		fprintf(out, "}");
 	}

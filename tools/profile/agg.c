@@ -5,6 +5,7 @@
  * few hash look-ups per frame. */
 #include "profile.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,29 +63,49 @@ static uint64_t row_hash(const void *entry)
 {
 	const struct rp_row *w = entry;
 	return hash_ptr(w->key_func) ^ hash_ptr(w->key_dso) * 5 ^ hash_ptr(w->comm) * 7 ^
-	       ((uint64_t)w->pid << 32 | w->tid) * 31;
+	       ((uint64_t)w->pid << 32 | w->tid) * 31 ^ (uint64_t)w->cpu * 0x9e3779b97f4a7c15ULL ^
+	       hash_ptr(w->parent) * 11 ^ hash_ptr(w->src_file) * 13 ^ hash_ptr(w->src_sym) * 17 ^
+	       (w->src_line + w->src_addr) * 0xbf58476d1ce4e5b9ULL;
 }
 
 static bool same_row(const void *entry, const void *key)
 {
 	const struct rp_row *w = entry, *k = key;
 	return w->key_func == k->key_func && w->key_dso == k->key_dso && w->comm == k->comm &&
-	       w->pid == k->pid && w->tid == k->tid;
+	       w->pid == k->pid && w->tid == k->tid && w->cpu == k->cpu && w->parent == k->parent &&
+	       w->src_file == k->src_file && w->src_line == k->src_line && w->src_sym == k->src_sym &&
+	       w->src_addr == k->src_addr;
 }
 
-/* The row of FUNC for a sample of (COMM, PID, TID) under the --sort keys. */
-static struct rp_row *intern_row(struct rp_report *r, struct rp_func *func, const char *comm,
-				 uint32_t pid, uint32_t tid)
+/* What a sample's rows share: its thread, CPU and parent (under the keys). */
+struct sample_key {
+	const char *comm;
+	uint32_t pid, tid, cpu;
+	struct rp_func *parent;
+};
+
+/* The row of FUNC, at location L, for a sample of K under the --sort keys. */
+static struct rp_row *intern_row(struct rp_report *r, struct rp_func *func,
+				 const struct hwc_location *l, const struct sample_key *sk)
 {
 	unsigned k = r->o.keys;
 	struct rp_row key = {
 		.func = func,
 		.key_func = k & K_SYM ? func : NULL,
 		.key_dso = k & K_DSO ? func->sym->dso : NULL,
-		.comm = k & K_COMM ? comm : NULL,
-		.pid = k & (K_PID | K_TID) ? pid : 0,
-		.tid = k & K_TID ? tid : 0,
+		.comm = k & K_COMM ? sk->comm : NULL,
+		.pid = k & (K_PID | K_TID) ? sk->pid : 0,
+		.tid = k & K_TID ? sk->tid : 0,
+		.cpu = k & K_CPU ? sk->cpu : 0,
+		.parent = k & K_PARENT ? sk->parent : NULL,
 	};
+	if (k & K_SRCLINE) {
+		key.src_file = l->file;
+		key.src_line = l->file ? l->line : 0;
+		/* No line: perf's symbol+offset (or dso[address]). */
+		key.src_sym = l->file ? NULL : l->sym;
+		key.src_addr = l->file ? 0 : l->dso_offset;
+	}
 	uint64_t h = row_hash(&key);
 	struct rp_row *w = rp_table_find(&r->rows, h, same_row, &key);
 	if (w)
@@ -93,6 +114,19 @@ static struct rp_row *intern_row(struct rp_report *r, struct rp_func *func, cons
 	key.link = w->link;
 	*w = key;
 	return w;
+}
+
+void rp_row_srcline(const struct rp_row *w, char *buf, size_t size)
+{
+	if (w->src_file) {
+		const char *slash = strrchr(w->src_file, '/');
+		snprintf(buf, size, "%s:%u", slash ? slash + 1 : w->src_file, w->src_line);
+	} else if (w->src_sym && w->src_sym->known) {
+		snprintf(buf, size, "%s+%" PRIu64, w->src_sym->name, w->src_addr - w->src_sym->start);
+	} else {
+		snprintf(buf, size, "%s[%" PRIx64 "]", w->src_sym ? rp_dso_base(w->src_sym->dso) : "?",
+			 w->src_addr);
+	}
 }
 
 static uint64_t pair_hash(const void *a, const void *b)
@@ -206,6 +240,32 @@ bool rp_pid_selected(const char *list, uint32_t pid, uint32_t tid)
 	return in_list(list, a) || in_list(list, b);
 }
 
+bool rp_cpu_selected(const char *list, uint32_t cpu, bool check)
+{
+	if (!list)
+		return true;
+	const char *p = list;
+	for (;;) {
+		char *end;
+		if (*p < '0' || *p > '9')
+			return false;
+		unsigned long lo = strtoul(p, &end, 10), hi = lo;
+		if (*end == '-') {
+			p = end + 1;
+			if (*p < '0' || *p > '9')
+				return false;
+			hi = strtoul(p, &end, 10);
+		}
+		if (lo > hi || hi > UINT32_MAX || (*end && *end != ','))
+			return false;
+		if (!check && cpu >= lo && cpu <= hi)
+			return true;
+		if (!*end)
+			return check;
+		p = end + 1;
+	}
+}
+
 size_t rp_sample_ips(hwc_symbols *syms, const struct hwc_sample *s, const struct perf_event_attr *a,
 		     uint64_t *ips, bool *kern, size_t max, bool *unwind_failed)
 {
@@ -244,17 +304,20 @@ size_t rp_sample_ips(hwc_symbols *syms, const struct hwc_sample *s, const struct
 }
 
 static size_t sample_frames(struct rp_report *r, const struct hwc_sample *s,
-			    const struct perf_event_attr *a, struct rp_func **out)
+			    const struct perf_event_attr *a, struct rp_func **out,
+			    const struct hwc_location **locs)
 {
 	uint64_t ips[MAX_FRAMES];
 	bool kern[MAX_FRAMES], failed;
-	size_t n = rp_sample_ips(r->syms, s, a, ips, kern, MAX_FRAMES, &failed);
+	size_t max = r->o.max_stack && r->o.max_stack < MAX_FRAMES ? r->o.max_stack : MAX_FRAMES;
+	size_t n = rp_sample_ips(r->syms, s, a, ips, kern, max, &failed);
 	r->unwind_failures += failed;
 	size_t k = 0;
 	for (size_t i = 0; i < n && k < MAX_FRAMES; i++) {
 		const struct hwc_location *l = hwc_symbols_resolve(r->syms, s->pid, s->time, ips[i], kern[i]);
 		for (; l && k < MAX_FRAMES; l = r->o.inl ? l->inlined_into : NULL) {
 			out[k] = intern_func(r, l, r->o.leaf_addr && k == 0);
+			locs[k] = l;
 			k++;
 		}
 	}
@@ -263,11 +326,11 @@ static size_t sample_frames(struct rp_report *r, const struct hwc_sample *s,
 
 /* Flat: self to the leaf's row and function; children once per sample to
  * each distinct function and row of the chain. */
-static void add_flat(struct rp_report *r, struct rp_func **chain, size_t n, const char *comm,
-		     const struct hwc_sample *s, uint64_t period)
+static void add_flat(struct rp_report *r, struct rp_func **chain, const struct hwc_location **locs,
+		     size_t n, const struct sample_key *sk, uint64_t period)
 {
 	unsigned stamp = r->stamp;
-	struct rp_row *leaf = intern_row(r, chain[0], comm, s->pid, s->tid);
+	struct rp_row *leaf = intern_row(r, chain[0], locs[0], sk);
 	leaf->self += period;
 	leaf->samples++;
 	chain[0]->self += period;
@@ -279,7 +342,7 @@ static void add_flat(struct rp_report *r, struct rp_func **chain, size_t n, cons
 			f->total += period;
 			f->total_samples++;
 		}
-		struct rp_row *w = i ? intern_row(r, f, comm, s->pid, s->tid) : leaf;
+		struct rp_row *w = i ? intern_row(r, f, locs[i], sk) : leaf;
 		if (w->seen != stamp) {
 			w->seen = stamp;
 			w->children += period;
@@ -318,14 +381,30 @@ static void add_path(struct rp_report *r, struct rp_node *root, struct rp_func *
 	node->self_samples++;
 }
 
+/* The parent key: the first frame, from the leaf, whose function the
+ * parent pattern matches (NULL: perf's [other]). */
+static struct rp_func *parent_of(struct rp_report *r, struct rp_func **chain, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (chain[i]->sym->known && regexec(&r->parent_re, chain[i]->sym->name, 0, NULL, 0) == 0)
+			return chain[i];
+	return NULL;
+}
+
 void rp_add_sample(struct rp_report *r, const struct hwc_sample *s, const struct perf_event_attr *a)
 {
 	struct rp_func *chain[MAX_FRAMES];
-	size_t n = sample_frames(r, s, a, chain);
+	const struct hwc_location *locs[MAX_FRAMES];
+	if (r->o.time_set && (s->time < r->o.time_start || s->time > r->o.time_end)) {
+		r->skipped++;
+		return;
+	}
+	size_t n = sample_frames(r, s, a, chain, locs);
 	if (n == 0)
 		return;
 	const char *comm = hwc_symbols_comm(r->syms, s->tid, s->time);
 	if (!in_list(r->o.comms, comm) || !rp_pid_selected(r->o.pids, s->pid, s->tid) ||
+	    !rp_pid_selected(r->o.tids, s->tid, s->tid) || !rp_cpu_selected(r->o.cpus, s->cpu, false) ||
 	    !in_list(r->o.dsos, rp_dso_base(chain[0]->sym->dso)) ||
 	    !in_list(r->o.symbols, chain[0]->sym->name)) {
 		r->skipped++;
@@ -340,7 +419,9 @@ void rp_add_sample(struct rp_report *r, const struct hwc_sample *s, const struct
 	t->samples++;
 	t->period += period;
 	++r->stamp;
-	add_flat(r, chain, n, comm, s, period);
+	struct sample_key sk = {comm, s->pid, s->tid, s->cpu,
+				r->have_parent_re ? parent_of(r, chain, n) : NULL};
+	add_flat(r, chain, locs, n, &sk, period);
 	add_edges(r, chain, n, period);
 	add_path(r, &r->root, chain + n - 1, -1, n, period);  /* callers first */
 	add_path(r, &r->croot, chain, 1, n, period);          /* callees first */

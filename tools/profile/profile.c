@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -293,6 +294,9 @@ static void warn_problem(const char *dso, const char *why, void *arg)
 void rp_free(struct rp_report *r)
 {
 	rp_clear(r);
+	if (r->have_parent_re)
+		regfree(&r->parent_re);
+	r->have_parent_re = false;
 	hwc_symbols_free(r->syms);
 	hwc_perfdata_close(r->file);
 }
@@ -315,6 +319,65 @@ int rp_open_input(const char **input, hwc_perfdata **file)
 	return hwc_perfdata_open_fd(file, STDIN_FILENO);
 }
 
+/* What the sort keys and the selection need of the samples, said before
+ * reading them (as perf does); the parent pattern compiled. */
+static int check_selection(struct rp_report *r)
+{
+	uint64_t t = r->attr ? r->attr->attr.sample_type : 0;
+	if (((r->o.keys & K_CPU) || r->o.cpus) && !(t & PERF_SAMPLE_CPU)) {
+		fprintf(stderr, "%s: %s: the samples of %s do not carry their CPU (record with -a, -C "
+				"or --sample-cpu) for %s\n",
+			prog, r->o.input, r->attr ? r->attr->name : "the event",
+			r->o.cpus ? "--cpu" : "--sort cpu");
+		return -1;
+	}
+	if (r->o.time_pct) {
+		/* perf's: first + round(share * span), the end one before the
+		 * next slice's start (HEADER_SAMPLE_TIME: first, last). */
+		const void *data;
+		size_t size;
+		uint64_t span[2];
+		if (hwc_perfdata_feature(r->file, HWC_FEAT_SAMPLE_TIME, &data, &size) || size < 16) {
+			fprintf(stderr, "%s: %s: no first and last sample times in the header "
+					"(SAMPLE_TIME) for --time percentages: give times in seconds\n",
+				prog, r->o.input);
+			return -1;
+		}
+		memcpy(span, data, 16);
+		double total = (double)(span[1] - span[0]);
+		r->o.time_start = span[0] + (uint64_t)llround(r->o.time_pct_start * total);
+		r->o.time_end = span[0] + (uint64_t)llround(r->o.time_pct_end * total);
+		if (r->o.time_end > r->o.time_start && r->o.time_end != span[1])
+			r->o.time_end--;
+		r->o.time_set = true;
+	}
+	if (r->o.time_set && !(t & PERF_SAMPLE_TIME)) {
+		fprintf(stderr, "%s: %s: the samples of %s carry no time for --time\n", prog,
+			r->o.input, r->attr ? r->attr->name : "the event");
+		return -1;
+	}
+	if (r->o.keys & K_PARENT) {
+		if (!(t & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER))) {
+			fprintf(stderr, "%s: %s: --sort parent needs call chains (record with -g or "
+					"--call-graph)\n",
+				prog, r->o.input);
+			return -1;
+		}
+		/* perf's default: system calls and page faults. */
+		const char *pattern = r->o.parent ? r->o.parent : "^sys_|^do_page_fault";
+		int err = regcomp(&r->parent_re, pattern, REG_EXTENDED | REG_NOSUB);
+		if (err) {
+			char why[256];
+			regerror(err, &r->parent_re, why, sizeof(why));
+			fprintf(stderr, "%s: --parent: '%s' is not a regular expression: %s\n", prog,
+				pattern, why);
+			return -1;
+		}
+		r->have_parent_re = true;
+	}
+	return 0;
+}
+
 int rp_load(struct rp_report *r)
 {
 	if (r->o.prog)
@@ -324,7 +387,7 @@ int rp_load(struct rp_report *r)
 		fprintf(stderr, "%s: %s\n", prog, hwc_errdetail());
 		return -1;
 	}
-	unsigned flags = (r->o.srcline ? HWC_SYM_SRCLINE : 0) | (r->o.inl ? HWC_SYM_INLINE : 0) |
+	unsigned flags = (r->o.srcline || (r->o.keys & K_SRCLINE) ? HWC_SYM_SRCLINE : 0) | (r->o.inl ? HWC_SYM_INLINE : 0) |
 			 (r->o.no_demangle ? 0 : HWC_SYM_DEMANGLE);
 	if ((err = hwc_symbols_new(&r->syms, flags)) ||
 	    (err = hwc_symbols_set_root(r->syms, r->o.root)) ||
@@ -332,7 +395,7 @@ int rp_load(struct rp_report *r)
 		fprintf(stderr, "%s: %s: %s\n", prog, r->o.input, hwc_errdetail());
 		return -1;
 	}
-	if (pick_event(r) || read_samples(r))
+	if (pick_event(r) || check_selection(r) || read_samples(r))
 		return -1;
 	r->have_callchains = r->attr && (r->attr->attr.sample_type & PERF_SAMPLE_CALLCHAIN ||
 					 r->attr->attr.sample_type & PERF_SAMPLE_STACK_USER);

@@ -4,6 +4,7 @@
 #define HWC_PROFILE_H
 
 #include <hwc/symbol.h>
+#include <regex.h>
 #include <stdio.h>
 
 /* table.c: the chained hash table every aggregate lives in.  An entry
@@ -73,6 +74,14 @@ struct rp_row {
 	const char *key_dso;        /* with the dso key: the DSO */
 	const char *comm;
 	uint32_t pid, tid;
+	uint32_t cpu;                 /* with the cpu key */
+	struct rp_func *parent;       /* with the parent key: NULL is [other] */
+	/* With the srcline key: the leaf's source line, or without one its
+	 * symbol (or DSO) and DSO-relative address, as perf keys them. */
+	const char *src_file;
+	unsigned src_line;
+	const struct hwc_symbol *src_sym;
+	uint64_t src_addr;
 	uint64_t self, children;
 	uint64_t samples;
 	unsigned seen;
@@ -122,7 +131,9 @@ struct rp_urec {
 	const uint8_t *data;
 };
 
-enum rp_key { K_COMM = 1, K_PID = 2, K_TID = 4, K_DSO = 8, K_SYM = 16 };
+enum rp_key { K_COMM = 1, K_PID = 2, K_TID = 4, K_DSO = 8, K_SYM = 16, K_CPU = 32, K_SRCLINE = 64,
+	      K_PARENT = 128 };
+#define RP_NKEYS 8
 /* O_DEFAULT: children when they are shown (as perf report), else self. */
 enum rp_order { O_DEFAULT, O_SELF, O_CHILDREN, O_SAMPLES, O_PERIOD };
 enum rp_view { V_FLAT, V_CALLER, V_CALLEE, V_GPROF, V_THREADS, V_RECORDS };
@@ -132,8 +143,19 @@ struct rp_opts {
 	const char *input;
 	enum rp_view view;
 	unsigned keys;
+	unsigned key_order[RP_NKEYS]; /* the keys' columns, as --sort listed them */
+	unsigned nkey_order;          /* (keys not listed follow in K_ order) */
 	enum rp_order order;
 	const char *comms, *pids, *dsos, *symbols, *event;
+	const char *tids;  /* only these thread ids */
+	const char *cpus;  /* only these CPUs: a checked list like 0-2,5 */
+	bool time_set;     /* only samples at times from time_start to time_end (ns) */
+	uint64_t time_start, time_end;
+	bool time_pct;     /* the span is time_pct_start to _end (fractions of the
+			    * recording's first to last sample time), as perf */
+	double time_pct_start, time_pct_end;
+	unsigned max_stack; /* at most this many frames of each chain (0: all) */
+	const char *parent; /* the parent key's pattern (NULL: perf's default) */
 	double percent_limit;
 	bool srcline, inl, json, no_children;
 	bool no_demangle;  /* mangled names, as the symbol tables have them */
@@ -168,6 +190,8 @@ struct rp_report {
 	struct rp_table threads; /* struct rp_thread */
 	struct rp_urec *urecs;
 	size_t nurecs, capurecs;
+	regex_t parent_re;       /* with the parent key */
+	bool have_parent_re;
 };
 
 /* profile.c */
@@ -208,5 +232,10 @@ struct rp_thread *rp_thread_get(struct rp_report *r, uint32_t pid, uint32_t tid)
 void rp_clear(struct rp_report *r);
 /* Is PID or TID in the comma-separated LIST (NULL: all)? */
 bool rp_pid_selected(const char *list, uint32_t pid, uint32_t tid);
+/* Is CPU in LIST, ranges like 0-2,5 (NULL: all)?  CHECK instead says
+ * whether LIST is such a list (CPU ignored). */
+bool rp_cpu_selected(const char *list, uint32_t cpu, bool check);
+/* The srcline key's text of row W: file:line, else symbol+offset. */
+void rp_row_srcline(const struct rp_row *w, char *buf, size_t size);
 
 #endif
