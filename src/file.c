@@ -200,6 +200,33 @@ static void free_output(hwc_output *o)
 	free(o);
 }
 
+/* Commit O as PATH instead, a name in the same directory (the temporary
+ * file is renamed, never copied). */
+int hwc__output_set_path(struct hwc_output *o, const char *path)
+{
+	const char *slash = strrchr(path, '/'), *oslash = strrchr(o->path, '/');
+	size_t dir = slash ? (size_t)(slash - path) + 1 : 0;
+	size_t odir = oslash ? (size_t)(oslash - o->path) + 1 : 0;
+	if (dir != odir || strncmp(path, o->path, dir) != 0)
+		return hwc__fail(-EXDEV, "cannot name %s %s: not in the same directory", o->path,
+				 path);
+	if (!path[dir])
+		return hwc__fail(-EISDIR, "cannot write %s: it names a directory, not a file", path);
+	int err = check_name(path, path, target_rule);
+	if (err)
+		return err;
+	char *copy = strdup(path), *old = NULL;
+	if (!copy || (o->old && asprintf(&old, "%s.old", path) < 0)) {
+		free(copy);
+		return hwc__fail(-ENOMEM, "out of memory");
+	}
+	free(o->path);
+	free(o->old);
+	o->path = copy;
+	o->old = old;
+	return 0;
+}
+
 /* Leave the data where it is and say where. */
 static int rename_failed(hwc_output *o, int err, const char *what)
 {

@@ -245,6 +245,7 @@ int hwc__machine_feature(int feat, struct hwc__bytes *b);
 int hwc__open_regular(const char *path);
 struct hwc_output;
 int hwc__output_commit(struct hwc_output *o);
+int hwc__output_set_path(struct hwc_output *o, const char *path);
 
 /* buildid.c: the GNU build-id of an ELF file, or of the running kernel, into
  * ID (MAX bytes); returns its length or -errno. */

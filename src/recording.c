@@ -82,7 +82,11 @@ struct hwc_recording {
 	bool have_machine[HWC_FEAT_PMU_MAPPINGS + 1];
 	uint64_t first_time, last_time;
 	bool have_time;
-	struct timespec tod_ref, mono_ref;
+	/* The clock of the first event that names one (perf's -k), and one
+	 * instant on the wall clock and on it (the CLOCK_DATA feature). */
+	bool have_clock;
+	clockid_t clock;
+	struct timespec tod_ref, clock_ref;
 	unsigned synthesized; /* HWC__SYNTH_* written already */
 	int error;          /* the first write error: no more records after it */
 	uint64_t tail_size; /* of the tail on disk after the last flush */
@@ -288,8 +292,6 @@ static int init(hwc_recording *rec)
 	rec->buf = malloc(BUF_SIZE);
 	if (!rec->buf)
 		return hwc__fail(-ENOMEM, "out of memory");
-	clock_gettime(CLOCK_REALTIME, &rec->tod_ref);
-	clock_gettime(CLOCK_MONOTONIC, &rec->mono_ref);
 	for (size_t i = 0; i < HWC_ARRAY_SIZE(machine_features); i++) {
 		int f = machine_features[i];
 		/* A feature the machine cannot describe (no NUMA sysfs) is left out. */
@@ -461,6 +463,12 @@ int hwc__recording_add_event(hwc_recording *rec, const struct perf_event_attr *a
 	ra->attr.size = sizeof(ra->attr);
 	snprintf(ra->name, sizeof(ra->name), "%s", name);
 	ra->leader = leader;
+	if (attr->use_clockid && !rec->have_clock) {
+		rec->have_clock = true;
+		rec->clock = attr->clockid;
+		clock_gettime(CLOCK_REALTIME, &rec->tod_ref);
+		clock_gettime(rec->clock, &rec->clock_ref);
+	}
 	return (int)rec->nattrs++;
 }
 
@@ -594,6 +602,7 @@ HWC_EXPORT int hwc_recording_write_user(hwc_recording *rec, const void *data, si
 {
 	hwc__clear_error();
 	size_t a;
+	clockid_t clock = rec->have_clock ? rec->clock : CLOCK_MONOTONIC;
 	if (!hwc__idmap_find(rec->ids, rec->nids, USER_ID, &a)) {
 		/* Its records are told apart by their ids: the others need theirs. */
 		for (size_t i = 0; i < rec->nattrs; i++)
@@ -611,7 +620,7 @@ HWC_EXPORT int hwc_recording_write_user(hwc_recording *rec, const void *data, si
 			.read_format = PERF_FORMAT_ID,
 			.sample_id_all = 1,
 			.use_clockid = 1,
-			.clockid = CLOCK_MONOTONIC,
+			.clockid = clock,
 		};
 		int ev = hwc__recording_add_event(rec, &attr, USER_EVENT, -1);
 		if (ev < 0)
@@ -634,7 +643,7 @@ HWC_EXPORT int hwc_recording_write_user(hwc_recording *rec, const void *data, si
 	struct perf_event_header h = {PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER,
 				      (uint16_t)(fixed + raw)};
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	uint64_t w[6] = {USER_ID, 0, 0, (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec,
 			 0, 1};
 	uint32_t ids[2] = {(uint32_t)getpid(), (uint32_t)syscall(SYS_gettid)};
@@ -732,14 +741,6 @@ static int feat_group_desc(hwc_recording *rec, struct hwc__bytes *b)
 	return err;
 }
 
-static bool uses_clockid(const hwc_recording *rec)
-{
-	for (size_t i = 0; i < rec->nattrs; i++)
-		if (rec->attrs[i].attr.use_clockid)
-			return true;
-	return false;
-}
-
 /* Feature F's bytes into B; -ENOENT leaves F out of the file. */
 static int feature(hwc_recording *rec, int f, struct hwc__bytes *b)
 {
@@ -759,7 +760,7 @@ static int feature(hwc_recording *rec, int f, struct hwc__bytes *b)
 		return hwc__bytes_u64(b, rec->first_time) ?: hwc__bytes_u64(b, rec->last_time);
 	case HWC_FEAT_CLOCKID: {
 		struct timespec res;
-		if (!uses_clockid(rec) || clock_getres(CLOCK_MONOTONIC, &res) < 0)
+		if (!rec->have_clock || clock_getres(rec->clock, &res) < 0)
 			return -ENOENT;
 		return hwc__bytes_u64(b, (uint64_t)res.tv_sec * 1000000000ULL +
 						 (uint64_t)res.tv_nsec);
@@ -776,14 +777,14 @@ static int feature(hwc_recording *rec, int f, struct hwc__bytes *b)
 		return err ?: hwc__bytes_u32(b, BUF_SIZE);
 	}
 	case HWC_FEAT_CLOCK_DATA: {
-		if (!uses_clockid(rec))
+		if (!rec->have_clock)
 			return -ENOENT;
 		/* version, clockid, then one instant on the wall clock and on it */
-		int err = hwc__bytes_u32(b, 1) ?: hwc__bytes_u32(b, CLOCK_MONOTONIC);
+		int err = hwc__bytes_u32(b, 1) ?: hwc__bytes_u32(b, (uint32_t)rec->clock);
 		err = err ?: hwc__bytes_u64(b, (uint64_t)rec->tod_ref.tv_sec * 1000000000ULL +
 						     (uint64_t)rec->tod_ref.tv_nsec);
-		return err ?: hwc__bytes_u64(b, (uint64_t)rec->mono_ref.tv_sec * 1000000000ULL +
-							(uint64_t)rec->mono_ref.tv_nsec);
+		return err ?: hwc__bytes_u64(b, (uint64_t)rec->clock_ref.tv_sec * 1000000000ULL +
+							(uint64_t)rec->clock_ref.tv_nsec);
 	}
 	default:
 		if (f < (int)HWC_ARRAY_SIZE(rec->machine) && rec->have_machine[f])
@@ -928,6 +929,19 @@ static int finish(hwc_recording *rec)
 		return hwc__fail(err, "cannot finish %s: %s; the file is not a valid recording",
 				 rec->path, strerror(-err));
 	return 0;
+}
+
+HWC_EXPORT int hwc_recording_set_path(hwc_recording *rec, const char *path)
+{
+	hwc__clear_error();
+	if (!rec->out)
+		return hwc__fail(-EINVAL, "%s is not a file made by hwc_recording_create(): it "
+					  "cannot be renamed",
+				 rec->path);
+	int err = hwc__output_set_path(rec->out, path);
+	if (!err)
+		snprintf(rec->path, sizeof(rec->path), "%s", path);
+	return err;
 }
 
 HWC_EXPORT int hwc_recording_flush(hwc_recording *rec)

@@ -40,7 +40,7 @@ static void sampling_attr(const hwc_sampler *s, struct perf_event_attr *a)
 	a->read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST;
 	a->sample_id_all = 1;
 	a->use_clockid = 1;
-	a->clockid = CLOCK_MONOTONIC; /* so user records can be timestamped alike */
+	a->clockid = hwc__sampler_clock(s); /* so user records can be timestamped alike */
 	if (o->period) {
 		a->sample_period = o->period;
 		a->freq = 0;
@@ -123,8 +123,16 @@ static int check_opts(const struct hwc_sampler_opts *o, const struct hwc_target 
 		return hwc__fail(-EINVAL, "%zu ring buffer pages: the count must be a power of 2",
 				 o->mmap_pages);
 	if (o->flags & ~(HWC_GROUP_VALUES | HWC_LOG_PROCEXIT | HWC_LOG_PROCCSW | HWC_SAMPLE_CPU |
-			 HWC_SAMPLE_ID))
+			 HWC_SAMPLE_ID | HWC_CLOCKID))
 		return hwc__fail(-EINVAL, "unknown sampler flags %#x", o->flags);
+	/* The clocks perf_event_open(2) takes; it refuses others with EINVAL. */
+	if ((o->flags & HWC_CLOCKID) && o->clockid != CLOCK_MONOTONIC &&
+	    o->clockid != CLOCK_MONOTONIC_RAW && o->clockid != CLOCK_REALTIME &&
+	    o->clockid != CLOCK_BOOTTIME && o->clockid != CLOCK_TAI)
+		return hwc__fail(-EINVAL, "clock %d cannot time samples: the kernel takes "
+					  "CLOCK_MONOTONIC (1), CLOCK_MONOTONIC_RAW (4), "
+					  "CLOCK_REALTIME (0), CLOCK_BOOTTIME (7) or CLOCK_TAI (11)",
+				 o->clockid);
 	if ((o->flags & (HWC_LOG_PROCEXIT | HWC_LOG_PROCCSW)) && hwc__cpu_wide(t->kind))
 		return hwc__fail(-EINVAL, "per-thread exit and context-switch counts need a process "
 					  "target (a command, a pid or a thread), not CPUs");

@@ -65,6 +65,12 @@ struct hwc_sampler {
 
 #define HWC__SLOT(s, t, c, e) (((t) * (s)->ncpus + (c)) * (s)->evs.n + (e))
 
+/* The clock of the sample times (HWC_CLOCKID, else CLOCK_MONOTONIC). */
+static inline clockid_t hwc__sampler_clock(const hwc_sampler *s)
+{
+	return s->opts.flags & HWC_CLOCKID ? s->opts.clockid : CLOCK_MONOTONIC;
+}
+
 static inline bool hwc__sampler_task_target(const hwc_sampler *s)
 {
 	return !hwc__cpu_wide(s->kind);

@@ -10,14 +10,14 @@
 #include <time.h>
 #include <unistd.h>
 
-static void counting_attr(struct perf_event_attr *a, uint64_t read_format)
+static void counting_attr(const hwc_sampler *s, struct perf_event_attr *a, uint64_t read_format)
 {
 	a->size = sizeof(*a);
 	a->sample_type = BASE_SAMPLE_TYPE;
 	a->read_format = read_format;
 	a->sample_id_all = 1;
 	a->use_clockid = 1;
-	a->clockid = CLOCK_MONOTONIC;
+	a->clockid = hwc__sampler_clock(s);
 	a->sample_period = 0;
 	a->freq = 0;
 }
@@ -60,7 +60,7 @@ int hwc__sampler_add_log_events(hwc_sampler *s)
 			/* Switches happen in the kernel: user-only would count none, so
 			 * never fall back for this one. */
 			struct perf_event_attr *a = &s->evs.e[leader].ev->pub.attr;
-			counting_attr(a, GROUP_READ_FORMAT);
+			counting_attr(s, a, GROUP_READ_FORMAT);
 			a->sample_period = 1;
 			a->sample_type |= PERF_SAMPLE_READ;
 			a->exclude_kernel = 0;
@@ -75,7 +75,7 @@ int hwc__sampler_add_log_events(hwc_sampler *s)
 		if (err)
 			break;
 		struct perf_event_attr *a = &s->evs.e[n].ev->pub.attr;
-		counting_attr(a, SINGLE_READ_FORMAT);
+		counting_attr(s, a, SINGLE_READ_FORMAT);
 		a->inherit_stat = !!(f & HWC_LOG_PROCEXIT);
 	}
 	hwc_evlist_free(defaults);
@@ -118,10 +118,10 @@ int hwc__sampler_open_own(hwc_sampler *s)
 	return 0;
 }
 
-static uint64_t now_ns(void)
+static uint64_t now_ns(clockid_t clock)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
@@ -136,7 +136,7 @@ static int put_sample_id(struct hwc__bytes *b, const struct perf_event_attr *a,
 	if (!err && (type & PERF_SAMPLE_TID))
 		err = hwc__bytes_put(b, pidtid, 8);
 	if (!err && (type & PERF_SAMPLE_TIME))
-		err = hwc__bytes_u64(b, now_ns());
+		err = hwc__bytes_u64(b, now_ns(a->clockid));
 	if (!err && (type & PERF_SAMPLE_ID))
 		err = hwc__bytes_u64(b, id);
 	if (!err && (type & PERF_SAMPLE_STREAM_ID))

@@ -38,7 +38,8 @@ static bool same_file(int a, int b)
 /* What existed before sampling started on S's target, from /proc: the
  * kernel's map (only into a recording REC: a symbolizer takes kernel
  * addresses from kallsyms itself), then every process (CPUS), the target
- * process, or nothing for a command, whose exec is in the data.  A
+ * process, or nothing for a command not started yet, whose exec is in the
+ * data.  A
  * recording gets the kernel's map and every process once, however many
  * samplers are added to it. */
 static int synth_target(const hwc_sampler *s, const struct hwc__sink *k, hwc_recording *rec)
@@ -67,7 +68,10 @@ static int synth_target(const hwc_sampler *s, const struct hwc__sink *k, hwc_rec
 	case HWC_TARGET_SELF:
 		return hwc__synth_process(k, s->tgid);
 	case HWC_TARGET_COMMAND:
-		return 0;
+		/* Its exec is in the data, unless this recording follows another
+		 * (--switch-output): then it is described as it is now. */
+		return s->child.started && s->child.pid > 0 ? hwc__synth_process(k, s->child.pid)
+							    : 0;
 	}
 	return 0;
 }

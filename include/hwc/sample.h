@@ -9,6 +9,7 @@
 
 #include <hwc/hwc.h>
 #include <hwc/output.h>
+#include <time.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -97,7 +98,8 @@ size_t hwc_sample_id_size(const struct perf_event_attr *attr);
  * children and new threads are included unless HWC_NO_INHERIT; a CPUS
  * target samples everything on its CPUs and, when its argv is set, runs
  * that command too (the recording lasts as long as the command).  Every
- * event samples the IP, pid/tid, time (CLOCK_MONOTONIC), CPU and period,
+ * event samples the IP, pid/tid, time (CLOCK_MONOTONIC, or the clock of
+ * HWC_CLOCKID), CPU and period,
  * with the PERF_SAMPLE_IDENTIFIER that names the event. */
 typedef struct hwc_sampler hwc_sampler;
 
@@ -125,6 +127,7 @@ enum hwc_callgraph {
 #define HWC_SAMPLE_CPU   0x8u  /* every sample names its CPU (perf record --sample-cpu) */
 #define HWC_SAMPLE_ID    0x10u /* every record names its event even when it is the only
 				* one: a recording given user records needs it */
+#define HWC_CLOCKID      0x20u /* times on opts.clockid, not CLOCK_MONOTONIC (perf's -k) */
 
 struct hwc_sampler_opts {
 	uint64_t period;           /* a sample every PERIOD events, or */
@@ -137,6 +140,8 @@ struct hwc_sampler_opts {
 	const hwc_evlist *counted; /* the events HWC_LOG_* report (NULL: task-clock) */
 	size_t mmap_pages;         /* ring buffer pages per CPU, a power of 2 (0: 128, or
 				    * 512 for DWARF call graphs when privileged) */
+	clockid_t clockid;         /* with HWC_CLOCKID: CLOCK_MONOTONIC, _MONOTONIC_RAW,
+				    * _REALTIME, _BOOTTIME or _TAI (the kernel's choice) */
 };
 
 /* Open the events of LIST (may be NULL or empty when OPTS->flags has an
@@ -250,7 +255,10 @@ int hwc_recording_set_cmdline(hwc_recording *rec, int argc, char *const *argv);
 /* Describe S's events in REC and write what a report needs about the tasks
  * that existed before sampling started: COMM, MMAP2 and FORK records from
  * /proc for the target (every process for a CPUS target) and the kernel's
- * map.  Call once, after hwc_sampler_open() and before hwc_sampler_start(). */
+ * map.  Call once, after hwc_sampler_open() and before hwc_sampler_start();
+ * or, to go on in a new recording while S samples (as perf record
+ * --switch-output does), after hwc_sampler_write() into the previous one:
+ * the started command's process is then described too. */
 int hwc_recording_add_sampler(hwc_recording *rec, const hwc_sampler *s);
 
 /* The events REC lists so far, in the order they were added: each
@@ -270,12 +278,18 @@ size_t hwc_recording_nevents(const hwc_recording *rec);
 int hwc_recording_write(hwc_recording *rec, const struct perf_event_header *hdr);
 
 /* A user record (hwpmc's PMC_OP_WRITELOG): SIZE bytes of DATA, timestamped
- * now (CLOCK_MONOTONIC) with the caller's pid, tid and CPU.  Stored as a
+ * now (on the clock of the recording's events, CLOCK_MONOTONIC without
+ * one) with the caller's pid, tid and CPU.  Stored as a
  * sample of the event "hwc-user" (a software bpf-output event) whose RAW
  * payload is DATA zero-padded so that 4 + the raw size is a multiple of 8;
  * see hwc-data(5).  -EINVAL when the recording's events carry no sample id
  * (sample with HWC_SAMPLE_ID). */
 int hwc_recording_write_user(hwc_recording *rec, const void *data, size_t size);
+
+/* The name a file of hwc_recording_create() gets at the close instead of
+ * its PATH: a name in the same directory, checked as hwc_output_create()
+ * checks PATH (-EXDEV for another directory, -EINVAL for a stream). */
+int hwc_recording_set_path(hwc_recording *rec, const char *path);
 
 /* Write everything buffered and make the file complete and valid as of now
  * (header, event list, features); later records extend it again.  (A file
