@@ -138,6 +138,21 @@ measured "hwc record -g -e cycles:u: f2 share ${share:-none} (expected 0.75 +- 0
 awk -v s="${share:-0}" 'BEGIN { exit !(s >= 0.73 && s <= 0.77) }' || fail "f2 share $share"
 grep -i warn "$tmp/rep.err" "$tmp/rep" && fail "perf report warned on hwc's -g file"
 
+# hwc annotate on arm64 code (capstone's AArch64 disassembler, in the
+# guest): samples of cycles:u every 100003 (odd: no aliasing with the loop)
+# fall evenly on f2's loop of pmu.h, subs and b.ne.
+hwc record -e cycles:u -c 100003 -o "$tmp/a.data" -- "$W" f1f2 $((10 * N)) 2>"$tmp/rec.err" || fail "hwc record for annotate"
+if hwc annotate --stdio --no-source -i "$tmp/a.data" f2 >"$tmp/ann" 2>"$tmp/ann.err"; then
+	hot=$(awk '$1 + 0 > 5 { printf "%s %s ", $4, $1 }' "$tmp/ann")
+	measured "hwc annotate f2: ${hot:-nothing above 5%}"
+	set -- $hot
+	[ "$1" = subs ] && [ "$3" = b.ne ] && [ $# -eq 4 ] || fail "annotate f2: hot instructions '$hot', not subs and b.ne"
+	awk -v a="${2:-0}" -v b="${4:-0}" 'BEGIN { exit !(a > 47 && a < 53 && b > 47 && b < 53) }' ||
+		fail "annotate f2: subs $2%, b.ne $4%, not 50% each (+-3)"
+else
+	fail "hwc annotate: $(cat "$tmp/ann.err")"
+fi
+
 # pmcstat sampling: -P (process) and -S (system) into a log (-O), read back (-R).
 for m in -P -S; do
 	rm -f "$tmp/p.log"
