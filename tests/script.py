@@ -20,7 +20,7 @@ FIRST = 60  # samples compared field by field
 
 # perf script's default sample line (perf 6.1): comm, tid, [cpu], time,
 # period, event, then ip sym+off (dso), or a newline and the chain.
-HEAD = re.compile(r"^\s*(?P<comm>\S+)\s+(?P<tid>\d+)\s+(?:\[(?P<cpu>\d+)\]\s+)?"
+HEAD = re.compile(r"^\s*(?P<comm>\S+)\s+(?P<tid>-?\d+)\s+(?:\[(?P<cpu>\d+)\]\s+)?"
                   r"(?P<time>\d+\.\d{6}):\s+(?P<period>\d+)\s+(?P<event>\S+):\s*"
                   r"(?:(?P<ip>[0-9a-f]+) (?P<sym>.+?)(?:\+0x[0-9a-f]+)? \((?P<dso>.*)\))?$")
 FRAME = re.compile(r"^\t\s*(?P<ip>[0-9a-f]+) (?P<sym>.+?)(?:\+0x[0-9a-f]+)? \((?P<dso>.*)\)$")

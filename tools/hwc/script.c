@@ -202,7 +202,7 @@ static const char *comm_of(struct script *sc, const struct hwc_sample *s, char *
 	const char *comm = hwc_symbols_comm(sc->syms, s->tid, s->time);
 	if (strcmp(comm, "[unknown]") != 0)
 		return comm;
-	snprintf(buf, size, ":%u", s->tid);
+	snprintf(buf, size, ":%d", (int)s->tid); /* signed, as perf: ":-1" */
 	return buf;
 }
 
