@@ -565,6 +565,19 @@ class ServeTest(unittest.TestCase):
             self.assertEqual(a.stderr().count("not counting cgroup"), 1, a.stderr())
             self.assertIn("--max-cgroups is reached", a.stderr())
 
+    def test_more_descriptors_than_select_takes(self):
+        """Cgroups enough for over 1024 descriptors (select()'s FD_SETSIZE):
+        the agent still starts and answers, every cgroup counted."""
+        events = "page-faults,minor-faults,major-faults,context-switches,cpu-migrations,task-clock"
+        per_cgroup = len(events.split(",")) * len(hwctest.online_cpus())
+        n = 1100 // per_cgroup + 1
+        with Cgroups(*("m%d" % i for i in range(n))) as cg:
+            a = self.agent("-e", events, "--cgroups", cg.glob)
+            text = self.metrics(a)[1]
+            self.assertEqual(gauge(text, "hwc_cgroups"), n)
+            self.assertGreater(gauge(text, "process_open_fds"), 1100)
+            self.assertEqual(len(cgroup_series(text)), n)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -766,8 +766,10 @@ static struct server *start_server(struct serve *s)
 		return NULL;
 	}
 	bool tls = sv->web && sv->web->cert;
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ITC |
-			 MHD_USE_ERROR_LOG | (tls ? MHD_USE_TLS : 0) | (s->ipv6 ? MHD_USE_IPv6 : 0);
+	/* poll(), not select(): the counters of many cgroups take descriptors
+	 * past FD_SETSIZE (1024), and select() cannot watch those. */
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
+			 MHD_USE_ITC | MHD_USE_ERROR_LOG | (tls ? MHD_USE_TLS : 0) | (s->ipv6 ? MHD_USE_IPv6 : 0);
 	/* Idle connections (slow clients) are dropped after 10 s; each has a
 	 * thread of its own, so none holds up another. */
 	if (tls)
