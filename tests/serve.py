@@ -12,6 +12,7 @@ import base64
 import json
 import os
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -46,11 +47,15 @@ def crypt_bcrypt(password):
 class Agent:
     """A running hwc serve on 127.0.0.1, a free port (port 0)."""
 
-    def __init__(self, tmp, *args, listen="127.0.0.1:0"):
+    def __init__(self, tmp, *args, listen="127.0.0.1:0", nofile=None):
         self.log = os.path.join(tmp, "serve-%d.log" % time.monotonic_ns())
         self.err = open(self.log, "w+")
+
+        def limit():
+            if nofile:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
         self.p = subprocess.Popen([HWC, "serve", "--listen", listen, *args], stdin=subprocess.DEVNULL,
-                                  stdout=subprocess.DEVNULL, stderr=self.err)
+                                  stdout=subprocess.DEVNULL, stderr=self.err, preexec_fn=limit)
         deadline = time.monotonic() + LIMIT
         while True:
             text = self.stderr()
@@ -564,6 +569,23 @@ class ServeTest(unittest.TestCase):
                 time.sleep(1.1)  # a scrape that looks at the cgroups again
             self.assertEqual(a.stderr().count("not counting cgroup"), 1, a.stderr())
             self.assertIn("--max-cgroups is reached", a.stderr())
+
+    def test_descriptor_limit(self):
+        """A descriptor limit too low for every matching cgroup: some are
+        left out (the metric and the log say so), and the agent still has
+        descriptors to serve scrapes with."""
+        n = 60
+        with Cgroups(*("f%d" % i for i in range(n))) as cg:
+            a = self.agent("-e", "page-faults", "--cgroups", cg.glob, nofile=256)
+            for _ in range(3):  # more connections than one
+                text = self.metrics(a)[1]
+            counted, skipped = gauge(text, "hwc_cgroups"), gauge(text, "hwc_cgroups_skipped")
+            print("RLIMIT_NOFILE 256, %d cgroups: %d counted, %d skipped" % (n, counted, skipped),
+                  file=sys.stderr)
+            self.assertEqual(counted + skipped, n)
+            self.assertGreater(skipped, 0)
+            self.assertEqual(len(cgroup_series(text)), counted)
+            self.assertIn("the descriptor limit (RLIMIT_NOFILE) is near", a.stderr())
 
     def test_more_descriptors_than_select_takes(self):
         """Cgroups enough for over 1024 descriptors (select()'s FD_SETSIZE):

@@ -18,6 +18,7 @@
 #include <fnmatch.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <pthread.h>
@@ -80,6 +81,7 @@ struct serve {
 	size_t nsrc, cap;
 	double scanned;         /* CLOCK_MONOTONIC s of the last scan of the cgroups */
 	size_t skipped;         /* matching cgroups the last scan did not count */
+	long fds_free;          /* descriptors the scan under way may still take */
 	bool said_skipped;      /* logged since skipped was last 0 */
 	pthread_mutex_t count_lock;   /* one read of the counters at a time */
 	pthread_mutex_t profile_lock; /* one profile at a time */
@@ -188,6 +190,18 @@ static const char *unknown_arg(struct MHD_Connection *conn, const char *const *k
 	return buf;
 }
 
+static long open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return -1;
+	long n = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1; /* not the directory's own */
+}
+
 /* ------------------------------------------------------------ cgroups */
 
 /* Counters on every CPU for cgroup PATH ("/a/b") as a new source, unless
@@ -201,8 +215,14 @@ static void add_cgroup(struct serve *s, const char *path)
 	struct hwc_target t = s->target;
 	t.kind = HWC_TARGET_CGROUP;
 	t.cgroup = path + 1;
+	/* At most this many descriptors: each event on each CPU, and the
+	 * cgroup's directory per event. */
+	long need = (long)(hwc_evlist_size(s->list) * (hwc_counters_ninstances(s->src[0].c) + 1));
 	if (s->nsrc - 1 >= (size_t)s->max_cgroups) {
 		why = "--max-cgroups is reached";
+	} else if (need > s->fds_free) {
+		why = "the descriptor limit (RLIMIT_NOFILE) is near; raise it (LimitNOFILE=) or lower "
+		      "--max-cgroups";
 	} else if (s->nsrc == s->cap) {
 		struct source *src = realloc(s->src, 2 * s->cap * sizeof(*src));
 		if (src) {
@@ -229,6 +249,7 @@ static void add_cgroup(struct serve *s, const char *path)
 		s->said_skipped = true;
 		return;
 	}
+	s->fds_free -= need;
 	s->src[s->nsrc++] = (struct source){.cgroup = name, .c = c, .seen = true};
 }
 
@@ -275,8 +296,13 @@ static void scan_cgroups(struct serve *s)
 	if (!s->nglobs || hwc_cgroup_path("", root, sizeof(root)))
 		return;
 	s->scanned = now_s();
-	size_t before = s->skipped;
 	s->skipped = 0;
+	/* Descriptors are left for connections (64) and a profile (one per CPU). */
+	struct rlimit rl;
+	long reserve = 100 + 2 * (long)hwc_counters_ninstances(s->src[0].c);
+	s->fds_free = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+			      ? (long)rl.rlim_cur - open_fds() - reserve
+			      : LONG_MAX;
 	for (size_t k = 1; k < s->nsrc; k++)
 		s->src[k].seen = false;
 	walk_cgroups(s, root, "");
@@ -290,10 +316,8 @@ static void scan_cgroups(struct serve *s)
 		free(s->src[k].cgroup);
 	}
 	s->nsrc = kept;
-	if (!s->skipped)
+	if (!s->skipped) /* the next one left out is said again */
 		s->said_skipped = false;
-	else if (s->skipped != before)
-		log_msg("%zu matching cgroups are not counted", s->skipped);
 }
 
 /* ------------------------------------------------------------ /metrics */
@@ -368,18 +392,6 @@ static void write_counters(struct serve *s, FILE *f, bool om, enum column col, c
 				write_sample(f, name, event, s->src[k].cgroup, -1, col, &sum);
 		}
 	}
-}
-
-static long open_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	if (!d)
-		return -1;
-	long n = 0;
-	for (struct dirent *e; (e = readdir(d));)
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n - 1; /* not the directory's own */
 }
 
 static enum MHD_Result serve_metrics(struct serve *s, struct MHD_Connection *conn)
