@@ -421,8 +421,8 @@ static enum MHD_Result serve_metrics(struct serve *s, struct MHD_Connection *con
 		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "reading the counters: %s\n", detail);
 	}
 	write_counters(s, f, om, RAW, "hwc_events",
-		       "Events counted since hwc serve started, per event and CPU (raw: not scaled "
-		       "for multiplexing).");
+		       "Events counted since hwc serve started, per event and CPU or cgroup (raw: "
+		       "not scaled for multiplexing).");
 	write_counters(s, f, om, ENABLED, "hwc_event_enabled_seconds",
 		       "Seconds each event was enabled (running/enabled corrects for multiplexing).");
 	write_counters(s, f, om, RUNNING, "hwc_event_running_seconds",
