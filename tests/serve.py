@@ -28,7 +28,7 @@ import urllib.request
 import warnings
 
 import hwctest
-from cgroup import mountinfo, own_cgroup
+from cgroup import mountinfo, own_cgroup, skip_reason
 from hwctest import LIMIT, program, workload
 
 HWC = program("hwc")
@@ -118,18 +118,10 @@ class Cgroups:
     afterwards (or by remove()); SkipTest where that cannot be done."""
 
     def __init__(self, *names):
-        v2, v1_perf = mountinfo()
-        reason = None
-        if os.geteuid() != 0:
-            reason = "making cgroups needs root"
-        elif v2 is None:
-            reason = "no cgroup2 (unified) hierarchy is mounted"
-        elif v1_perf:
-            reason = "perf_event is bound to a cgroup v1 hierarchy here"
-        elif not os.access(os.path.join(v2, own_cgroup().lstrip("/")), os.W_OK):
-            reason = "the cgroup2 hierarchy at %s is not writable" % v2
+        reason = skip_reason()
         if reason:
             raise unittest.SkipTest(reason)
+        v2 = mountinfo()[0]
         parent = own_cgroup().strip("/")
         # The glob that matches these cgroups and no other.
         self.glob = os.path.join(parent, "hwc-serve-%d-*" % os.getpid())
