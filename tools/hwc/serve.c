@@ -233,12 +233,13 @@ static void add_cgroup(struct serve *s, const char *path)
 	if (!why && (s->nsrc == s->cap || !(name = strdup(path))))
 		why = "out of memory";
 	else if (!why && ((err = hwc_counters_open(&c, s->list, &t)) || (err = hwc_counters_start(c)))) {
+		why = hwc_errdetail();
 		if (c)
 			hwc_counters_close(c);
-		free(name);
-		if (err == -ENOENT) /* removed while we looked */
+		if (err == -ENOENT) { /* removed while we looked */
+			free(name);
 			return;
-		why = hwc_errdetail();
+		}
 	}
 	if (why) {
 		free(name);
