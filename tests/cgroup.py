@@ -48,22 +48,27 @@ def own_cgroup():
     return "/"
 
 
+def skip_reason():
+    """Why test cgroups cannot be made and counted here, or None."""
+    v2, v1_perf = mountinfo()
+    if os.geteuid() != 0:
+        return "needs root to make cgroups and count whole CPUs"
+    if v2 is None:
+        return "no cgroup2 (unified) hierarchy is mounted"
+    if v1_perf:
+        return "perf_event is bound to a cgroup v1 hierarchy here"
+    if not os.access(os.path.join(v2, own_cgroup().lstrip("/")), os.W_OK):
+        return f"the cgroup2 hierarchy at {v2} is not writable"
+    return None
+
+
 def setUpModule():
     global ROOT, PARENT
-    v2, v1_perf = mountinfo()
-    reason = None
-    if os.geteuid() != 0:
-        reason = "needs root to make cgroups and count whole CPUs"
-    elif v2 is None:
-        reason = "no cgroup2 (unified) hierarchy is mounted"
-    elif v1_perf:
-        reason = "perf_event is bound to a cgroup v1 hierarchy here"
-    elif not os.access(os.path.join(v2, own_cgroup().lstrip("/")), os.W_OK):
-        reason = f"the cgroup2 hierarchy at {v2} is not writable"
+    reason = skip_reason()
     if reason:
         print(f"SKIP: {reason}", file=sys.stderr)
         sys.exit(77)
-    ROOT = v2
+    ROOT = mountinfo()[0]
     # Our children go under our own cgroup; nothing is enabled in them.
     PARENT = own_cgroup().strip("/")
 

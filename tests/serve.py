@@ -4,12 +4,15 @@ page, OpenMetrics on request, Prometheus itself scraping it, a CPU profile
 read by `go tool pprof` while hotspots runs (f2's share of f1+f2 near 3/4),
 one profile at a time (429), HTTP errors, TLS and basic auth from a web
 config (right and wrong password, plain HTTP to the TLS port), SIGHUP
-reloading it, and SIGTERM ending it.  Nothing asserts a time: waits poll
-for what the agent shows, under a hang guard."""
+reloading it, and SIGTERM ending it; --cgroups on real cgroup v2 groups
+made for the test (pagetouch's page faults in one, none in an idle one, a
+removed one's series and descriptors gone, --max-cgroups).  Nothing
+asserts a time: waits poll for what the agent shows, under a hang guard."""
 import base64
 import json
 import os
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -25,6 +28,7 @@ import urllib.request
 import warnings
 
 import hwctest
+from cgroup import mountinfo, own_cgroup, skip_reason
 from hwctest import LIMIT, program, workload
 
 HWC = program("hwc")
@@ -43,11 +47,15 @@ def crypt_bcrypt(password):
 class Agent:
     """A running hwc serve on 127.0.0.1, a free port (port 0)."""
 
-    def __init__(self, tmp, *args, listen="127.0.0.1:0"):
+    def __init__(self, tmp, *args, listen="127.0.0.1:0", nofile=None):
         self.log = os.path.join(tmp, "serve-%d.log" % time.monotonic_ns())
         self.err = open(self.log, "w+")
+
+        def limit():
+            if nofile:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
         self.p = subprocess.Popen([HWC, "serve", "--listen", listen, *args], stdin=subprocess.DEVNULL,
-                                  stdout=subprocess.DEVNULL, stderr=self.err)
+                                  stdout=subprocess.DEVNULL, stderr=self.err, preexec_fn=limit)
         deadline = time.monotonic() + LIMIT
         while True:
             text = self.stderr()
@@ -91,6 +99,61 @@ def page_faults(text):
     vals = re.findall(r'^hwc_events_total\{event="page-faults",cpu="\d+"\} (\d+)$', text, re.M)
     assert vals, text[:2000]
     return sum(int(v) for v in vals)
+
+
+def cgroup_series(text, event="page-faults"):
+    """{cgroup: value} of EVENT's per-cgroup series on a /metrics page."""
+    return {g: int(v) for g, v in re.findall(
+        r'^hwc_events_total\{event="%s",cgroup="([^"]*)"\} (\d+)$' % re.escape(event), text, re.M)}
+
+
+def gauge(text, name):
+    m = re.search(r"^%s (\d+)$" % name, text, re.M)
+    assert m, text[-2000:]
+    return int(m.group(1))
+
+
+class Cgroups:
+    """Cgroup v2 groups made for one test under our own cgroup, removed
+    afterwards (or by remove()); SkipTest where that cannot be done."""
+
+    def __init__(self, *names):
+        reason = skip_reason()
+        if reason:
+            raise unittest.SkipTest(reason)
+        v2 = mountinfo()[0]
+        parent = own_cgroup().strip("/")
+        # The glob that matches these cgroups and no other.
+        self.glob = os.path.join(parent, "hwc-serve-%d-*" % os.getpid())
+        self.rel = [self.glob.replace("*", n) for n in names]
+        self.dirs = [os.path.join(v2, r) for r in self.rel]
+        self.labels = ["/" + r for r in self.rel]
+
+    def __enter__(self):
+        for d in self.dirs:
+            os.mkdir(d)
+        return self
+
+    def remove(self, i):
+        # Its last task has been reaped; the kernel may still be letting go.
+        for _ in range(100):
+            try:
+                os.rmdir(self.dirs[i])
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.05)
+
+    def __exit__(self, *exc):
+        for i in range(len(self.dirs)):
+            self.remove(i)
+
+    def run(self, i, pages):
+        """pagetouch PAGES in cgroup I (a shell moves itself there, then execs it)."""
+        procs = os.path.join(self.dirs[i], "cgroup.procs")
+        r = hwctest.run(["sh", "-c", 'echo $$ > "%s" && exec "%s" %d' % (procs, PAGETOUCH, pages)])
+        assert r.returncode == 0, r.stderr
 
 
 class ServeTest(unittest.TestCase):
@@ -302,6 +365,8 @@ class ServeTest(unittest.TestCase):
 
     def test_bad_usage(self):
         for args, says in ((["--listen", "nowhere"], "give ADDR:PORT"),
+                           (["--cgroups", ","], "give globs of cgroup paths"),
+                           (["--max-cgroups", "-1"], "give a number from 0"),
                            (["--listen", "127.0.0.1:70000"], "from 0 to 65535"),
                            (["--bogus"], "unknown option"),
                            (["-e", "no-such-event"], "no-such-event")):
@@ -437,6 +502,98 @@ class ServeTest(unittest.TestCase):
               file=sys.stderr)
         self.assertAlmostEqual(inc_calls, n, delta=0.02 * n)
         self.assertGreaterEqual(inc_faults, n)
+
+    def poll(self, a, done, what):
+        """The first /metrics page DONE(page) accepts (the agent looks at
+        the cgroups again at most once a second)."""
+        deadline = time.monotonic() + LIMIT
+        while True:
+            text = self.metrics(a)[1]
+            if done(text):
+                return text
+            self.assertLess(time.monotonic(), deadline, "%s: %s" % (what, text[-3000:]))
+            time.sleep(0.2)
+
+    def test_cgroup_page_faults(self):
+        """Per cgroup, summed over CPUs: pagetouch's faults in the busy
+        cgroup within 2%, none in the idle one; promtool finds it clean."""
+        pages = 20000
+        with Cgroups("busy", "idle") as cg:
+            a = self.agent("-e", "page-faults", "--cgroups", cg.glob)
+            text = self.metrics(a)[1]
+            self.assertEqual(cgroup_series(text), {cg.labels[0]: 0, cg.labels[1]: 0})
+            cg.run(0, pages)
+            text = self.metrics(a)[1]
+            got = cgroup_series(text)
+            print("pagetouch %d pages in a cgroup: %s" % (pages, got), file=sys.stderr)
+            self.assertAlmostEqual(got[cg.labels[0]], pages, delta=0.02 * pages)
+            self.assertEqual(got[cg.labels[1]], 0)
+            self.assertRegex(text, r'\nhwc_event_running_seconds_total\{event="page-faults",cgroup="%s"\} '
+                             r'0\.0*[1-9]' % re.escape(cg.labels[0]))
+            self.assertEqual(gauge(text, "hwc_cgroups"), 2)
+            if shutil.which("promtool"):
+                r = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
+                                   text=True, timeout=LIMIT)
+                self.assertEqual((r.returncode, r.stdout, r.stderr), (0, "", ""))
+
+    def test_cgroups_come_and_go(self):
+        """A cgroup made while the agent runs is counted; once removed, its
+        series go and the agent's descriptors are back to what they were."""
+        with Cgroups("old") as cg:
+            a = self.agent("-e", "page-faults", "--cgroups", cg.glob)
+            fds = gauge(self.metrics(a)[1], "process_open_fds")
+            new = Cgroups("new")
+            with new:
+                text = self.poll(a, lambda t: new.labels[0] in cgroup_series(t), "the new cgroup")
+                self.assertGreater(gauge(text, "process_open_fds"), fds)
+                new.remove(0)
+                text = self.poll(a, lambda t: new.labels[0] not in cgroup_series(t),
+                                 "the removed cgroup's series")
+            self.assertEqual(set(cgroup_series(text)), {cg.labels[0]})
+            self.assertEqual(gauge(text, "process_open_fds"), fds)
+
+    def test_max_cgroups(self):
+        """--max-cgroups 1 with 3 matching cgroups: one counted, 2 skipped, said once in the log."""
+        with Cgroups("a", "b", "c") as cg:
+            a = self.agent("-e", "page-faults", "--cgroups", cg.glob, "--max-cgroups", "1")
+            for _ in range(2):
+                text = self.metrics(a)[1]
+                self.assertEqual(len(cgroup_series(text)), 1, text[-3000:])
+                self.assertEqual(gauge(text, "hwc_cgroups"), 1)
+                self.assertEqual(gauge(text, "hwc_cgroups_skipped"), 2)
+                time.sleep(1.1)  # a scrape that looks at the cgroups again
+            self.assertEqual(a.stderr().count("not counting cgroup"), 1, a.stderr())
+            self.assertIn("--max-cgroups is reached", a.stderr())
+
+    def test_descriptor_limit(self):
+        """A descriptor limit too low for every matching cgroup: some are
+        left out (the metric and the log say so), and the agent still has
+        descriptors to serve scrapes with."""
+        n = 60
+        with Cgroups(*("f%d" % i for i in range(n))) as cg:
+            a = self.agent("-e", "page-faults", "--cgroups", cg.glob, nofile=256)
+            for _ in range(3):  # more connections than one
+                text = self.metrics(a)[1]
+            counted, skipped = gauge(text, "hwc_cgroups"), gauge(text, "hwc_cgroups_skipped")
+            print("RLIMIT_NOFILE 256, %d cgroups: %d counted, %d skipped" % (n, counted, skipped),
+                  file=sys.stderr)
+            self.assertEqual(counted + skipped, n)
+            self.assertGreater(skipped, 0)
+            self.assertEqual(len(cgroup_series(text)), counted)
+            self.assertIn("the descriptor limit (RLIMIT_NOFILE) is near", a.stderr())
+
+    def test_more_descriptors_than_select_takes(self):
+        """Cgroups enough for over 1024 descriptors (select()'s FD_SETSIZE):
+        the agent still starts and answers, every cgroup counted."""
+        events = "page-faults,minor-faults,major-faults,context-switches,cpu-migrations,task-clock"
+        per_cgroup = len(events.split(",")) * len(hwctest.online_cpus())
+        n = 1100 // per_cgroup + 1
+        with Cgroups(*("m%d" % i for i in range(n))) as cg:
+            a = self.agent("-e", events, "--cgroups", cg.glob)
+            text = self.metrics(a)[1]
+            self.assertEqual(gauge(text, "hwc_cgroups"), n)
+            self.assertGreater(gauge(text, "process_open_fds"), 1100)
+            self.assertEqual(len(cgroup_series(text)), n)
 
 
 if __name__ == "__main__":

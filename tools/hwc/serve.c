@@ -4,9 +4,9 @@
  * other scrape.
  *
  * What is counted is a list of sources, each one hwc_counters opened on
- * every CPU; the per-CPU source has no cgroup.  Per-cgroup series come as
- * more sources opened on a cgroup target (their `cgroup` label set):
- * open_sources() opens them, write_counters() already labels them. */
+ * every CPU: the first counts all tasks (series per CPU), the others one
+ * cgroup each (--cgroups; series summed over CPUs), found again by
+ * scan_cgroups() at most once a second as a scrape comes. */
 #include "cli.h"
 #include "report.h"
 #include "serve.h"
@@ -15,8 +15,10 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <pthread.h>
@@ -33,6 +35,7 @@
 
 enum { EXIT_ERROR = 1, EXIT_USAGE = 2 };
 enum { PROFILE_MAX_SECONDS = 300, PROFILE_DEFAULT_SECONDS = 30, PROFILE_HZ = 997 };
+enum { MAX_CGROUPS_DEFAULT = 256 };
 
 static const char usage_text[] =
 	"usage: hwc serve [options]\n"
@@ -44,6 +47,12 @@ static const char usage_text[] =
 	"                            for IPv6; port 0 picks a free one, named on stderr)\n"
 	"  -e, --events SPEC         events to count: comma lists and {groups},\n"
 	"                            repeatable; default: hwc stat's default set\n"
+	"      --cgroups GLOB        also count each cgroup whose path from the cgroup2\n"
+	"                            root matches GLOB (e.g. 'system.slice/*'), summed\n"
+	"                            over CPUs; comma lists, repeatable; new and removed\n"
+	"                            cgroups are picked up as scrapes come\n"
+	"      --max-cgroups N       count at most N cgroups (default 256); the others\n"
+	"                            are reported in hwc_cgroups_skipped\n"
 	"      --web.config.file FILE  TLS and basic auth, in the format of Prometheus\n"
 	"                            exporters (tls_server_config, basic_auth_users);\n"
 	"                            SIGHUP reads it again\n"
@@ -54,17 +63,26 @@ static const char usage_text[] =
 
 /* Events counted on every CPU, for one cgroup or (NULL) all tasks. */
 struct source {
-	const char *cgroup;
+	char *cgroup; /* its path from the hierarchy's root, "/a/b" */
 	hwc_counters *c;
+	bool seen;    /* found by the scan under way */
 };
 
 struct serve {
 	const char **specs;
 	size_t nspecs;
 	const char *listen, *web_path;
+	const char **globs; /* --cgroups, each without a leading '/' */
+	size_t nglobs;
+	long max_cgroups;
 	hwc_evlist *list;
+	struct hwc_target target; /* of the per-CPU source */
 	struct source *src;
-	size_t nsrc;
+	size_t nsrc, cap;
+	double scanned;         /* CLOCK_MONOTONIC s of the last scan of the cgroups */
+	size_t skipped;         /* matching cgroups the last scan did not count */
+	long fds_free;          /* descriptors the scan under way may still take */
+	bool said_skipped;      /* logged since skipped was last 0 */
 	pthread_mutex_t count_lock;   /* one read of the counters at a time */
 	pthread_mutex_t profile_lock; /* one profile at a time */
 	atomic_uint_fast64_t profile_end; /* CLOCK_MONOTONIC s when the running profile ends */
@@ -172,6 +190,137 @@ static const char *unknown_arg(struct MHD_Connection *conn, const char *const *k
 	return buf;
 }
 
+static long open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return -1;
+	long n = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1; /* not the directory's own */
+}
+
+/* ------------------------------------------------------------ cgroups */
+
+/* Counters on every CPU for cgroup PATH ("/a/b") as a new source, unless
+ * --max-cgroups or the descriptors run out: then it is counted in skipped. */
+static void add_cgroup(struct serve *s, const char *path)
+{
+	const char *why = NULL;
+	int err = 0;
+	char *name = NULL;
+	hwc_counters *c = NULL;
+	struct hwc_target t = s->target;
+	t.kind = HWC_TARGET_CGROUP;
+	t.cgroup = path + 1;
+	/* At most this many descriptors: each event on each CPU, and the
+	 * cgroup's directory per event. */
+	long need = (long)(hwc_evlist_size(s->list) * (hwc_counters_ninstances(s->src[0].c) + 1));
+	if (s->nsrc - 1 >= (size_t)s->max_cgroups) {
+		why = "--max-cgroups is reached";
+	} else if (need > s->fds_free) {
+		why = "the descriptor limit (RLIMIT_NOFILE) is near; raise it (LimitNOFILE=) or lower "
+		      "--max-cgroups";
+	} else if (s->nsrc == s->cap) {
+		struct source *src = realloc(s->src, 2 * s->cap * sizeof(*src));
+		if (src) {
+			s->src = src;
+			s->cap *= 2;
+		}
+	}
+	if (!why && (s->nsrc == s->cap || !(name = strdup(path))))
+		why = "out of memory";
+	else if (!why && ((err = hwc_counters_open(&c, s->list, &t)) || (err = hwc_counters_start(c)))) {
+		why = hwc_errdetail();
+		if (c)
+			hwc_counters_close(c);
+		if (err == -ENOENT) { /* removed while we looked */
+			free(name);
+			return;
+		}
+	}
+	if (why) {
+		free(name);
+		s->skipped++;
+		if (!s->said_skipped)
+			log_msg("not counting cgroup %s: %s (hwc_cgroups_skipped counts those left out)", path,
+				why);
+		s->said_skipped = true;
+		return;
+	}
+	s->fds_free -= need;
+	s->src[s->nsrc++] = (struct source){.cgroup = name, .c = c, .seen = true};
+}
+
+static bool cgroup_wanted(const struct serve *s, const char *path)
+{
+	for (size_t i = 0; i < s->nglobs; i++)
+		if (fnmatch(s->globs[i], path + 1, FNM_PATHNAME) == 0)
+			return true;
+	return false;
+}
+
+/* The cgroups below directory DIR (PATH from the root: "" for the root). */
+static void walk_cgroups(struct serve *s, const char *dir, const char *path)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return; /* removed while we looked */
+	for (struct dirent *de; (de = readdir(d));) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		char subdir[4096], sub[4096];
+		if (snprintf(subdir, sizeof(subdir), "%s/%s", dir, de->d_name) >= (int)sizeof(subdir) ||
+		    snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name) >= (int)sizeof(sub))
+			continue;
+		if (cgroup_wanted(s, sub)) {
+			size_t k;
+			for (k = 1; k < s->nsrc && strcmp(s->src[k].cgroup, sub) != 0; k++)
+				;
+			if (k < s->nsrc)
+				s->src[k].seen = true;
+			else
+				add_cgroup(s, sub);
+		}
+		walk_cgroups(s, subdir, sub);
+	}
+	closedir(d);
+}
+
+/* Open counters for the matching cgroups not yet counted, close those of
+ * the cgroups gone: their series go with them.  Under count_lock. */
+static void scan_cgroups(struct serve *s)
+{
+	char root[4096];
+	if (!s->nglobs || hwc_cgroup_path("", root, sizeof(root)))
+		return;
+	s->scanned = now_s();
+	s->skipped = 0;
+	/* Descriptors are left for connections (64) and a profile (one per CPU). */
+	struct rlimit rl;
+	long reserve = 100 + 2 * (long)hwc_counters_ninstances(s->src[0].c);
+	s->fds_free = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+			      ? (long)rl.rlim_cur - open_fds() - reserve
+			      : LONG_MAX;
+	for (size_t k = 1; k < s->nsrc; k++)
+		s->src[k].seen = false;
+	walk_cgroups(s, root, "");
+	size_t kept = 1;
+	for (size_t k = 1; k < s->nsrc; k++) {
+		if (s->src[k].seen) {
+			s->src[kept++] = s->src[k];
+			continue;
+		}
+		hwc_counters_close(s->src[k].c);
+		free(s->src[k].cgroup);
+	}
+	s->nsrc = kept;
+	if (!s->skipped) /* the next one left out is said again */
+		s->said_skipped = false;
+}
+
 /* ------------------------------------------------------------ /metrics */
 
 /* A label value as the text formats want it: \, " and newline escaped. */
@@ -198,6 +347,25 @@ static void family(FILE *f, bool om, const char *name, const char *type, const c
 /* Which value of a struct hwc_value a family shows. */
 enum column { RAW, ENABLED, RUNNING };
 
+static void write_sample(FILE *f, const char *name, const char *event, const char *cgroup, int cpu,
+			 enum column col, const struct hwc_value *v)
+{
+	fprintf(f, "%s_total{event=\"", name);
+	put_label(f, event);
+	if (cgroup) {
+		fputs("\",cgroup=\"", f);
+		put_label(f, cgroup);
+	} else {
+		fprintf(f, "\",cpu=\"%d", cpu);
+	}
+	if (col == RAW)
+		fprintf(f, "\"} %" PRIu64 "\n", v->raw);
+	else
+		fprintf(f, "\"} %.9f\n", (double)(col == ENABLED ? v->enabled : v->running) / 1e9);
+}
+
+/* A series per CPU for all tasks; per cgroup, the sum over CPUs (the
+ * seconds too: CPU-seconds). */
 static void write_counters(struct serve *s, FILE *f, bool om, enum column col, const char *name,
 			   const char *help)
 {
@@ -205,37 +373,26 @@ static void write_counters(struct serve *s, FILE *f, bool om, enum column col, c
 	size_t nev = hwc_evlist_size(s->list);
 	for (size_t k = 0; k < s->nsrc; k++) {
 		hwc_counters *c = s->src[k].c;
-		for (size_t i = 0; i < hwc_counters_ninstances(c); i++)
-			for (size_t e = 0; e < nev; e++) {
-				struct hwc_value v;
-				if (hwc_counters_event_status(c, e) || hwc_counters_value(c, i, e, &v))
+		for (size_t e = 0; e < nev; e++) {
+			if (hwc_counters_event_status(c, e))
+				continue;
+			const char *event = hwc_evlist_event(s->list, e)->name;
+			struct hwc_value sum = {0}, v;
+			for (size_t i = 0; i < hwc_counters_ninstances(c); i++) {
+				if (hwc_counters_value(c, i, e, &v))
 					continue;
-				fprintf(f, "%s_total{event=\"", name);
-				put_label(f, hwc_evlist_event(s->list, e)->name);
-				fprintf(f, "\",cpu=\"%d\"", hwc_counters_instance_cpu(c, i));
-				if (s->src[k].cgroup) {
-					fputs(",cgroup=\"", f);
-					put_label(f, s->src[k].cgroup);
-					fputc('"', f);
+				if (!s->src[k].cgroup) {
+					write_sample(f, name, event, NULL, hwc_counters_instance_cpu(c, i), col, &v);
+					continue;
 				}
-				if (col == RAW)
-					fprintf(f, "} %" PRIu64 "\n", v.raw);
-				else
-					fprintf(f, "} %.9f\n", (double)(col == ENABLED ? v.enabled : v.running) / 1e9);
+				sum.raw += v.raw;
+				sum.enabled += v.enabled;
+				sum.running += v.running;
 			}
+			if (s->src[k].cgroup)
+				write_sample(f, name, event, s->src[k].cgroup, -1, col, &sum);
+		}
 	}
-}
-
-static long open_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	if (!d)
-		return -1;
-	long n = 0;
-	for (struct dirent *e; (e = readdir(d));)
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n - 1; /* not the directory's own */
 }
 
 static enum MHD_Result serve_metrics(struct serve *s, struct MHD_Connection *conn)
@@ -249,6 +406,8 @@ static enum MHD_Result serve_metrics(struct serve *s, struct MHD_Connection *con
 		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	double t0 = now_s();
 	pthread_mutex_lock(&s->count_lock);
+	if (now_s() - s->scanned >= 1)
+		scan_cgroups(s);
 	int err = 0;
 	for (size_t k = 0; k < s->nsrc && !err; k++)
 		err = hwc_counters_read(s->src[k].c);
@@ -263,12 +422,19 @@ static enum MHD_Result serve_metrics(struct serve *s, struct MHD_Connection *con
 		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "reading the counters: %s\n", detail);
 	}
 	write_counters(s, f, om, RAW, "hwc_events",
-		       "Events counted since hwc serve started, per event and CPU (raw: not scaled "
-		       "for multiplexing).");
+		       "Events counted since hwc serve started, per event and CPU or cgroup (raw: "
+		       "not scaled for multiplexing).");
 	write_counters(s, f, om, ENABLED, "hwc_event_enabled_seconds",
 		       "Seconds each event was enabled (running/enabled corrects for multiplexing).");
 	write_counters(s, f, om, RUNNING, "hwc_event_running_seconds",
 		       "Seconds each event was on a hardware counter.");
+	if (s->nglobs) {
+		family(f, om, "hwc_cgroups", "gauge", "Cgroups matching --cgroups that are counted.");
+		fprintf(f, "hwc_cgroups %zu\n", s->nsrc - 1);
+		family(f, om, "hwc_cgroups_skipped", "gauge",
+		       "Cgroups matching --cgroups left out (--max-cgroups, descriptors, memory).");
+		fprintf(f, "hwc_cgroups_skipped %zu\n", s->skipped);
+	}
 	pthread_mutex_unlock(&s->count_lock);
 	family(f, om, "hwc_scrape_duration_seconds", "gauge", "Seconds this scrape took to read the counters.");
 	fprintf(f, "hwc_scrape_duration_seconds %.6f\n", now_s() - t0);
@@ -438,11 +604,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 
 static int parse_options(int argc, char **argv, struct serve *s)
 {
-	enum { OPT_WEB_CONFIG = 256 };
+	enum { OPT_WEB_CONFIG = 256, OPT_CGROUPS, OPT_MAX_CGROUPS };
 	static const struct option longopts[] = {
 		{"listen", required_argument, NULL, 'l'},
 		{"events", required_argument, NULL, 'e'},
 		{"web.config.file", required_argument, NULL, OPT_WEB_CONFIG},
+		{"cgroups", required_argument, NULL, OPT_CGROUPS},
+		{"max-cgroups", required_argument, NULL, OPT_MAX_CGROUPS},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -457,6 +625,25 @@ static int parse_options(int argc, char **argv, struct serve *s)
 				return cli_usage_error("serve", "%s", "out of memory");
 			break;
 		case OPT_WEB_CONFIG: s->web_path = optarg; break;
+		case OPT_CGROUPS: {
+			size_t before = s->nglobs;
+			for (char *g = strtok(optarg, ","); g; g = strtok(NULL, ",")) {
+				while (*g == '/')
+					g++;
+				if (*g && !cli_add_spec(&s->globs, &s->nglobs, g))
+					return cli_usage_error("serve", "%s", "out of memory");
+			}
+			if (s->nglobs == before)
+				return cli_usage_error("serve", "%s",
+						       "--cgroups: give globs of cgroup paths from the cgroup2 "
+						       "root, e.g. 'system.slice/*'");
+			break;
+		}
+		case OPT_MAX_CGROUPS:
+			if (!cli_parse_long(optarg, 0, 1000000, &s->max_cgroups))
+				return cli_usage_error("serve", "--max-cgroups '%s': give a number from 0 to 1000000",
+						       optarg);
+			break;
 		case 'h': fputs(usage_text, stdout); return 0;
 		case ':': return cli_usage_error("serve", "option '%s' needs a value", argv[optind - 1]);
 		default: return cli_usage_error("serve", "unknown option '%s'", argv[optind - 1]);
@@ -542,11 +729,18 @@ static int open_sources(struct serve *s)
 			fprintf(stderr, "hwc serve: %s\n", hwc_errdetail());
 			return -1;
 		}
-	s->src = calloc(1, sizeof(*s->src));
+	s->cap = 16;
+	s->src = calloc(s->cap, sizeof(*s->src));
 	if (!s->src) {
 		fprintf(stderr, "hwc serve: out of memory\n");
 		return -1;
 	}
+	char root[4096];
+	if (s->nglobs && hwc_cgroup_path("", root, sizeof(root))) {
+		fprintf(stderr, "hwc serve: --cgroups: %s\n", hwc_errdetail());
+		return -1;
+	}
+	s->target = t;
 	if (hwc_counters_open(&s->src[0].c, s->list, &t) || hwc_counters_start(s->src[0].c)) {
 		fprintf(stderr, "hwc serve: %s\n", hwc_errdetail());
 		if (s->src[0].c)
@@ -562,6 +756,9 @@ static int open_sources(struct serve *s)
 		else
 			counted++;
 	log_msg("counting %zu events on %zu CPUs", counted, hwc_counters_ninstances(s->src[0].c));
+	scan_cgroups(s);
+	if (s->nglobs)
+		log_msg("counting %zu cgroups", s->nsrc - 1);
 	return 0;
 }
 
@@ -582,8 +779,10 @@ static struct server *start_server(struct serve *s)
 		return NULL;
 	}
 	bool tls = sv->web && sv->web->cert;
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ITC |
-			 MHD_USE_ERROR_LOG | (tls ? MHD_USE_TLS : 0) | (s->ipv6 ? MHD_USE_IPv6 : 0);
+	/* poll(), not select(): the counters of many cgroups take descriptors
+	 * past FD_SETSIZE (1024), and select() cannot watch those. */
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
+			 MHD_USE_ITC | MHD_USE_ERROR_LOG | (tls ? MHD_USE_TLS : 0) | (s->ipv6 ? MHD_USE_IPv6 : 0);
 	/* Idle connections (slow clients) are dropped after 10 s; each has a
 	 * thread of its own, so none holds up another. */
 	if (tls)
@@ -666,12 +865,13 @@ static void run(struct serve *s, struct server *sv, const sigset_t *sigs)
 
 int cmd_serve(int argc, char **argv)
 {
-	struct serve s = {.listen = "127.0.0.1:9871", .listen_fd = -1};
+	struct serve s = {.listen = "127.0.0.1:9871", .listen_fd = -1, .max_cgroups = MAX_CGROUPS_DEFAULT};
 	pthread_mutex_init(&s.count_lock, NULL);
 	pthread_mutex_init(&s.profile_lock, NULL);
 	int rc = parse_options(argc, argv, &s);
 	if (rc >= 0) {
 		free(s.specs);
+		free(s.globs);
 		return rc;
 	}
 	rc = EXIT_ERROR;
@@ -692,9 +892,12 @@ int cmd_serve(int argc, char **argv)
 	} else if (s.listen_fd >= 0) {
 		close(s.listen_fd);
 	}
-	for (size_t i = 0; i < s.nsrc; i++)
+	for (size_t i = 0; i < s.nsrc; i++) {
 		hwc_counters_close(s.src[i].c);
+		free(s.src[i].cgroup);
+	}
 	free(s.src);
+	free(s.globs);
 	hwc_evlist_free(s.list);
 	free(s.specs);
 	return rc;
