@@ -9,6 +9,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 int hwc__build_id(const char *path, uint8_t *id, size_t max)
@@ -59,4 +60,66 @@ int hwc__kernel_build_id(uint8_t *id, size_t max)
 		off = next;
 	}
 	return -ENOENT;
+}
+
+int hwc__vdso_image(const uint8_t **image, size_t *size)
+{
+	/* Every process of one kernel maps the same image: ours. */
+	const uint8_t *base = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
+	if (!base)
+		return -ENOENT;
+	/* Its size: the end of what its program and section headers cover. */
+	size_t end = 0;
+	if (base[EI_CLASS] == ELFCLASS64) {
+		Elf64_Ehdr eh;
+		memcpy(&eh, base, sizeof(eh));
+		for (unsigned i = 0; i < eh.e_phnum && i < 64; i++) {
+			Elf64_Phdr ph;
+			memcpy(&ph, base + eh.e_phoff + i * sizeof(ph), sizeof(ph));
+			if (ph.p_type == PT_LOAD && ph.p_offset + ph.p_filesz > end)
+				end = ph.p_offset + ph.p_filesz;
+		}
+		if (eh.e_shoff + (size_t)eh.e_shnum * eh.e_shentsize > end)
+			end = eh.e_shoff + (size_t)eh.e_shnum * eh.e_shentsize;
+	} else {
+		Elf32_Ehdr eh;
+		memcpy(&eh, base, sizeof(eh));
+		for (unsigned i = 0; i < eh.e_phnum && i < 64; i++) {
+			Elf32_Phdr ph;
+			memcpy(&ph, base + eh.e_phoff + i * sizeof(ph), sizeof(ph));
+			if (ph.p_type == PT_LOAD && ph.p_offset + ph.p_filesz > end)
+				end = ph.p_offset + ph.p_filesz;
+		}
+		if (eh.e_shoff + (size_t)eh.e_shnum * eh.e_shentsize > end)
+			end = eh.e_shoff + (size_t)eh.e_shnum * eh.e_shentsize;
+	}
+	if (end == 0 || end > (1u << 20))
+		return -ENOEXEC;
+	/* The kernel maps it in whole pages, which perf's copy holds. */
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	*image = base;
+	*size = (end + page - 1) / page * page;
+	return 0;
+}
+
+int hwc__vdso_build_id(uint8_t *id, size_t max)
+{
+	const uint8_t *image;
+	size_t size;
+	int err = hwc__vdso_image(&image, &size);
+	if (err)
+		return err;
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_memory((char *)image, size);
+	int n = -ENOENT;
+	if (elf) {
+		const void *bid;
+		ssize_t len = dwelf_elf_gnu_build_id(elf, &bid);
+		if (len > 0 && (size_t)len <= max) {
+			memcpy(id, bid, (size_t)len);
+			n = (int)len;
+		}
+		elf_end(elf);
+	}
+	return n;
 }
