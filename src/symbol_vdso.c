@@ -50,7 +50,6 @@ static int same_file(const char *path, const uint8_t *image, size_t size)
 	if (fd < 0)
 		return -errno;
 	struct stat st;
-	int rc = 0;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size != size) {
 		close(fd);
 		return 0;
@@ -64,9 +63,32 @@ static int same_file(const char *path, const uint8_t *image, size_t size)
 		}
 		off += (size_t)n;
 	}
-	rc = 1;
 	close(fd);
-	return rc;
+	return 1;
+}
+
+/* perf looks the cache up through $HOME/.debug/.build-id/XX/REST, a link
+ * to ../../[vdso]/XXREST: make it unless something is there. */
+static int link_build_id(const char *file, size_t dirlen)
+{
+	const char *bid = file + dirlen;
+	while (bid > file && bid[-1] != '/')
+		bid--;
+	size_t bidlen = (size_t)(file + dirlen - bid);
+	size_t debug = (size_t)(bid - file) - strlen("[vdso]/");
+	char dir[4096], link[4200], target[128];
+	snprintf(dir, sizeof(dir), "%.*s.build-id", (int)debug, file);
+	int err = make_dir(dir);
+	snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/%.2s", bid);
+	if (!err)
+		err = make_dir(dir);
+	if (err)
+		return err;
+	snprintf(link, sizeof(link), "%s/%.*s", dir, (int)bidlen - 2, bid + 2);
+	snprintf(target, sizeof(target), "../../[vdso]/%.*s", (int)bidlen, bid);
+	if (symlink(target, link) < 0 && errno != EEXIST)
+		return hwc__fail(-errno, "cannot create %s: %s", link, strerror(errno));
+	return 0;
 }
 
 HWC_EXPORT int hwc_symbols_save_vdso(char *path, size_t size)
@@ -95,6 +117,8 @@ HWC_EXPORT int hwc_symbols_save_vdso(char *path, size_t size)
 		if ((err = make_dir(dir)))
 			return err;
 	}
+	if ((err = link_build_id(file, (size_t)(strrchr(file, '/') - file))))
+		return err;
 	int same = same_file(file, image, len);
 	if (same == 1)
 		return 0;
