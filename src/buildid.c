@@ -8,17 +8,14 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <link.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <unistd.h>
 
-int hwc__build_id(const char *path, uint8_t *id, size_t max)
+/* ELF's build-id (ELF NULL: none; ended either way): its length or -ENOENT. */
+static int elf_build_id(Elf *elf, uint8_t *id, size_t max)
 {
-	int fd = hwc__open_regular(path); /* a FIFO named by a mapping must not block */
-	if (fd < 0)
-		return fd;
-	elf_version(EV_CURRENT);
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	int n = -ENOENT;
 	if (elf) {
 		const void *bid;
@@ -29,6 +26,16 @@ int hwc__build_id(const char *path, uint8_t *id, size_t max)
 		}
 		elf_end(elf);
 	}
+	return n;
+}
+
+int hwc__build_id(const char *path, uint8_t *id, size_t max)
+{
+	int fd = hwc__open_regular(path); /* a FIFO named by a mapping must not block */
+	if (fd < 0)
+		return fd;
+	elf_version(EV_CURRENT);
+	int n = elf_build_id(elf_begin(fd, ELF_C_READ_MMAP, NULL), id, max);
 	close(fd);
 	return n;
 }
@@ -68,31 +75,19 @@ int hwc__vdso_image(const uint8_t **image, size_t *size)
 	const uint8_t *base = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
 	if (!base)
 		return -ENOENT;
-	/* Its size: the end of what its program and section headers cover. */
+	/* Its size (it is of our own ELF class): the end of what its program
+	 * and section headers cover. */
 	size_t end = 0;
-	if (base[EI_CLASS] == ELFCLASS64) {
-		Elf64_Ehdr eh;
-		memcpy(&eh, base, sizeof(eh));
-		for (unsigned i = 0; i < eh.e_phnum && i < 64; i++) {
-			Elf64_Phdr ph;
-			memcpy(&ph, base + eh.e_phoff + i * sizeof(ph), sizeof(ph));
-			if (ph.p_type == PT_LOAD && ph.p_offset + ph.p_filesz > end)
-				end = ph.p_offset + ph.p_filesz;
-		}
-		if (eh.e_shoff + (size_t)eh.e_shnum * eh.e_shentsize > end)
-			end = eh.e_shoff + (size_t)eh.e_shnum * eh.e_shentsize;
-	} else {
-		Elf32_Ehdr eh;
-		memcpy(&eh, base, sizeof(eh));
-		for (unsigned i = 0; i < eh.e_phnum && i < 64; i++) {
-			Elf32_Phdr ph;
-			memcpy(&ph, base + eh.e_phoff + i * sizeof(ph), sizeof(ph));
-			if (ph.p_type == PT_LOAD && ph.p_offset + ph.p_filesz > end)
-				end = ph.p_offset + ph.p_filesz;
-		}
-		if (eh.e_shoff + (size_t)eh.e_shnum * eh.e_shentsize > end)
-			end = eh.e_shoff + (size_t)eh.e_shnum * eh.e_shentsize;
+	ElfW(Ehdr) eh;
+	memcpy(&eh, base, sizeof(eh));
+	for (unsigned i = 0; i < eh.e_phnum && i < 64; i++) {
+		ElfW(Phdr) ph;
+		memcpy(&ph, base + eh.e_phoff + i * sizeof(ph), sizeof(ph));
+		if (ph.p_type == PT_LOAD && ph.p_offset + ph.p_filesz > end)
+			end = ph.p_offset + ph.p_filesz;
 	}
+	if (eh.e_shoff + (size_t)eh.e_shnum * eh.e_shentsize > end)
+		end = eh.e_shoff + (size_t)eh.e_shnum * eh.e_shentsize;
 	if (end == 0 || end > (1u << 20))
 		return -ENOEXEC;
 	/* The kernel maps it in whole pages, which perf's copy holds. */
@@ -110,16 +105,5 @@ int hwc__vdso_build_id(uint8_t *id, size_t max)
 	if (err)
 		return err;
 	elf_version(EV_CURRENT);
-	Elf *elf = elf_memory((char *)image, size);
-	int n = -ENOENT;
-	if (elf) {
-		const void *bid;
-		ssize_t len = dwelf_elf_gnu_build_id(elf, &bid);
-		if (len > 0 && (size_t)len <= max) {
-			memcpy(id, bid, (size_t)len);
-			n = (int)len;
-		}
-		elf_end(elf);
-	}
-	return n;
+	return elf_build_id(elf_memory((char *)image, size), id, max);
 }
