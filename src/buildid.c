@@ -8,16 +8,14 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <link.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
-int hwc__build_id(const char *path, uint8_t *id, size_t max)
+/* ELF's build-id (ELF NULL: none; ended either way): its length or -ENOENT. */
+static int elf_build_id(Elf *elf, uint8_t *id, size_t max)
 {
-	int fd = hwc__open_regular(path); /* a FIFO named by a mapping must not block */
-	if (fd < 0)
-		return fd;
-	elf_version(EV_CURRENT);
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	int n = -ENOENT;
 	if (elf) {
 		const void *bid;
@@ -28,6 +26,16 @@ int hwc__build_id(const char *path, uint8_t *id, size_t max)
 		}
 		elf_end(elf);
 	}
+	return n;
+}
+
+int hwc__build_id(const char *path, uint8_t *id, size_t max)
+{
+	int fd = hwc__open_regular(path); /* a FIFO named by a mapping must not block */
+	if (fd < 0)
+		return fd;
+	elf_version(EV_CURRENT);
+	int n = elf_build_id(elf_begin(fd, ELF_C_READ_MMAP, NULL), id, max);
 	close(fd);
 	return n;
 }
@@ -59,4 +67,43 @@ int hwc__kernel_build_id(uint8_t *id, size_t max)
 		off = next;
 	}
 	return -ENOENT;
+}
+
+int hwc__vdso_image(const uint8_t **image, size_t *size)
+{
+	/* Every process of one kernel maps the same image: ours. */
+	const uint8_t *base = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
+	if (!base)
+		return -ENOENT;
+	/* Its size (it is of our own ELF class): the end of what its program
+	 * and section headers cover. */
+	size_t end = 0;
+	ElfW(Ehdr) eh;
+	memcpy(&eh, base, sizeof(eh));
+	for (unsigned i = 0; i < eh.e_phnum && i < 64; i++) {
+		ElfW(Phdr) ph;
+		memcpy(&ph, base + eh.e_phoff + i * sizeof(ph), sizeof(ph));
+		if (ph.p_type == PT_LOAD && ph.p_offset + ph.p_filesz > end)
+			end = ph.p_offset + ph.p_filesz;
+	}
+	if (eh.e_shoff + (size_t)eh.e_shnum * eh.e_shentsize > end)
+		end = eh.e_shoff + (size_t)eh.e_shnum * eh.e_shentsize;
+	if (end == 0 || end > (1u << 20))
+		return -ENOEXEC;
+	/* The kernel maps it in whole pages, which perf's copy holds. */
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	*image = base;
+	*size = (end + page - 1) / page * page;
+	return 0;
+}
+
+int hwc__vdso_build_id(uint8_t *id, size_t max)
+{
+	const uint8_t *image;
+	size_t size;
+	int err = hwc__vdso_image(&image, &size);
+	if (err)
+		return err;
+	elf_version(EV_CURRENT);
+	return elf_build_id(elf_memory((char *)image, size), id, max);
 }

@@ -251,6 +251,11 @@ int hwc__output_set_path(struct hwc_output *o, const char *path);
  * ID (MAX bytes); returns its length or -errno. */
 int hwc__build_id(const char *path, uint8_t *id, size_t max);
 int hwc__kernel_build_id(uint8_t *id, size_t max);
+/* The running kernel's vDSO as this process maps it (AT_SYSINFO_EHDR): its
+ * ELF image and size, from its program and section headers. */
+int hwc__vdso_image(const uint8_t **image, size_t *size);
+/* Its build-id: its length, or -errno. */
+int hwc__vdso_build_id(uint8_t *id, size_t max);
 
 /* recording.c: the perf.data writer's side the sampler uses. */
 struct hwc_recording;

@@ -572,8 +572,10 @@ static int observe(hwc_recording *rec, const struct perf_event_header *h)
 	bool kernel = (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
 	if (kernel && strncmp(name, "[kernel.kallsyms]", 17) == 0)
 		return add_dso(rec, "[kernel.kallsyms]", true);
+	if (!kernel && strcmp(name, "[vdso]") == 0)
+		return add_dso(rec, name, false); /* the build-id of our own vDSO: the kernel's */
 	if (name[0] != '/' || strstr(name, " (deleted)"))
-		return 0; /* anonymous, [vdso], deleted: no file to take a build-id from */
+		return 0; /* anonymous, deleted: no file to take a build-id from */
 	return add_dso(rec, name, kernel);
 }
 
@@ -669,7 +671,8 @@ static int feat_build_ids(hwc_recording *rec, struct hwc__bytes *b)
 		struct dso *d = &rec->dsos[i];
 		if (d->idlen == 0) {
 			int n = d->kernel ? hwc__kernel_build_id(d->id, sizeof(d->id))
-					  : hwc__build_id(d->path, d->id, sizeof(d->id));
+				: strcmp(d->path, "[vdso]") == 0 ? hwc__vdso_build_id(d->id, sizeof(d->id))
+							       : hwc__build_id(d->path, d->id, sizeof(d->id));
 			d->idlen = n > 0 ? n : -1;
 		}
 		if (d->idlen < 0)

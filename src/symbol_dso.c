@@ -109,11 +109,32 @@ out:
 void hwc__dso_load(hwc_symbols *s, struct hwc__dso *d)
 {
 	d->state = -1;
+	char path[4096], rooted[8192];
+	int err;
+	if (strcmp(d->name, "[vdso]") == 0) {
+		/* Its image in the build-id cache: by its recorded build-id, else
+		 * the running kernel's (a live session, a recording without one). */
+		struct hwc__bid *b = hwc__map_get(&s->buildids, (uint64_t)(uintptr_t)d->name);
+		int n = b ? (int)b->len : hwc__vdso_build_id(d->bid, sizeof(d->bid));
+		if (b)
+			memcpy(d->bid, b->id, b->len);
+		if (n <= 0 || hwc__vdso_cache_path(path, sizeof(path), d->bid, (size_t)n)) {
+			d->why = "no build-id for the vDSO";
+			return;
+		}
+		d->bidlen = (size_t)n;
+		err = try_candidate(s, d, path);
+		if (err) {
+			d->why = "its image is not in the build-id cache ~/.debug/[vdso] (hwc record "
+				 "keeps it there)";
+			return;
+		}
+		goto open;
+	}
 	if (hwc__pseudo_file(d->name)) {
 		d->why = "no file backs this mapping";
 		return;
 	}
-	char path[4096], rooted[8192];
 	snprintf(path, sizeof(path), "%s", d->name);
 	size_t len = strlen(path);
 	static const char deleted[] = " (deleted)";
@@ -128,7 +149,7 @@ void hwc__dso_load(hwc_symbols *s, struct hwc__dso *d)
 	}
 	/* Under hwc_symbols_set_root()'s directory instead of at its path. */
 	snprintf(rooted, sizeof(rooted), "%s%s", s->root ? s->root : "", path);
-	int err = try_candidate(s, d, rooted);
+	err = try_candidate(s, d, rooted);
 	if (err && d->bidlen) {
 		char h[41], cand[4200];
 		hex(h, d->bid, d->bidlen);
@@ -156,6 +177,7 @@ void hwc__dso_load(hwc_symbols *s, struct hwc__dso *d)
 				       : "not a readable ELF file";
 		return;
 	}
+open:
 	d->dwfl = dwfl_begin(&dso_callbacks);
 	if (!d->dwfl) {
 		d->why = "libdwfl failed";

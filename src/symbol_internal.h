@@ -128,6 +128,10 @@ const char *hwc__open_why(hwc_symbols *s, int err);
 void hwc__dso_load(hwc_symbols *s, struct hwc__dso *d);
 uint64_t hwc__dso_vaddr(const struct hwc__dso *d, uint64_t file_offset);
 
+/* symbol_vdso.c: the vDSO of build-id ID in the build-id cache,
+ * $HOME/.debug/[vdso]/BUILDID/vdso (-ENOENT without HOME). */
+int hwc__vdso_cache_path(char *path, size_t size, const uint8_t *id, size_t len);
+
 /* symbol_proc.c */
 struct hwc__proc *hwc__proc_get(hwc_symbols *s, uint32_t pid, bool create);
 const struct hwc__mapping *hwc__find_map(const struct hwc__proc *p, uint64_t addr, uint64_t time);

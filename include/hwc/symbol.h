@@ -86,6 +86,15 @@ int hwc_symbols_add_sampler(hwc_symbols *s, const hwc_sampler *smp);
 const struct hwc_location *hwc_symbols_resolve(hwc_symbols *s, uint32_t pid, uint64_t time,
 					       uint64_t addr, bool kernel);
 
+/* Keep the running kernel's vDSO image (all processes share it) where
+ * perf's build-id cache keeps it, $HOME/.debug/[vdso]/BUILDID/vdso, for
+ * hwc_symbols_resolve() to name "[vdso]" addresses of a recording, also on
+ * another boot.  PATH (SIZE bytes; NULL allowed) gets the file's name.
+ * Missing directories are made (an existing one must not be a symbolic
+ * link); a file already there is kept: 0 if it is this image, -EEXIST if
+ * not.  -ENOENT without HOME or vDSO, or an hwc_output_create() error. */
+int hwc_symbols_save_vdso(char *path, size_t size);
+
 /* The command name of thread TID at TIME ("[unknown]" if never named;
  * "swapper", as perf says, for the idle task, thread 0). */
 const char *hwc_symbols_comm(hwc_symbols *s, uint32_t tid, uint64_t time);

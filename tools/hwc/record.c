@@ -8,6 +8,7 @@
 #include "num.h"
 
 #include <hwc/sample.h>
+#include <hwc/symbol.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -693,6 +694,11 @@ static int record(const struct options *o, int argc, char **argv)
 	struct hwc_sampler_stats ss;
 	hwc_sampler_stats(s, &ss);
 	hwc_sampler_close(s);
+	/* Keep the vDSO's image for reports on another boot, as perf does. */
+	char vdso[PATH_MAX];
+	if (hwc_symbols_save_vdso(vdso, sizeof(vdso)))
+		fprintf(stderr, "hwc record: warning: [vdso] symbols will not resolve: %s\n",
+			hwc_errdetail());
 	struct hwc_recording_stats rs;
 	char files[PATH_MAX + 64];
 	if (rotating) {

@@ -221,7 +221,8 @@ int top_sample_open(const struct top_opts *o, struct top_view *view)
 		fprintf(stderr, "hwc %s: %s\n", o->prog, hwc_errdetail());
 		if (o->t.argv)
 			rc = 127; /* the command cannot be executed */
-	} else if (hwc_symbols_add_sampler(v->syms, v->s)) {
+	} else if ((void)hwc_symbols_save_vdso(NULL, 0), /* [vdso] names: best effort */
+		   hwc_symbols_add_sampler(v->syms, v->s)) {
 		fprintf(stderr, "hwc %s: %s\n", o->prog, hwc_errdetail());
 	} else {
 		rc = 0;
