@@ -496,6 +496,37 @@ HWC_EXPORT int hwc_counters_read_fast(hwc_counters *c, size_t inst, size_t ev,
 	return 0;
 }
 
+/* Every event's raw count since it was opened, of instance 0, into RAW[ev]
+ * (0 for a skipped event): for hwc_region_begin/_end, one
+ * call per region edge.  A group whose every member the calling thread may
+ * read from user space is read that way; otherwise (or when one of them is
+ * not on a counter now) with one read(2) of the group. */
+int hwc__counters_read_raw(hwc_counters *c, uint64_t *raw)
+{
+	bool mine = c->user_read && pthread_equal(c->owner, pthread_self());
+	for (size_t g = 0; g < c->nev; g += c->evs.e[g].group_size) {
+		size_t n = c->evs.e[g].group_size, k = 0;
+		if (c->evs.e[g].status) {
+			memset(&raw[g], 0, n * sizeof(*raw));
+			continue;
+		}
+		uint64_t ena, run;
+		if (HWC__HAVE_RDPMC && mine)
+			for (; k < n && c->user_read[g + k]; k++)
+				if (!hwc__userpage_read(c->page[g + k], hwc__rdpmc, hwc__rdtsc_insn,
+							&raw[g + k], &ena, &run))
+					break;
+		if (k == n)
+			continue;
+		int err = read_group(c, 0, g, g);
+		if (err)
+			return err;
+		for (k = 0; k < n; k++)
+			raw[g + k] = c->buf[n > 1 ? 3 + k : 0];
+	}
+	return 0;
+}
+
 HWC_EXPORT const struct perf_event_mmap_page *hwc_counters_userpage(const hwc_counters *c,
 								      size_t ev)
 {

@@ -316,4 +316,7 @@ int hwc__buf_printf(struct hwc__buf *b, const char *fmt, ...) __attribute__((for
 /* Levenshtein distance, capped at LIMIT+1. */
 size_t hwc__edit_distance(const char *a, const char *b, size_t limit);
 
+/* Raw counts of every event of instance 0 (counter.c), for the regions. */
+int hwc__counters_read_raw(hwc_counters *c, uint64_t *raw);
+
 #endif
