@@ -120,6 +120,13 @@ void json_uint(struct json *j, const char *key, uint64_t value)
 	fprintf(j->f, "%" PRIu64, value);
 }
 
+/* TEXT is already a JSON value (a document read and checked elsewhere). */
+void json_raw(struct json *j, const char *key, const char *text)
+{
+	member(j, key);
+	fputs(text, j->f);
+}
+
 void json_hex(struct json *j, const char *key, uint64_t value)
 {
 	member(j, key);

@@ -25,6 +25,8 @@ void json_int(struct json *j, const char *key, long long value);
 void json_uint(struct json *j, const char *key, uint64_t value);
 /* A 64-bit word as a "0x..." string: JSON numbers lose bits above 2^53 in many readers. */
 void json_hex(struct json *j, const char *key, uint64_t value);
+/* A value given as JSON text, written as it is. */
+void json_raw(struct json *j, const char *key, const char *text);
 void json_double(struct json *j, const char *key, double value);
 void json_bool(struct json *j, const char *key, bool value);
 void json_null(struct json *j, const char *key);

@@ -4,6 +4,7 @@
  * user-space-only fallback is announced.  Output is in stat_print.c. */
 #include "cli.h"
 #include "stat.h"
+#include "stat_regions.h"
 
 #include <hwc/output.h>
 
@@ -36,6 +37,7 @@ struct options {
 	size_t ncgroups;
 	struct cli_target t; /* -p, -t, -a, -C, -i, the command */
 	bool per_cpu, per_thread, json;
+	bool regions; /* --regions */
 	long interval_ms, repeat;
 	const char *sep, *output;
 };
@@ -69,6 +71,9 @@ static const char usage_text[] =
 	"  -o, --output FILE         write the report to FILE instead of stderr\n"
 	"                            (- : stderr, as perf stat -o -)\n"
 	"  -i, --no-inherit          do not count child processes and new threads\n"
+	"      --regions             also print the command's code regions, per thread\n"
+	"                            (hwc_region_begin/_end: hwc-regions(3)), counting\n"
+	"                            the -e events (default: the regions' own)\n"
 	"  -h, --help                show this help\n"
 	"\n"
 	"Exit status: the command's (128+N if a signal N killed it), 127 if it cannot\n"
@@ -83,12 +88,13 @@ static int usage_error(const char *fmt, const char *arg)
 /* Returns -1 to go on, else the exit status (help, usage error). */
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_PER_THREAD = 256 };
+	enum { OPT_PER_THREAD = 256, OPT_REGIONS };
 	static const struct option longopts[] = {
 		{"event", required_argument, NULL, 'e'},
 		CLI_TARGET_LONGOPTS,
 		{"no-aggr", no_argument, NULL, 'A'},
 		{"per-thread", no_argument, NULL, OPT_PER_THREAD},
+		{"regions", no_argument, NULL, OPT_REGIONS},
 		{"interval-print", required_argument, NULL, 'I'},
 		{"repeat", required_argument, NULL, 'r'},
 		{"field-separator", required_argument, NULL, 'x'},
@@ -119,6 +125,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		}
 		case 'A': o->per_cpu = true; break;
 		case OPT_PER_THREAD: o->per_thread = true; break;
+		case OPT_REGIONS: o->regions = true; break;
 		case 'I':
 			if (!cli_parse_long(optarg, 10, 86400000, &o->interval_ms))
 				return usage_error("invalid interval '%s' for -I: give milliseconds, from 10 "
@@ -168,6 +175,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 		return usage_error("%s", "-r and -I cannot be combined");
 	if (o->sep && o->json)
 		return usage_error("%s", "-x (CSV) and --json cannot be combined");
+	if (o->regions && (!o->t.argv || system || o->repeat || o->interval_ms))
+		return usage_error("%s", "--regions reports the regions of one run of a command: "
+					 "give one, without -a, -C, -r or -I");
 	return -1;
 }
 
@@ -605,6 +615,8 @@ static int run_all(struct stat_run *s)
 	if (rc)
 		return rc;
 	r->interrupted = interrupted;
+	if (o->regions)
+		stat_regions_load(r);
 	note_unscheduled_pinned(s);
 	stat_report_end(r);
 	if (ferror(r->out) || (r->out != stderr && fflush(r->out) != 0)) {
@@ -748,6 +760,8 @@ int cmd_stat(int argc, char **argv)
 		r->out = stderr;
 		goto out;
 	}
+	if (o.regions && stat_regions_setup(o.specs, o.nspecs))
+		goto out;
 	setup_signals(&s.wait_mask);
 	rc = run_all(&s);
 out:
@@ -758,6 +772,8 @@ out:
 		fprintf(stderr, "hwc stat: %s\n", hwc_errdetail());
 		rc = rc ? rc : EXIT_ERROR;
 	}
+	if (o.regions)
+		stat_regions_cleanup();
 	free_run(&s);
 	free(o.specs);
 	free(o.cgroups);

@@ -82,6 +82,9 @@ struct stat_report {
 	/* Set by the caller before stat_report_end(). */
 	int exit_status;           /* the command's, or -1 for none */
 	bool interrupted;
+	/* --regions: prints the command's region report (hwc-regions(3)) in
+	 * R's format, at the end of the report (in the JSON document). */
+	void (*regions_print)(struct stat_report *r);
 
 	struct json json;          /* STAT_JSON: the document being written */
 };

@@ -552,10 +552,14 @@ void stat_report_end(struct stat_report *r)
 		else
 			json_null(j, "exit_status");
 		json_bool(j, "interrupted", r->interrupted);
+		if (r->regions_print)
+			r->regions_print(r);
 		json_object_end(j);
 		json_end(j);
 		break;
 	}
 	}
+	if (r->format != STAT_JSON && r->regions_print)
+		r->regions_print(r);
 	fflush(f);
 }
