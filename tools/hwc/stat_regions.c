@@ -112,11 +112,17 @@ static void print_human(struct stat_report *r, jc_value *threads, jc_value *even
 {
 	FILE *f = r->out;
 	size_t nev = json_object_array_length(events);
+	bool ipc_column = false; /* only when cycles and instructions were counted */
+	for (size_t t = 0; t < json_object_array_length(threads); t++) {
+		jc_value *regs = member(json_object_array_get_idx(threads, t), "regions");
+		for (size_t i = 0; i < json_object_array_length(regs); i++)
+			ipc_column |= member(member(json_object_array_get_idx(regs, i), "metrics"), "ipc") != NULL;
+	}
 	fprintf(f, " Regions of each thread (inclusive counts):\n\n %8s  %-20s %8s", "tid", "region",
 		"calls");
 	for (size_t e = 0; e < nev; e++)
 		fprintf(f, " %15s", json_object_get_string(json_object_array_get_idx(events, e)));
-	fprintf(f, " %8s\n", "IPC");
+	fprintf(f, ipc_column ? " %8s\n" : "\n", "IPC");
 	for (size_t t = 0; t < json_object_array_length(threads); t++) {
 		jc_value *th = json_object_array_get_idx(threads, t);
 		jc_value *regs = member(th, "regions");
