@@ -65,6 +65,18 @@ static inline void check_doubling(const char *what, uint64_t (*count)(uint64_t),
 	CHECK_U64(a, >=, 2 * n);
 }
 
+/* kernel.perf_user_access: 1 lets user space read the counters of its own
+ * events (the tests that read them set it, and set it back to 0). */
+#define SYSCTL "/proc/sys/kernel/perf_user_access"
+static inline int set_user_access(const char *v)
+{
+	FILE *f = fopen(SYSCTL, "w");
+	if (!f)
+		return -1;
+	int ok = fputs(v, f) >= 0;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
 /* Run on CPU 0 alone (children inherit it): the other vCPU stays idle. */
 static inline void run_on_cpu0(void)
 {

@@ -9,19 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define SYSCTL "/proc/sys/kernel/perf_user_access"
 #define N 5000000
 
 static char report[64];
-
-static int set_user_access(const char *v)
-{
-	FILE *f = fopen(SYSCTL, "w");
-	if (!f)
-		return -1;
-	int ok = fputs(v, f) >= 0;
-	return fclose(f) == 0 && ok ? 0 : -1;
-}
 
 /* The region "loop"'s instructions:u in a child's report of N iterations. */
 static uint64_t region_count(uint64_t n)

@@ -7,17 +7,7 @@
 #include <hwc/hwc.h>
 #include <linux/perf_event.h>
 
-#define SYSCTL "/proc/sys/kernel/perf_user_access"
 #define READS 1000
-
-static int set_user_access(const char *v)
-{
-	FILE *f = fopen(SYSCTL, "w");
-	if (!f)
-		return -1;
-	int ok = fputs(v, f) >= 0;
-	return fclose(f) == 0 && ok ? 0 : -1;
-}
 
 static hwc_counters *open_self(const char *spec)
 {
