@@ -7,7 +7,9 @@
  *   client threads N PAGES  N threads (ended before exit), each one
  *                           region "work" touching PAGES pages; "main" around
  *   client errors           end without begin, misnesting (twice each), then
- *                           one good region "ok" */
+ *                           one good region "ok"
+ *   client fork             region "parent" around a fork(); the child, where
+ *                           regions are off, marks region "child" and exits */
 #include "check.h"
 
 #include <hwc/region.h>
@@ -17,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void touch_fresh(size_t n)
@@ -84,6 +87,19 @@ static int client(int argc, char **argv)
 				return 3;
 		}
 		return hwc_region_begin("ok") || hwc_region_end("ok") ? 3 : 0;
+	}
+	if (argc >= 3 && strcmp(argv[2], "fork") == 0) {
+		if (hwc_region_begin("parent"))
+			return 3;
+		pid_t pid = fork();
+		if (pid == 0)
+			/* off in the child: even an end without begin returns 0 */
+			exit(hwc_region_end("never") || hwc_region_begin("child") || hwc_region_end("child")
+				     ? 3 : 0);
+		int st = 1;
+		if (pid < 0 || waitpid(pid, &st, 0) != pid || st != 0)
+			return 3;
+		return hwc_region_end("parent") ? 3 : 0;
 	}
 	fprintf(stderr, "usage: regions client nested PAGES | threads N PAGES | errors\n");
 	return 2;

@@ -87,6 +87,13 @@ class Regions(unittest.TestCase):
         self.assertEqual(r["ok"]["calls"], 1)
         self.assertEqual(r["a"]["calls"], 2)  # the misnested end was ignored
 
+    def test_fork_child_measures_nothing(self):
+        p, doc = self.client("fork")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(len(doc["threads"]), 1)  # the child's exit wrote no report
+        self.assertEqual([r["name"] for r in doc["threads"][0]["regions"]], ["parent"])
+        self.assertEqual(doc["threads"][0]["tid"], doc["pid"])
+
     def test_unknown_event(self):
         p, doc = self.client("nested", "1", events="no-such-event")
         self.assertEqual(p.returncode, 3)  # hwc_region_begin returned the error
