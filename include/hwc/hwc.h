@@ -414,6 +414,25 @@ int hwc_paranoid(int *level);
 /* Online CPUs into CPUS (up to MAX); returns how many are online. */
 int hwc_online_cpus(int *cpus, size_t max);
 
+/* Where a CPU sits, from sysfs (HWC_SYSFS_ROOT/devices/system/...): what
+ * perf stat --per-socket/--per-die/--per-cluster/--per-core/--per-cache/
+ * --per-node aggregate by.  Added in 0.1. */
+struct hwc_cpu_topology {
+	int cpu;
+	int socket;      /* topology/physical_package_id */
+	int die;         /* topology/die_id; 0 where the kernel has none */
+	int cluster;     /* topology/cluster_id; -1 where the kernel has none */
+	int core;        /* topology/core_id (unique within its socket) */
+	int node;        /* the NUMA node holding it (node/nodeN/cpuCPU); 0 without NUMA */
+	int cache_level; /* the cache level asked for (the last level for 0); -1 not asked */
+	int cache;       /* that cache's instance: the lowest CPU sharing it, as perf; -1 */
+};
+
+/* The topology of CPU.  CACHE_LEVEL: -1 looks at no cache, 0 at the last
+ * level, 1 to 4 at that level.  Returns 0, -ENOENT (no such CPU in sysfs,
+ * or no cache of that level) or another -errno, with detail. */
+int hwc_cpu_topology(int cpu, int cache_level, struct hwc_cpu_topology *out);
+
 /* The CPU and its core PMU. */
 struct hwc_cpu_info {
 	char vendor[16];       /* CPUID vendor: "GenuineIntel", "AuthenticAMD" */
