@@ -403,7 +403,11 @@ static int delay_counting(struct stat_run *s, hwc_counters *c)
 {
 	if (!s->o->delay_ms)
 		return 0;
+	/* Said as perf stat says it, but not into a JSON report on stderr. */
+	bool say = s->rep.format != STAT_JSON || s->rep.out != stderr;
 	int err = hwc_counters_stop(c);
+	if (say)
+		fprintf(stderr, "hwc stat: events disabled for %ld ms (-D)\n", s->o->delay_ms);
 	double delay = (double)s->o->delay_ms / 1000;
 	for (double left; !err && !s->gone && !interrupted && (left = delay - seconds_since(&s->t0)) > 0;) {
 		struct timespec timeout = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
@@ -417,8 +421,8 @@ static int delay_counting(struct stat_run *s, hwc_counters *c)
 	}
 	if (!err)
 		err = hwc_counters_reset(c);
-	if (!err && !s->gone && !interrupted)
-		err = hwc_counters_start(c);
+	if (!err && !s->gone && !interrupted && !(err = hwc_counters_start(c)) && say)
+		fprintf(stderr, "hwc stat: events enabled\n");
 	if (err) {
 		fprintf(stderr, "hwc stat: %s\n", hwc_errdetail());
 		return EXIT_ERROR;
@@ -944,9 +948,11 @@ int cmd_stat(int argc, char **argv)
 	r->repeat = o.repeat > 0;
 	r->argv = o.t.argv;
 	r->out = stderr;
-	/* Digit grouping is for people; CSV and JSON stay in the C locale. */
-	if (r->format == STAT_HUMAN && o.big_num)
+	/* Digit grouping is for people (-B, the default); CSV and JSON stay in
+	 * the C locale. */
+	if (r->format == STAT_HUMAN)
 		setlocale(LC_NUMERIC, "");
+	r->no_big_num = o.big_num == 0; /* the locale's decimal point stays, as in perf */
 
 	struct hwc_target *t = &s.target;
 	cli_target_of(&o.t, t);

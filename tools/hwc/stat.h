@@ -76,6 +76,7 @@ struct stat_report {
 	bool interval;             /* -I: values come by interval */
 	bool repeat;               /* -r was given */
 	bool cgroups;              /* -G: a cgroup column (CSV) after the event */
+	bool no_big_num;           /* --no-big-num: no digit grouping in the table */
 	size_t nev, nrows;
 	struct stat_event *ev;
 	struct stat_row *rows;

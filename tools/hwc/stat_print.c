@@ -205,11 +205,11 @@ static void human_line(const struct stat_report *r, const char *time, const stru
 	human_prefix(r, stat_aggr_topology(r->aggr) ? l->group : l->row, prefix, sizeof(prefix));
 	ADD("%s%s", time, prefix);
 	if (ev->unit[0])
-		ADD("%'18.2f %-4s ", in_unit(ev, l->count), ev->unit);
+		ADD(r->no_big_num ? "%18.2f %-4s " : "%'18.2f %-4s ", in_unit(ev, l->count), ev->unit);
 	else if (l->exact)
-		ADD("%'18" PRIu64 "      ", l->sum->scaled);
+		ADD(r->no_big_num ? "%18" PRIu64 "      " : "%'18" PRIu64 "      ", l->sum->scaled);
 	else
-		ADD("%'18.0f      ", l->count);
+		ADD(r->no_big_num ? "%18.0f      " : "%'18.0f      ", l->count);
 	ADD("%-26s", ev->name);
 	if (r->cgroups)
 		ADD(" %-20s", ev->cgroup ? ev->cgroup : "");
