@@ -423,7 +423,8 @@ struct hwc_cpu_topology {
 	int die;         /* topology/die_id; 0 where the kernel has none */
 	int cluster;     /* topology/cluster_id; -1 where the kernel has none */
 	int core;        /* topology/core_id (unique within its socket) */
-	int node;        /* the NUMA node holding it (node/nodeN/cpuCPU); 0 without NUMA */
+	int node;        /* the NUMA node listing it (node/nodeN/cpuCPU); 0 without NUMA,
+			  * -1 when no node lists it */
 	int cache_level; /* the cache level asked for (the last level for 0); -1 not asked */
 	int cache;       /* that cache's instance: the lowest CPU sharing it, as perf; -1 */
 };
