@@ -55,6 +55,27 @@ int hwc__read_int_file(const char *path, long long *out)
 	return 0;
 }
 
+bool hwc__cpu_in_list(const char *list, int cpu)
+{
+	for (const char *p = list; *p;) {
+		char *end;
+		long a = strtol(p, &end, 10), b = a;
+		if (end == p)
+			return false;
+		p = end;
+		if (*p == '-') {
+			b = strtol(p + 1, &end, 10);
+			p = end;
+		}
+		if (cpu >= a && cpu <= b)
+			return true;
+		if (*p != ',')
+			return false;
+		p++;
+	}
+	return false;
+}
+
 HWC_EXPORT int hwc_paranoid(int *level)
 {
 	hwc__clear_error();

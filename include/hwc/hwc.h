@@ -401,6 +401,9 @@ struct hwc_pmu_info {
 	const char *formats;  /* its terms, space-separated: "event=config:0-7,32-35 umask=config:8-15" */
 	const char *caps;     /* its caps/ files, space-separated: "max_precise=3 pmu_name=skylake" */
 	int rdpmc;            /* its rdpmc file: 0 off, 1 own events, 2 any; -1 none */
+	/* Added in 0.1, at the end: */
+	const char *cpus;     /* a core PMU's CPUs (its cpus file: hybrid and arm64 core
+			       * PMUs have one), "" when it has none */
 };
 
 /* Call FN for every sysfs PMU, sorted by name; FN as for hwc_events_walk(). */
