@@ -35,7 +35,7 @@ struct options {
 	struct cgroup_opt *cgroups; /* -G, in order */
 	size_t ncgroups;
 	struct cli_target t; /* -p, -t, -a, -C, -i, the command */
-	bool per_cpu, per_thread, json;
+	bool per_cpu, per_thread, json, hybrid_merge;
 	enum stat_aggr topology;  /* --per-core ... --per-node, or STAT_TOTAL */
 	const char *topology_opt; /* its name, for messages */
 	int cache_level;          /* --per-cache: 0 for the last level */
@@ -74,6 +74,9 @@ static const char usage_text[] =
 	"  -I, --interval-print MS   print the counts of every MS milliseconds (10 to\n"
 	"                            86400000)\n"
 	"      --interval-count N    with -I: stop counting after N intervals\n"
+	"      --hybrid-merge        on a machine with several core PMUs (hybrid), one row\n"
+	"                            for a generic event, the sum of its core PMUs' counts\n"
+	"                            (by default each is a row: cpu_core/cycles/, as perf)\n"
 	"  -r, --repeat N            run the command N times: means and relative stddev\n"
 	"  -D, --delay MS            count only from MS milliseconds after the command\n"
 	"                            starts (or after hwc stat starts, without one)\n"
@@ -103,7 +106,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum {
 		OPT_PER_THREAD = 256, OPT_PER_CORE, OPT_PER_CACHE, OPT_PER_DIE, OPT_PER_SOCKET,
-		OPT_PER_NODE, OPT_INTERVAL_COUNT, OPT_TIMEOUT, OPT_NO_BIG_NUM,
+		OPT_PER_NODE, OPT_INTERVAL_COUNT, OPT_TIMEOUT, OPT_NO_BIG_NUM, OPT_HYBRID_MERGE,
 	};
 	static const struct option longopts[] = {
 		{"event", required_argument, NULL, 'e'},
@@ -120,6 +123,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"timeout", required_argument, NULL, OPT_TIMEOUT},
 		{"big-num", no_argument, NULL, 'B'},
 		{"no-big-num", no_argument, NULL, OPT_NO_BIG_NUM},
+		{"hybrid-merge", no_argument, NULL, OPT_HYBRID_MERGE},
 		{"interval-print", required_argument, NULL, 'I'},
 		{"repeat", required_argument, NULL, 'r'},
 		{"field-separator", required_argument, NULL, 'x'},
@@ -200,6 +204,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'B': o->big_num = 1; break;
 		case OPT_NO_BIG_NUM: o->big_num = 0; break;
+		case OPT_HYBRID_MERGE: o->hybrid_merge = true; break;
 		case 'I':
 			if (!cli_parse_long(optarg, 10, 86400000, &o->interval_ms))
 				return usage_error("invalid interval '%s' for -I: give milliseconds, from 10 "
@@ -307,7 +312,9 @@ struct stat_run {
 	hwc_evlist *list;
 	struct hwc_target target;
 	struct stat_report rep;
-	size_t *map;       /* report event -> evlist index */
+	size_t *map;       /* evlist index -> report event, SIZE_MAX for a skipped one */
+	char **merged;     /* --hybrid-merge: the names of merged events */
+	size_t nmerged;
 	sigset_t wait_mask;
 	pid_t child;       /* the command, or -1 */
 	int wait_fd;       /* the counters' pidfd of the command, process or thread, or -1 */
@@ -334,16 +341,6 @@ static double seconds_since(const struct timespec *t0)
 	return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
-/* Values of the last snapshot, [row][report event]. */
-static void gather(struct stat_run *s, hwc_counters *c, struct hwc_value *v)
-{
-	struct stat_report *r = &s->rep;
-	for (size_t row = 0; row < r->nrows; row++)
-		for (size_t k = 0; k < r->nev; k++)
-			hwc_counters_value(c, r->aggr == STAT_TOTAL ? HWC_ALL : row, s->map[k],
-					   &v[row * r->nev + k]);
-}
-
 static void add_values(struct hwc_value *sum, const struct hwc_value *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -352,6 +349,22 @@ static void add_values(struct hwc_value *sum, const struct hwc_value *v, size_t 
 		sum[i].running += v[i].running;
 		sum[i].scaled += v[i].scaled;
 	}
+}
+
+/* Values of the last snapshot, [row][report event]. */
+static void gather(struct stat_run *s, hwc_counters *c, struct hwc_value *v)
+{
+	struct stat_report *r = &s->rep;
+	size_t nlist = hwc_evlist_size(s->list);
+	memset(v, 0, r->nrows * r->nev * sizeof(*v));
+	for (size_t row = 0; row < r->nrows; row++)
+		for (size_t e = 0; e < nlist; e++) {
+			struct hwc_value one;
+			if (s->map[e] == SIZE_MAX ||
+			    hwc_counters_value(c, r->aggr == STAT_TOTAL ? HWC_ALL : row, e, &one))
+				continue;
+			add_values(&v[row * r->nev + s->map[e]], &one, 1); /* --hybrid-merge sums */
+		}
 }
 
 /* What to wait for: the command, process or thread, through the counters'
@@ -690,6 +703,32 @@ static int group_by_topology(struct stat_run *s)
 	return 0;
 }
 
+/* The name EV was written as when libhwc opened it once per core PMU of a
+ * hybrid machine (cpu_core/cycles/ -> cycles): a generic hardware or cache
+ * event whose config carries its PMU's type and whose name is PMU/NAME/.
+ * NULL for any other event (or without memory). */
+static char *hybrid_base(const struct hwc_event *ev)
+{
+	const struct perf_event_attr *a = &ev->attr;
+	size_t n = strlen(ev->pmu), len = strlen(ev->name);
+	if ((a->type != PERF_TYPE_HARDWARE && a->type != PERF_TYPE_HW_CACHE) || !(a->config >> 32) ||
+	    !n || strncmp(ev->name, ev->pmu, n) != 0 || ev->name[n] != '/' || len < n + 3 ||
+	    ev->name[len - 1] != '/')
+		return NULL;
+	return strndup(ev->name + n + 1, len - n - 2);
+}
+
+/* Is EV (named BASE) another core PMU's copy of report event OUT? */
+static bool same_hybrid_event(const struct stat_event *out, const char *base,
+			      const struct hwc_event *ev)
+{
+	const struct perf_event_attr *a = &out->attr, *b = &ev->attr;
+	return strcmp(out->name, base) == 0 && a->type == b->type &&
+	       (uint32_t)a->config == (uint32_t)b->config && a->exclude_user == b->exclude_user &&
+	       a->exclude_kernel == b->exclude_kernel && a->exclude_hv == b->exclude_hv &&
+	       strcmp(out->cgroup ? out->cgroup : "", ev->cgroup ? ev->cgroup : "") == 0;
+}
+
 /* After the first open: which events made it, the rows, and the notes. */
 static int describe(struct stat_run *s, hwc_counters *c)
 {
@@ -707,6 +746,7 @@ static int describe(struct stat_run *s, hwc_counters *c)
 	bool user_only = false;
 	for (size_t e = 0; e < nlist; e++) {
 		const struct hwc_event *ev = hwc_evlist_event(s->list, e);
+		s->map[e] = SIZE_MAX;
 		if (hwc_counters_event_status(c, e)) {
 			/* Copied: the text lives in C, which each run closes. */
 			if (!(r->skip_reason[r->nskipped] = strdup(hwc_counters_event_error(c, e))))
@@ -714,9 +754,25 @@ static int describe(struct stat_run *s, hwc_counters *c)
 			r->skipped[r->nskipped++] = ev->name;
 			continue;
 		}
+		char *base = s->o->hybrid_merge ? hybrid_base(ev) : NULL;
+		size_t same = 0;
+		while (base && same < r->nev && !same_hybrid_event(&r->ev[same], base, ev))
+			same++;
+		if (base && same < r->nev) {
+			free(base);
+			s->map[e] = same; /* counted into the row of the first core PMU's copy */
+			continue;
+		}
+		char **m = base ? realloc(s->merged, (s->nmerged + 1) * sizeof(*m)) : NULL;
+		if (base && !m) {
+			free(base);
+			return -ENOMEM;
+		}
+		if (base)
+			(s->merged = m)[s->nmerged++] = base;
 		struct stat_event *out = &r->ev[r->nev];
-		s->map[r->nev++] = e;
-		out->name = ev->name;
+		s->map[e] = r->nev++;
+		out->name = base ? base : ev->name;
 		out->cgroup = ev->cgroup;
 		out->unit = ev->unit;
 		out->scale = ev->scale;
@@ -885,6 +941,9 @@ static void free_run(struct stat_run *s)
 	free(r->rows);
 	free((int *)r->cpus);
 	free(s->map);
+	for (size_t i = 0; i < s->nmerged; i++)
+		free(s->merged[i]);
+	free(s->merged);
 	hwc_evlist_free(s->list);
 }
 

@@ -101,10 +101,14 @@ static int find_input(const struct stat_report *r, size_t ev, uint32_t type, uin
 		      bool same_levels)
 {
 	const struct perf_event_attr *b = &r->ev[ev].attr;
+	uint64_t want = config;
+	/* On a hybrid, the input counted on the same core PMU (config[63:32]). */
+	if (type == PERF_TYPE_HARDWARE || type == PERF_TYPE_HW_CACHE)
+		want |= b->config & ~0xffffffffull;
 	int found = -1;
 	for (size_t k = 0; k < r->nev; k++) {
 		const struct perf_event_attr *a = &r->ev[k].attr;
-		if (a->type != type || a->config != config)
+		if (a->type != type || a->config != want)
 			continue;
 		if (same_levels && (a->exclude_user != b->exclude_user ||
 				    a->exclude_kernel != b->exclude_kernel || a->exclude_hv != b->exclude_hv))
@@ -135,7 +139,7 @@ static enum metric metric_of(const struct stat_report *r, size_t ev, const doubl
 	enum metric m;
 	int k;
 	double factor = 1;
-	switch (a->config) {
+	switch ((uint32_t)a->config) { /* the core PMU's type is above */
 	case PERF_COUNT_HW_CPU_CYCLES: /* cycles per nanosecond on a CPU */
 		k = find_input(r, ev, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, false);
 		m = M_GHZ;
