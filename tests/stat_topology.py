@@ -192,6 +192,25 @@ class FakeTopology(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertRegex(p.stderr, r"^#\s+time core\s+cpus\s+counts unit events\n")
 
+    def test_repeat_sums_per_run(self):
+        # -r: each run of an aggregate is the sum of its CPUs in that run;
+        # its deviation is of those sums
+        root, places = self.tree("siblings")  # several CPUs per die
+        p = self.stat(root, "--per-die", "-a", "-r", "3", "-j", "-e", "cpu-clock", "--", "true")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = json.loads(p.stderr)
+        self.assertEqual(doc["runs"], 3)
+        want = expected(places, CPUS, "die")
+        self.assertEqual([(c["die"], [x["cpu"] for x in c["cpus"]]) for c in doc["counters"]], want)
+        for c in doc["counters"]:
+            self.assertEqual(len(c["runs"]), 3)
+            for field in ("raw", "scaled", "enabled_ns"):
+                self.assertEqual(c[field], sum(r[field] for r in c["runs"]))
+                self.assertEqual(c[field], sum(x[field] for x in c["cpus"]))
+            mean = c["scaled"] / 3
+            dev = (sum((r["scaled"] - mean) ** 2 for r in c["runs"]) / 2) ** 0.5
+            self.assertAlmostEqual(c["stddev"], dev / 1e6, delta=1e-9 + 1e-9 * dev)
+
     def test_missing_topology(self):
         root = os.path.join(self.tmp, "empty")
         os.makedirs(os.path.join(root, "devices/system/cpu"))
