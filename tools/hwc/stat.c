@@ -341,16 +341,6 @@ static double seconds_since(const struct timespec *t0)
 	return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
-static void add_values(struct hwc_value *sum, const struct hwc_value *v, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		sum[i].raw += v[i].raw;
-		sum[i].enabled += v[i].enabled;
-		sum[i].running += v[i].running;
-		sum[i].scaled += v[i].scaled;
-	}
-}
-
 /* Values of the last snapshot, [row][report event]. */
 static void gather(struct stat_run *s, hwc_counters *c, struct hwc_value *v)
 {
@@ -363,7 +353,7 @@ static void gather(struct stat_run *s, hwc_counters *c, struct hwc_value *v)
 			if (s->map[e] == SIZE_MAX ||
 			    hwc_counters_value(c, r->aggr == STAT_TOTAL ? HWC_ALL : row, e, &one))
 				continue;
-			add_values(&v[row * r->nev + s->map[e]], &one, 1); /* --hybrid-merge sums */
+			stat_add_values(&v[row * r->nev + s->map[e]], &one, 1); /* --hybrid-merge sums */
 		}
 }
 
@@ -452,7 +442,7 @@ static void print_interval(struct stat_run *s, hwc_counters *c, double now, stru
 	if (hwc_counters_read(c) == 0) {
 		gather(s, c, v);
 		stat_report_interval(r, now, now - s->last, v);
-		add_values(total, v, r->nrows * r->nev);
+		stat_add_values(total, v, r->nrows * r->nev);
 		hwc_counters_rebase(c);
 	}
 	s->last = now;
@@ -541,7 +531,7 @@ static int final_read(struct stat_run *s, hwc_counters *c, struct hwc_value *v,
 	if (s->o->interval_ms > 0 && !s->counted_all)
 		stat_report_interval(r, elapsed, elapsed - s->last, v);
 	if (!s->counted_all) /* else the total is the intervals' */
-		add_values(total, v, r->nrows * r->nev);
+		stat_add_values(total, v, r->nrows * r->nev);
 	if (stat_report_add_run(r, total, elapsed)) {
 		fprintf(stderr, "hwc stat: out of memory\n");
 		return EXIT_ERROR;

@@ -102,6 +102,9 @@ struct stat_report {
 	struct json json;          /* STAT_JSON: the document being written */
 };
 
+/* SUM[i] += V[i] for N values (raw, times and scaled). */
+void stat_add_values(struct hwc_value *sum, const struct hwc_value *v, size_t n);
+
 /* True for the topology aggregations (per core, cache, die, socket, node). */
 bool stat_aggr_topology(enum stat_aggr a);
 

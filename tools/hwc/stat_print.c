@@ -432,8 +432,7 @@ static void print_line(struct stat_report *r, const char *time, const struct lin
 	}
 }
 
-/* SUM[i] += V[i] for N values. */
-static void add_value(struct hwc_value *sum, const struct hwc_value *v, size_t n)
+void stat_add_values(struct hwc_value *sum, const struct hwc_value *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		sum[i].raw += v[i].raw;
@@ -454,7 +453,7 @@ static void print_sample(struct stat_report *r, const char *time, const struct h
 		const struct stat_group *grp = &r->groups[g];
 		memset(sum, 0, r->nev * sizeof(*sum));
 		for (size_t i = 0; i < grp->nrows; i++)
-			add_value(sum, v + SLOT(r, grp->row[i], 0), r->nev);
+			stat_add_values(sum, v + SLOT(r, grp->row[i], 0), r->nev);
 		for (size_t e = 0; e < r->nev; e++)
 			count[e] = (double)sum[e].scaled;
 		for (size_t e = 0; e < r->nev; e++) {
@@ -555,7 +554,7 @@ static size_t group_cell(const struct stat_report *r, size_t g, size_t e, struct
 	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; i < grp->nrows; i++) {
 		const struct stat_cell *c = &r->cells[SLOT(r, grp->row[i], e)];
-		add_value(&out->sum, &c->sum, 1);
+		stat_add_values(&out->sum, &c->sum, 1);
 		out->mean += c->mean;
 	}
 	if (!r->per_run)
@@ -565,7 +564,7 @@ static size_t group_cell(const struct stat_report *r, size_t g, size_t e, struct
 	for (size_t k = 0; k < r->runs; k++) {
 		memset(&runs[k], 0, sizeof(runs[k]));
 		for (size_t i = 0; i < grp->nrows; i++)
-			add_value(&runs[k], &r->per_run[k * stride + SLOT(r, grp->row[i], e)], 1);
+			stat_add_values(&runs[k], &r->per_run[k * stride + SLOT(r, grp->row[i], e)], 1);
 		double x = (double)runs[k].scaled, d = x - mean;
 		mean += d / (double)(k + 1);
 		out->m2 += d * (x - mean);
