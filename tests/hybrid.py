@@ -9,9 +9,11 @@ here counts hardware events; the real-machine check skips, saying why,
 unless the kernel exposes several core PMUs."""
 import json
 import os
+import shutil
+import tempfile
 import unittest
 
-from hwctest import SRC, program, run
+from hwctest import SRC, online_cpus, program, run
 
 HWC = program("hwc")
 TREES = {
@@ -90,6 +92,34 @@ class Stat(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         doc = json.loads(p.stderr)
         self.assertEqual([c["event"] for c in doc["counters"]], ["task-clock", "page-faults"])
+
+    def test_pmu_cpus_limit_where_events_open(self):
+        # The mechanism that keeps cpu_core's copy off cpu_atom's CPUs, shown
+        # with an event this machine has: a tree whose software PMU lists
+        # only CPU 0 in a cpus file.  Counting and sampling on every CPU
+        # then open it on CPU 0 alone.
+        cpus = online_cpus()
+        if len(cpus) < 2 or cpus[0] != 0:
+            self.skipTest("needs CPU 0 and another CPU online")
+        with tempfile.TemporaryDirectory(prefix="hwc-pmucpus-") as root:
+            shutil.copytree(TREES["hybrid"][0], root, dirs_exist_ok=True)
+            with open(os.path.join(root, "bus/event_source/devices/software/cpus"), "w") as f:
+                f.write("0\n")
+            env = dict(os.environ, HWC_SYSFS_ROOT=root)
+            p = run([HWC, "stat", "-a", "-A", "-j", "-e", "cpu-clock", "--", "sleep", "0.05"], env=env)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            rows = {c["cpu"]: c for c in json.loads(p.stderr)["counters"]}
+            self.assertGreater(rows[0]["raw"], 0)
+            for cpu in cpus[1:]:
+                self.assertEqual((rows[cpu]["raw"], rows[cpu]["enabled_ns"]), (0, 0))
+            data = os.path.join(root, "r.data")
+            p = run([HWC, "record", "-a", "-F", "1000", "-e", "cpu-clock", "-o", data, "--",
+                     "sleep", "0.2"], env=env)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            p = run([HWC, "script", "-i", data, "-F", "cpu"])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            seen = {int(l.strip().strip("[]")) for l in p.stdout.splitlines() if l.strip()}
+            self.assertEqual(seen, {0})
 
     def test_real_hybrid_machine(self):
         pmus = real_core_pmus()
