@@ -170,6 +170,10 @@ static int open_instance(hwc_counters *c, size_t i)
 	for (size_t g = 0; g < c->nev; g += c->evs.e[g].group_size) {
 		if (c->evs.e[g].status)
 			continue;
+		/* A hybrid's core PMU counts on its own CPUs only: elsewhere the
+		 * group stays unopened and counts 0. */
+		if (c->inst[i].cpu >= 0 && !hwc__pmu_covers_cpu(c->evs.e[g].ev->pub.pmu, c->inst[i].cpu))
+			continue;
 		int err = open_group(c, i, g);
 		if (!err)
 			continue;

@@ -98,7 +98,8 @@ HWC_EXPORT const char *hwc_source_name(enum hwc_source src)
 	return (unsigned)src < HWC_ARRAY_SIZE(names) ? names[src] : "unknown";
 }
 
-void hwc__ev_init(struct hwc__ev *ev)
+/* Point pub's strings at EV's own arrays. */
+static void ev_point(struct hwc__ev *ev)
 {
 	ev->pub.name = ev->name;
 	ev->pub.pmu = ev->pmu;
@@ -106,6 +107,11 @@ void hwc__ev_init(struct hwc__ev *ev)
 	ev->pub.unit = ev->unit;
 	ev->pub.filter = ev->filter;
 	ev->pub.cgroup = ev->cgroup;
+}
+
+void hwc__ev_init(struct hwc__ev *ev)
+{
+	ev_point(ev);
 	ev->pub.scale = 1.0;
 }
 
@@ -578,7 +584,56 @@ struct add_ctx {
 	int group;
 	const char *group_mods;
 	size_t group_first;
+	bool in_group; /* inside {...} */
 };
+
+/* On a machine with several core PMUs (hybrid), a generic hardware or cache
+ * event that names none opens once on each, as perf does: the copies are
+ * named PMU/EVENT/ and carry the PMU's type in config[63:32] (the kernel's
+ * extended type).  Returns 1 when EV was replaced by its copies (EV is then
+ * the caller's to free), 0 when it stays as it is, or -errno. */
+static int add_per_core_pmu(struct add_ctx *ctx, struct hwc__ev *ev)
+{
+	const struct perf_event_attr *a = &ev->pub.attr;
+	if ((a->type != PERF_TYPE_HARDWARE && a->type != PERF_TYPE_HW_CACHE) || a->config >> 32)
+		return 0;
+	struct hwc__core_pmu *pmus;
+	int n = hwc__hybrid_pmus(&pmus);
+	if (n <= 0)
+		return n;
+	int err = 0;
+	if (ctx->in_group)
+		err = hwc__fail(-EINVAL, "'%s': this machine has %d core PMUs (%s, %s%s) and '%s' in a "
+					 "group would count on each: name the PMU of each event of the group, "
+					 "as %s/%s/",
+				ctx->spec, n, pmus[0].name, pmus[1].name, n > 2 ? ", ..." : "", ev->name,
+				pmus[n - 1].name, ev->name);
+	for (int i = 0; i < n && !err; i++) {
+		struct hwc__ev *c = malloc(sizeof(*c));
+		if (!c) {
+			err = hwc__fail(-ENOMEM, "out of memory");
+			break;
+		}
+		*c = *ev;
+		ev_point(c);
+		c->pub.attr.config |= (uint64_t)pmus[i].type << 32;
+		snprintf(c->pmu, sizeof(c->pmu), "%s", pmus[i].name);
+		if ((size_t)snprintf(c->name, sizeof(c->name), "%s/%s/", pmus[i].name, ev->name) >=
+		    sizeof(c->name))
+			err = hwc__fail(-ENAMETOOLONG, "event name too long in '%s'", ctx->spec);
+		c->pub.group = ctx->group + i;
+		c->pub.leader = true;
+		if (!err)
+			err = push(ctx->tmp, c);
+		if (err)
+			free(c);
+	}
+	free(pmus);
+	if (err)
+		return err;
+	ctx->group += n - 1; /* add_item counts the last one */
+	return 1;
+}
 
 static int add_event(const char *s, size_t len, void *arg)
 {
@@ -598,9 +653,12 @@ static int add_event(const char *s, size_t len, void *arg)
 	int err = resolve_one(token, ctx->spec, ev, 0);
 	if (!err && ctx->group_mods)
 		err = modify(ev, ctx->group_mods, ctx->spec);
-	if (!err)
+	int copies = err ? 0 : add_per_core_pmu(ctx, ev);
+	if (copies < 0)
+		err = copies;
+	if (!err && !copies)
 		err = push(ctx->tmp, ev);
-	if (err) {
+	if (err || copies) {
 		free(ev);
 		return err;
 	}
@@ -637,7 +695,9 @@ static int add_item(const char *s, size_t len, void *arg)
 		err = hwc__fail(-EINVAL, "malformed '%s': empty group", ctx->spec);
 	if (!err) {
 		ctx->group_mods = mods;
+		ctx->in_group = true;
 		err = split(inner, ctx->spec, add_event, ctx);
+		ctx->in_group = false;
 		ctx->group_mods = NULL;
 	}
 	free(inner);

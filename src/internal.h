@@ -25,6 +25,8 @@ const char *hwc__sysfs_root(void);
 /* Read a small text file into BUF (NUL-terminated, trailing newline removed). */
 int hwc__read_file(const char *path, char *buf, size_t size);
 int hwc__read_int_file(const char *path, long long *out);
+/* Is CPU in LIST, a kernel CPU list such as "0-3,8,10-11"? */
+bool hwc__cpu_in_list(const char *list, int cpu);
 /* Is the caller allowed what CAP_PERFMON/CAP_SYS_ADMIN allow? */
 bool hwc__privileged(void);
 /* Explain an -errno from perf_event_open of EV into the detail text. */
@@ -33,6 +35,19 @@ int hwc__explain_open_error(int err, const struct hwc_event *ev, pid_t pid, int 
  * another architecture's, e.g. "armv8_pmuv3") and its type, or NULL when it
  * exposes none.  The name is the calling thread's until its next call. */
 const char *hwc__core_pmu(uint32_t *type);
+/* The core PMUs, sorted by name as perf sorts them, when there are two or
+ * more (Intel hybrids' cpu_atom and cpu_core, big.LITTLE arm64's armv8_*):
+ * a generic hardware or cache event opens once on each, with the PMU's
+ * type in config[63:32] (perf's extended type).  Returns how many (0 or
+ * 2 and more: one core PMU is not hybrid) with *OUT to free, or -errno. */
+struct hwc__core_pmu {
+	char name[64];
+	uint32_t type;
+	char cpus[1024]; /* its cpus file */
+};
+int hwc__hybrid_pmus(struct hwc__core_pmu **out);
+/* Does PMU count on CPU?  False only for a PMU whose cpus file leaves CPU out. */
+bool hwc__pmu_covers_cpu(const char *pmu, int cpu);
 /* The core PMU's name, "cpu" without one: the PMU of generic and raw events. */
 const char *hwc__core_pmu_label(void);
 /* Event types that use the core PMU's counters. */

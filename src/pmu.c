@@ -350,8 +350,48 @@ static void append_pmus(void)
 	append_dir(path, "");
 }
 
+/* PMU/EVENT/ for a generic hardware or cache EVENT (cycles, not an alias in
+ * PMU's events/) and one core PMU of several: the generic event on that
+ * PMU alone, with its type in config[63:32], as perf encodes cpu_core/cycles/.
+ * HWC__NOT_MINE otherwise. */
+static int resolve_hybrid_generic(const char *pmu, const char *terms, struct hwc__ev *ev)
+{
+	char path[1024];
+	struct stat st;
+	if (strpbrk(terms, "=,") || !*terms)
+		return HWC__NOT_MINE;
+	pmu_path(path, sizeof(path), pmu, "events", terms);
+	if (stat(path, &st) == 0)
+		return HWC__NOT_MINE; /* the PMU's own alias */
+	struct hwc__core_pmu *pmus;
+	int n = hwc__hybrid_pmus(&pmus);
+	if (n <= 0)
+		return n < 0 ? n : HWC__NOT_MINE;
+	int found = -1;
+	for (int i = 0; i < n; i++)
+		if (strcmp(pmus[i].name, pmu) == 0)
+			found = i;
+	uint32_t type = found >= 0 ? pmus[found].type : 0;
+	free(pmus);
+	struct hwc__ev g;
+	hwc__ev_init(&g);
+	if (found < 0 || hwc__resolve_table(terms, &g) ||
+	    (g.pub.attr.type != PERF_TYPE_HARDWARE && g.pub.attr.type != PERF_TYPE_HW_CACHE))
+		return HWC__NOT_MINE;
+	ev->pub.source = g.pub.source;
+	ev->pub.attr.type = g.pub.attr.type;
+	ev->pub.attr.config = g.pub.attr.config | (uint64_t)type << 32;
+	snprintf(ev->pmu, sizeof(ev->pmu), "%s", pmu);
+	snprintf(ev->origin, sizeof(ev->origin), "generic %s on core PMU %s (type %u in config[63:32])",
+		 terms, pmu, type);
+	return 0;
+}
+
 int hwc__resolve_pmu(const char *pmu, const char *terms, struct hwc__ev *ev)
 {
+	int hybrid = resolve_hybrid_generic(pmu, terms, ev);
+	if (hybrid != HWC__NOT_MINE)
+		return hybrid;
 	char path[1024], spec[sizeof(ev->name)];
 	long long type;
 	/* A name= term renames the event: keep the spec for messages. */
@@ -596,6 +636,52 @@ const char *hwc__core_pmu(uint32_t *type)
 	return name;
 }
 
+int hwc__hybrid_pmus(struct hwc__core_pmu **out)
+{
+	*out = NULL;
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/bus/event_source/devices", hwc__sysfs_root());
+	struct dirent **ents;
+	int n = list_dir(path, &ents);
+	if (n < 0)
+		return 0; /* no sysfs PMUs: nothing hybrid */
+	struct hwc__core_pmu *pmus = calloc((size_t)n + 1, sizeof(*pmus));
+	int k = 0;
+	for (int i = 0; pmus && i < n; i++) { /* alphasort: perf's order */
+		const char *name = ents[i]->d_name;
+		long long type;
+		struct hwc__core_pmu *p = &pmus[k];
+		pmu_path(path, sizeof(path), name, "type", NULL);
+		if (strlen(name) >= sizeof(p->name) || !is_core_pmu(name) || hwc__read_int_file(path, &type))
+			continue;
+		snprintf(p->name, sizeof(p->name), "%s", name);
+		p->type = (uint32_t)type;
+		pmu_path(path, sizeof(path), name, "cpus", NULL);
+		hwc__read_file(path, p->cpus, sizeof(p->cpus));
+		k++;
+	}
+	free_dir(ents, n);
+	if (!pmus)
+		return hwc__fail(-ENOMEM, "out of memory");
+	if (k < 2) {
+		free(pmus);
+		return 0;
+	}
+	*out = pmus;
+	return k;
+}
+
+bool hwc__pmu_covers_cpu(const char *pmu, int cpu)
+{
+	char path[1024], list[1024];
+	if (!*pmu || strchr(pmu, '/'))
+		return true;
+	pmu_path(path, sizeof(path), pmu, "cpus", NULL);
+	if (hwc__read_file(path, list, sizeof(list)))
+		return true;
+	return hwc__cpu_in_list(list, cpu);
+}
+
 const char *hwc__core_pmu_label(void)
 {
 	const char *core = hwc__core_pmu(NULL);
@@ -618,9 +704,11 @@ int hwc__pmus_walk(int (*fn)(const struct hwc_pmu_info *p, void *arg), void *arg
 		if (hwc__read_int_file(path, &type))
 			continue;
 		struct hwc__buf formats = {0}, caps = {0};
-		char cpumask[1024] = "";
+		char cpumask[1024] = "", cpus[1024] = "";
 		pmu_path(path, sizeof(path), name, "cpumask", NULL);
 		hwc__read_file(path, cpumask, sizeof(cpumask));
+		pmu_path(path, sizeof(path), name, "cpus", NULL);
+		hwc__read_file(path, cpus, sizeof(cpus));
 		pmu_path(path, sizeof(path), name, "rdpmc", NULL);
 		hwc__read_int_file(path, &rdpmc);
 		pmu_path(path, sizeof(path), name, "format", NULL);
@@ -641,6 +729,7 @@ int hwc__pmus_walk(int (*fn)(const struct hwc_pmu_info *p, void *arg), void *arg
 			.formats = formats.s ? formats.s : "",
 			.caps = caps.s ? caps.s : "",
 			.rdpmc = (int)rdpmc,
+			.cpus = cpus,
 		};
 		r = fn(&p, arg);
 		free(formats.s);

@@ -128,6 +128,10 @@ static int open_task(hwc_sampler *s, size_t t)
 		for (size_t e = 0; e < s->evs.n; e++) {
 			const struct hwc__opened *m = &s->evs.e[e];
 			bool leads = m->group_size > 0;
+			/* A hybrid's core PMU samples on its own CPUs only (its group's PMU). */
+			if (s->cpus[c] >= 0 &&
+			    !hwc__pmu_covers_cpu(s->evs.e[leads ? e : m->leader].ev->pub.pmu, s->cpus[c]))
+				continue;
 			struct perf_event_attr attr = s->evs.e[e].ev->pub.attr;
 			attr.disabled = leads;
 			attr.enable_on_exec = leads && s->kind == HWC_TARGET_COMMAND;

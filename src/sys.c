@@ -55,6 +55,27 @@ int hwc__read_int_file(const char *path, long long *out)
 	return 0;
 }
 
+bool hwc__cpu_in_list(const char *list, int cpu)
+{
+	for (const char *p = list; *p;) {
+		char *end;
+		long a = strtol(p, &end, 10), b = a;
+		if (end == p)
+			return false;
+		p = end;
+		if (*p == '-') {
+			b = strtol(p + 1, &end, 10);
+			p = end;
+		}
+		if (cpu >= a && cpu <= b)
+			return true;
+		if (*p != ',')
+			return false;
+		p++;
+	}
+	return false;
+}
+
 HWC_EXPORT int hwc_paranoid(int *level)
 {
 	hwc__clear_error();
@@ -228,8 +249,11 @@ int hwc__explain_open_error(int err, const struct hwc_event *ev, pid_t pid, int 
 		if (a->type == PERF_TYPE_HARDWARE || a->type == PERF_TYPE_HW_CACHE)
 			return hwc__fail(err, "'%s' is not supported on this machine: its PMU (%s) "
 					      "has no event that Linux counts as this one (type %u, "
-					      "config %#llx); `hwc list` shows the events it has",
-					 n, hwc__core_pmu(NULL), a->type, (unsigned long long)a->config);
+					      "config %#llx%s); `hwc list` shows the events it has",
+					 n, a->config >> 32 ? ev->pmu : hwc__core_pmu(NULL), a->type,
+					 (unsigned long long)a->config,
+					 a->config >> 32 ? ": the PMU's type in bits 63-32, perf's extended "
+							   "type" : "");
 		return hwc__fail(err, "'%s' is not supported on this machine: the kernel does not "
 				      "know this event (type %u, config %#llx)",
 				 n, a->type, (unsigned long long)a->config);

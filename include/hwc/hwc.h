@@ -401,6 +401,9 @@ struct hwc_pmu_info {
 	const char *formats;  /* its terms, space-separated: "event=config:0-7,32-35 umask=config:8-15" */
 	const char *caps;     /* its caps/ files, space-separated: "max_precise=3 pmu_name=skylake" */
 	int rdpmc;            /* its rdpmc file: 0 off, 1 own events, 2 any; -1 none */
+	/* Added in 0.1, at the end: */
+	const char *cpus;     /* a core PMU's CPUs (its cpus file: hybrid and arm64 core
+			       * PMUs have one), "" when it has none */
 };
 
 /* Call FN for every sysfs PMU, sorted by name; FN as for hwc_events_walk(). */
@@ -413,6 +416,26 @@ int hwc_paranoid(int *level);
 
 /* Online CPUs into CPUS (up to MAX); returns how many are online. */
 int hwc_online_cpus(int *cpus, size_t max);
+
+/* Where a CPU sits, from sysfs (HWC_SYSFS_ROOT/devices/system/...): what
+ * perf stat --per-socket/--per-die/--per-cluster/--per-core/--per-cache/
+ * --per-node aggregate by.  Added in 0.1. */
+struct hwc_cpu_topology {
+	int cpu;
+	int socket;      /* topology/physical_package_id */
+	int die;         /* topology/die_id; 0 where the kernel has none */
+	int cluster;     /* topology/cluster_id; -1 where the kernel has none */
+	int core;        /* topology/core_id (unique within its socket) */
+	int node;        /* the NUMA node listing it (node/nodeN/cpuCPU); 0 without NUMA,
+			  * -1 when no node lists it */
+	int cache_level; /* the cache level asked for (the last level for 0); -1 not asked */
+	int cache;       /* that cache's instance: the lowest CPU sharing it, as perf; -1 */
+};
+
+/* The topology of CPU.  CACHE_LEVEL: -1 looks at no cache, 0 at the last
+ * level, 1 to 4 at that level.  Returns 0, -ENOENT (no such CPU in sysfs,
+ * or no cache of that level) or another -errno, with detail. */
+int hwc_cpu_topology(int cpu, int cache_level, struct hwc_cpu_topology *out);
 
 /* The CPU and its core PMU. */
 struct hwc_cpu_info {

@@ -60,7 +60,9 @@ static int text_pmu(const struct hwc_pmu_info *p, void *arg)
 	(void)arg;
 	printf("  %-20s type %-4u %4zu event%s", p->name, p->type, p->nevents, p->nevents == 1 ? "" : "s");
 	if (*p->cpumask)
-		printf("  cpus %s", p->cpumask);
+		printf("  cpumask %s", p->cpumask);
+	if (*p->cpus)
+		printf("  cpus %s", p->cpus);
 	if (p->rdpmc >= 0)
 		printf("  rdpmc %d", p->rdpmc);
 	if (*p->caps)
@@ -68,6 +70,22 @@ static int text_pmu(const struct hwc_pmu_info *p, void *arg)
 	printf("\n");
 	if (*p->formats)
 		printf("  %-20s terms: %s\n", "", p->formats);
+	return 0;
+}
+
+/* The core PMUs with a cpus file, "cpu_atom on CPUs 16-23; cpu_core ...". */
+struct core_pmus {
+	int n;
+	char text[1024];
+};
+
+static int add_core_pmu(const struct hwc_pmu_info *p, void *arg)
+{
+	struct core_pmus *cp = arg;
+	size_t len = strlen(cp->text);
+	if (p->core && *p->cpus && len < sizeof(cp->text))
+		snprintf(cp->text + len, sizeof(cp->text) - len, "%s%s (type %u) on CPUs %s",
+			 cp->n++ ? "; " : "", p->name, p->type, p->cpus);
 	return 0;
 }
 
@@ -110,6 +128,11 @@ static void print_text(const struct info *in)
 		printf(LABEL "%d general counters usable%s\n", "", usable_counters(c),
 		       c->watchdog_counter ? " (the NMI watchdog holds one)" : "");
 	}
+	struct core_pmus cp = {0};
+	hwc_pmus_walk(add_core_pmu, &cp);
+	if (cp.n > 1) /* hybrid, big.LITTLE */
+		printf(LABEL "%s\n" LABEL "a generic event (cycles) counts on each, one row per PMU\n",
+		       "Core PMUs", cp.text, "");
 	if (c->nmi_watchdog < 0)
 		printf(LABEL "unknown (no /proc/sys/kernel/nmi_watchdog)\n", "NMI watchdog");
 	else
@@ -168,6 +191,7 @@ static int json_pmu(const struct hwc_pmu_info *p, void *arg)
 	json_uint(j, "type", p->type);
 	json_bool(j, "core", p->core);
 	json_string(j, "cpumask", *p->cpumask ? p->cpumask : NULL);
+	json_string(j, "cpus", *p->cpus ? p->cpus : NULL);
 	json_uint(j, "events", p->nevents);
 	json_pairs(j, "formats", p->formats);
 	json_pairs(j, "caps", p->caps);

@@ -36,9 +36,13 @@ struct options {
 	struct cgroup_opt *cgroups; /* -G, in order */
 	size_t ncgroups;
 	struct cli_target t; /* -p, -t, -a, -C, -i, the command */
-	bool per_cpu, per_thread, json;
+	bool per_cpu, per_thread, json, hybrid_merge;
 	bool regions; /* --regions */
-	long interval_ms, repeat;
+	enum stat_aggr topology;  /* --per-core ... --per-node, or STAT_TOTAL */
+	const char *topology_opt; /* its name, for messages */
+	int cache_level;          /* --per-cache: 0 for the last level */
+	int big_num;              /* -B 1, --no-big-num 0, -1 unsaid */
+	long interval_ms, repeat, interval_count, delay_ms, timeout_ms;
 	const char *sep, *output;
 };
 
@@ -63,9 +67,26 @@ static const char usage_text[] =
 	"                            one cgroup alone to all of them; per CPU, as -a\n"
 	"  -A, --no-aggr             one row per CPU (with -a or -C)\n"
 	"      --per-thread          one row per thread (with -p or -t)\n"
+	"      --per-core            one row per core, summed over its CPUs (with -a or\n"
+	"                            -C; as perf, S0-D0-C1 and the number of CPUs)\n"
+	"      --per-cache[=L2|L3]   one row per cache instance, of the last level or L1 to\n"
+	"                            L4 (S0-D0-L3-ID0: ID is the cache's first CPU)\n"
+	"      --per-die, --per-socket, --per-node\n"
+	"                            one row per die, socket or NUMA node\n"
 	"  -I, --interval-print MS   print the counts of every MS milliseconds (10 to\n"
 	"                            86400000)\n"
+	"      --interval-count N    with -I: stop counting after N intervals\n"
+	"      --hybrid-merge        on a machine with several core PMUs (hybrid), one row\n"
+	"                            for a generic event, the sum of its core PMUs' counts\n"
+	"                            (by default each is a row: cpu_core/cycles/, as perf)\n"
 	"  -r, --repeat N            run the command N times: means and relative stddev\n"
+	"  -D, --delay MS            count only from MS milliseconds after the command\n"
+	"                            starts (or after hwc stat starts, without one)\n"
+	"      --timeout MS          stop counting after MS milliseconds (10 or more);\n"
+	"                            a command still running is sent SIGTERM\n"
+	"  -B, --big-num             group digits in thousands (the default; the locale's\n"
+	"                            LC_NUMERIC says how)\n"
+	"      --no-big-num          no digit grouping\n"
 	"  -x, --field-separator SEP CSV output, fields separated by SEP\n"
 	"  -j, --json                one JSON document (schema hwc-stat/1)\n"
 	"  -o, --output FILE         write the report to FILE instead of stderr\n"
@@ -88,13 +109,27 @@ static int usage_error(const char *fmt, const char *arg)
 /* Returns -1 to go on, else the exit status (help, usage error). */
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_PER_THREAD = 256, OPT_REGIONS };
+	enum {
+		OPT_PER_THREAD = 256, OPT_PER_CORE, OPT_PER_CACHE, OPT_PER_DIE, OPT_PER_SOCKET,
+		OPT_PER_NODE, OPT_INTERVAL_COUNT, OPT_TIMEOUT, OPT_NO_BIG_NUM, OPT_HYBRID_MERGE, OPT_REGIONS,
+	};
 	static const struct option longopts[] = {
 		{"event", required_argument, NULL, 'e'},
 		CLI_TARGET_LONGOPTS,
 		{"no-aggr", no_argument, NULL, 'A'},
 		{"per-thread", no_argument, NULL, OPT_PER_THREAD},
 		{"regions", no_argument, NULL, OPT_REGIONS},
+		{"per-core", no_argument, NULL, OPT_PER_CORE},
+		{"per-cache", optional_argument, NULL, OPT_PER_CACHE},
+		{"per-die", no_argument, NULL, OPT_PER_DIE},
+		{"per-socket", no_argument, NULL, OPT_PER_SOCKET},
+		{"per-node", no_argument, NULL, OPT_PER_NODE},
+		{"interval-count", required_argument, NULL, OPT_INTERVAL_COUNT},
+		{"delay", required_argument, NULL, 'D'},
+		{"timeout", required_argument, NULL, OPT_TIMEOUT},
+		{"big-num", no_argument, NULL, 'B'},
+		{"no-big-num", no_argument, NULL, OPT_NO_BIG_NUM},
+		{"hybrid-merge", no_argument, NULL, OPT_HYBRID_MERGE},
 		{"interval-print", required_argument, NULL, 'I'},
 		{"repeat", required_argument, NULL, 'r'},
 		{"field-separator", required_argument, NULL, 'x'},
@@ -106,7 +141,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	int c, rc;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:e:AI:r:x:jo:h" CLI_TARGET_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:e:AI:r:x:jo:hD:B" CLI_TARGET_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (!cli_add_spec(&o->specs, &o->nspecs, optarg))
@@ -126,6 +161,57 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'A': o->per_cpu = true; break;
 		case OPT_PER_THREAD: o->per_thread = true; break;
 		case OPT_REGIONS: o->regions = true; break;
+		case OPT_PER_CACHE:
+			/* perf's form: L or l and the level; none: the last level */
+			o->cache_level = 0;
+			if (optarg && ((optarg[0] != 'L' && optarg[0] != 'l') || optarg[1] < '1' ||
+				       optarg[1] > '4' || optarg[2]))
+				return usage_error("invalid cache level '%s' for --per-cache: give L1 to L4 "
+						   "(L2, L3...), or nothing for the last level",
+						   optarg);
+			if (optarg)
+				o->cache_level = optarg[1] - '0';
+			/* fall through */
+		case OPT_PER_CORE:
+		case OPT_PER_DIE:
+		case OPT_PER_SOCKET:
+		case OPT_PER_NODE: {
+			static const enum stat_aggr modes[] = {
+				[OPT_PER_CORE - OPT_PER_CORE] = STAT_PER_CORE,
+				[OPT_PER_CACHE - OPT_PER_CORE] = STAT_PER_CACHE,
+				[OPT_PER_DIE - OPT_PER_CORE] = STAT_PER_DIE,
+				[OPT_PER_SOCKET - OPT_PER_CORE] = STAT_PER_SOCKET,
+				[OPT_PER_NODE - OPT_PER_CORE] = STAT_PER_NODE,
+			};
+			if (o->topology && o->topology != modes[c - OPT_PER_CORE])
+				return usage_error("%s", "give one of --per-core, --per-cache, --per-die, "
+							 "--per-socket and --per-node");
+			o->topology = modes[c - OPT_PER_CORE];
+			o->topology_opt = argv[optind - 1];
+			break;
+		}
+		case OPT_INTERVAL_COUNT:
+			if (!cli_parse_long(optarg, 1, LONG_MAX, &o->interval_count))
+				return usage_error("invalid interval count '%s' for --interval-count "
+						   "(expected 1 or more)",
+						   optarg);
+			break;
+		case 'D':
+			if (!cli_parse_long(optarg, 0, 86400000, &o->delay_ms))
+				return usage_error("invalid delay '%s' for -D: give milliseconds, from 0 to "
+						   "86400000 (perf's -1, start disabled until --control "
+						   "enables, has no use here: hwc stat has no --control)",
+						   optarg);
+			break;
+		case OPT_TIMEOUT:
+			if (!cli_parse_long(optarg, 10, 86400000, &o->timeout_ms))
+				return usage_error("invalid timeout '%s' for --timeout: give milliseconds, "
+						   "from 10 to 86400000",
+						   optarg);
+			break;
+		case 'B': o->big_num = 1; break;
+		case OPT_NO_BIG_NUM: o->big_num = 0; break;
+		case OPT_HYBRID_MERGE: o->hybrid_merge = true; break;
 		case 'I':
 			if (!cli_parse_long(optarg, 10, 86400000, &o->interval_ms))
 				return usage_error("invalid interval '%s' for -I: give milliseconds, from 10 "
@@ -169,6 +255,17 @@ static int parse_options(int argc, char **argv, struct options *o)
 		return usage_error("%s", "-A (one row per CPU) needs -a or -C");
 	if (o->per_thread && !o->t.pid && !o->t.tid)
 		return usage_error("%s", "--per-thread needs -p or -t");
+	if (o->topology && !system)
+		return usage_error("%s needs -a or -C: it sums the counts of CPUs", o->topology_opt);
+	if (o->topology && (o->per_cpu || o->per_thread))
+		return usage_error("%s cannot be combined with -A or --per-thread", o->topology_opt);
+	if (o->interval_count && !o->interval_ms)
+		return usage_error("%s", "--interval-count needs -I");
+	if (o->timeout_ms && o->interval_ms)
+		return usage_error("%s", "--timeout and -I cannot be combined (as in perf stat): use "
+					 "-I with --interval-count");
+	if (o->big_num == 1 && (o->sep || o->json))
+		return usage_error("%s", "-B groups digits of the table: CSV (-x) and JSON never do");
 	if (o->repeat && !o->t.argv)
 		return usage_error("%s", "-r repeats a command; give one");
 	if (o->repeat && o->interval_ms)
@@ -225,13 +322,19 @@ struct stat_run {
 	hwc_evlist *list;
 	struct hwc_target target;
 	struct stat_report rep;
-	size_t *map;       /* report event -> evlist index */
+	size_t *map;       /* evlist index -> report event, SIZE_MAX for a skipped one */
+	char **merged;     /* --hybrid-merge: the names of merged events */
+	size_t nmerged;
 	sigset_t wait_mask;
 	pid_t child;       /* the command, or -1 */
 	int wait_fd;       /* the counters' pidfd of the command, process or thread, or -1 */
 	bool poll_tid;     /* no pidfd for the thread: look for it now and then */
 	bool gone;         /* the process was gone before the wait began */
 	bool ended;        /* the command, process or thread ended */
+	bool timed_out;    /* --timeout ended the counting */
+	bool counted_all;  /* --interval-count intervals were printed */
+	long intervals;    /* intervals printed in this run */
+	double stopped_at; /* seconds from t0 to the counting's end, when hwc stat ended it; else 0 */
 	struct timespec t0; /* the start of the run */
 	double last;       /* seconds from t0 to the last interval printed */
 	int status;        /* wait status of the command */
@@ -252,20 +355,16 @@ static double seconds_since(const struct timespec *t0)
 static void gather(struct stat_run *s, hwc_counters *c, struct hwc_value *v)
 {
 	struct stat_report *r = &s->rep;
+	size_t nlist = hwc_evlist_size(s->list);
+	memset(v, 0, r->nrows * r->nev * sizeof(*v));
 	for (size_t row = 0; row < r->nrows; row++)
-		for (size_t k = 0; k < r->nev; k++)
-			hwc_counters_value(c, r->aggr == STAT_TOTAL ? HWC_ALL : row, s->map[k],
-					   &v[row * r->nev + k]);
-}
-
-static void add_values(struct hwc_value *sum, const struct hwc_value *v, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		sum[i].raw += v[i].raw;
-		sum[i].enabled += v[i].enabled;
-		sum[i].running += v[i].running;
-		sum[i].scaled += v[i].scaled;
-	}
+		for (size_t e = 0; e < nlist; e++) {
+			struct hwc_value one;
+			if (s->map[e] == SIZE_MAX ||
+			    hwc_counters_value(c, r->aggr == STAT_TOTAL ? HWC_ALL : row, e, &one))
+				continue;
+			stat_add_values(&v[row * r->nev + s->map[e]], &one, 1); /* --hybrid-merge sums */
+		}
 }
 
 /* What to wait for: the command, process or thread, through the counters'
@@ -310,6 +409,41 @@ static int start(struct stat_run *s, hwc_counters *c)
 	return 0;
 }
 
+/* -D: count from MS after the start.  The command was released (its exec
+ * enabled the counters): stop them, wait, forget what they counted and
+ * count again.  A command that ends meanwhile was counted for nothing. */
+static int delay_counting(struct stat_run *s, hwc_counters *c)
+{
+	if (!s->o->delay_ms)
+		return 0;
+	/* Said as perf stat says it, but not into a JSON report on stderr. */
+	bool say = s->rep.format != STAT_JSON || s->rep.out != stderr;
+	int err = hwc_counters_stop(c);
+	if (say)
+		fprintf(stderr, "hwc stat: events disabled for %ld ms (-D)\n", s->o->delay_ms);
+	double delay = (double)s->o->delay_ms / 1000;
+	for (double left; !err && !s->gone && !interrupted && (left = delay - seconds_since(&s->t0)) > 0;) {
+		struct timespec timeout = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+		struct pollfd pfd = {.fd = s->wait_fd, .events = POLLIN};
+		int ready = ppoll(&pfd, s->wait_fd >= 0, &timeout, &s->wait_mask);
+		if (ready < 0 && errno != EINTR) {
+			fprintf(stderr, "hwc stat: ppoll: %s\n", strerror(errno));
+			return EXIT_ERROR;
+		}
+		s->gone = ready > 0 && pfd.revents;
+	}
+	if (!err)
+		err = hwc_counters_reset(c);
+	if (!err && !s->gone && !interrupted && !(err = hwc_counters_start(c)) && say)
+		fprintf(stderr, "hwc stat: events enabled\n");
+	if (err) {
+		fprintf(stderr, "hwc stat: %s\n", hwc_errdetail());
+		return EXIT_ERROR;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &s->t0); /* the time counted starts now, as perf's */
+	return 0;
+}
+
 /* Print one interval's counts (V is scratch), adding them to TOTAL. */
 static void print_interval(struct stat_run *s, hwc_counters *c, double now, struct hwc_value *v,
 			   struct hwc_value *total)
@@ -318,7 +452,7 @@ static void print_interval(struct stat_run *s, hwc_counters *c, double now, stru
 	if (hwc_counters_read(c) == 0) {
 		gather(s, c, v);
 		stat_report_interval(r, now, now - s->last, v);
-		add_values(total, v, r->nrows * r->nev);
+		stat_add_values(total, v, r->nrows * r->nev);
 		hwc_counters_rebase(c);
 	}
 	s->last = now;
@@ -330,12 +464,17 @@ static int wait_for_end(struct stat_run *s, hwc_counters *c, struct hwc_value *v
 			struct hwc_value *total)
 {
 	double interval = (double)s->o->interval_ms / 1000, next = interval;
+	double deadline = (double)s->o->timeout_ms / 1000;
 	s->last = 0;
 	s->ended = s->gone;
-	while (!s->ended && !interrupted) {
+	s->timed_out = s->counted_all = false;
+	s->intervals = 0;
+	while (!s->ended && !interrupted && !s->timed_out && !s->counted_all) {
 		struct timespec timeout, *tp = NULL;
-		if (interval > 0 || s->poll_tid) {
-			double left = interval > 0 ? next - seconds_since(&s->t0) : 0.1;
+		if (interval > 0 || deadline > 0 || s->poll_tid) {
+			double left = interval > 0   ? next - seconds_since(&s->t0)
+				      : deadline > 0 ? deadline - seconds_since(&s->t0)
+						     : 0.1;
 			if (left < 0)
 				left = 0;
 			if (s->poll_tid && left > 0.1)
@@ -357,7 +496,9 @@ static int wait_for_end(struct stat_run *s, hwc_counters *c, struct hwc_value *v
 			print_interval(s, c, now, v, total);
 			while (next <= now)
 				next += interval;
+			s->counted_all = ++s->intervals == s->o->interval_count;
 		}
+		s->timed_out = deadline > 0 && now >= deadline && !s->ended;
 	}
 	return 0;
 }
@@ -389,7 +530,7 @@ static int final_read(struct stat_run *s, hwc_counters *c, struct hwc_value *v,
 		      struct hwc_value *total)
 {
 	struct stat_report *r = &s->rep;
-	double elapsed = seconds_since(&s->t0);
+	double elapsed = s->stopped_at > 0 ? s->stopped_at : seconds_since(&s->t0);
 	if (s->target.kind != HWC_TARGET_COMMAND)
 		hwc_counters_stop(c);
 	if (hwc_counters_read(c)) {
@@ -397,9 +538,10 @@ static int final_read(struct stat_run *s, hwc_counters *c, struct hwc_value *v,
 		return EXIT_ERROR;
 	}
 	gather(s, c, v);
-	if (s->o->interval_ms > 0)
+	if (s->o->interval_ms > 0 && !s->counted_all)
 		stat_report_interval(r, elapsed, elapsed - s->last, v);
-	add_values(total, v, r->nrows * r->nev);
+	if (!s->counted_all) /* else the total is the intervals' */
+		stat_add_values(total, v, r->nrows * r->nev);
 	if (stat_report_add_run(r, total, elapsed)) {
 		fprintf(stderr, "hwc stat: out of memory\n");
 		return EXIT_ERROR;
@@ -428,13 +570,27 @@ static int count_run(struct stat_run *s, hwc_counters *c, struct hwc_value *tota
 		return EXIT_ERROR;
 	}
 	memset(total, 0, r->nrows * r->nev * sizeof(*total));
+	s->stopped_at = 0;
 	int rc = start(s, c);
 	if (!rc)
 		rc = setup_wait(s, c);
+	if (!rc)
+		rc = delay_counting(s, c);
 	if (!rc) {
 		rc = wait_for_end(s, c, v, total);
 		note_pending_signal();
-		reap(s);
+		if (s->counted_all || s->timed_out) {
+			/* Stopped by hwc stat: the command is not counted any more.
+			 * As perf stat, --timeout ends it, --interval-count waits. */
+			s->stopped_at = seconds_since(&s->t0);
+			hwc_counters_stop(c);
+			if (s->timed_out && s->child > 0)
+				kill(s->child, SIGTERM);
+			s->ended = s->child > 0;
+			reap(s);
+		} else {
+			reap(s);
+		}
 	}
 	if (!rc && !(rc = final_read(s, c, v, total)))
 		add_rusage(s);
@@ -463,6 +619,116 @@ static const char *add_note(struct stat_run *s, const char *text)
 	return copy;
 }
 
+/* What a topology aggregation tells CPUs apart by, in perf's sort order. */
+struct topo_key {
+	int node, socket, die, cache_level, cache, core;
+	size_t row;
+};
+
+static int topo_place_cmp(const struct topo_key *a, const struct topo_key *b)
+{
+	const int ka[] = {a->node, a->socket, a->die, a->cache_level, a->cache, a->core};
+	const int kb[] = {b->node, b->socket, b->die, b->cache_level, b->cache, b->core};
+	for (size_t i = 0; i < sizeof(ka) / sizeof(ka[0]); i++)
+		if (ka[i] != kb[i])
+			return ka[i] < kb[i] ? -1 : 1;
+	return 0;
+}
+
+static int topo_key_cmp(const void *pa, const void *pb)
+{
+	const struct topo_key *a = pa, *b = pb;
+	int d = topo_place_cmp(a, b);
+	return d ? d : a->row < b->row ? -1 : a->row > b->row;
+}
+
+/* The rows (CPUs) of a topology aggregation, grouped as perf groups them,
+ * with perf's names: S0-D0-C1, S0-D0-L3-ID0, S0-D1, S1, N0. */
+static int group_by_topology(struct stat_run *s)
+{
+	struct stat_report *r = &s->rep;
+	enum stat_aggr a = r->aggr;
+	struct topo_key *key = calloc(r->nrows ? r->nrows : 1, sizeof(*key));
+	if (!key)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nrows; i++) {
+		struct hwc_cpu_topology t;
+		int err = hwc_cpu_topology(r->rows[i].cpu, a == STAT_PER_CACHE ? s->o->cache_level : -1, &t);
+		if (err) {
+			free(key);
+			return err;
+		}
+		key[i] = (struct topo_key){.row = i, .node = a == STAT_PER_NODE ? t.node : 0};
+		if (a != STAT_PER_NODE)
+			key[i].socket = t.socket;
+		if (a == STAT_PER_CORE || a == STAT_PER_CACHE || a == STAT_PER_DIE)
+			key[i].die = t.die;
+		if (a == STAT_PER_CORE)
+			key[i].core = t.core;
+		if (a == STAT_PER_CACHE) {
+			key[i].cache_level = t.cache_level;
+			key[i].cache = t.cache;
+		}
+	}
+	qsort(key, r->nrows, sizeof(*key), topo_key_cmp);
+	r->groups = calloc(r->nrows ? r->nrows : 1, sizeof(*r->groups));
+	if (!r->groups) {
+		free(key);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < r->nrows; i++) {
+		struct topo_key k = key[i];
+		if (!i || topo_place_cmp(&k, &key[i - 1]) != 0) {
+			struct stat_group *g = &r->groups[r->ngroups++];
+			if (!(g->row = calloc(r->nrows, sizeof(*g->row)))) {
+				free(key);
+				return -ENOMEM;
+			}
+			if (a == STAT_PER_CORE)
+				snprintf(g->id, sizeof(g->id), "S%d-D%d-C%d", k.socket, k.die, k.core);
+			else if (a == STAT_PER_CACHE)
+				snprintf(g->id, sizeof(g->id), "S%d-D%d-L%d-ID%d", k.socket, k.die,
+					 k.cache_level, k.cache);
+			else if (a == STAT_PER_DIE)
+				snprintf(g->id, sizeof(g->id), "S%d-D%d", k.socket, k.die);
+			else if (a == STAT_PER_SOCKET)
+				snprintf(g->id, sizeof(g->id), "S%d", k.socket);
+			else
+				snprintf(g->id, sizeof(g->id), "N%d", k.node);
+		}
+		struct stat_group *g = &r->groups[r->ngroups - 1];
+		g->row[g->nrows++] = k.row;
+	}
+	free(key);
+	return 0;
+}
+
+/* The name EV was written as when libhwc opened it once per core PMU of a
+ * hybrid machine (cpu_core/cycles/ -> cycles): a generic hardware or cache
+ * event whose config carries its PMU's type and whose name is PMU/NAME/.
+ * NULL for any other event (or without memory). */
+static char *hybrid_base(const struct hwc_event *ev)
+{
+	const struct perf_event_attr *a = &ev->attr;
+	size_t n = strlen(ev->pmu), len = strlen(ev->name);
+	if ((a->type != PERF_TYPE_HARDWARE && a->type != PERF_TYPE_HW_CACHE) || !(a->config >> 32) ||
+	    !n || strncmp(ev->name, ev->pmu, n) != 0 || ev->name[n] != '/' || len < n + 3 ||
+	    ev->name[len - 1] != '/')
+		return NULL;
+	return strndup(ev->name + n + 1, len - n - 2);
+}
+
+/* Is EV (named BASE) another core PMU's copy of report event OUT? */
+static bool same_hybrid_event(const struct stat_event *out, const char *base,
+			      const struct hwc_event *ev)
+{
+	const struct perf_event_attr *a = &out->attr, *b = &ev->attr;
+	return strcmp(out->name, base) == 0 && a->type == b->type &&
+	       (uint32_t)a->config == (uint32_t)b->config && a->exclude_user == b->exclude_user &&
+	       a->exclude_kernel == b->exclude_kernel && a->exclude_hv == b->exclude_hv &&
+	       strcmp(out->cgroup ? out->cgroup : "", ev->cgroup ? ev->cgroup : "") == 0;
+}
+
 /* After the first open: which events made it, the rows, and the notes. */
 static int describe(struct stat_run *s, hwc_counters *c)
 {
@@ -480,6 +746,7 @@ static int describe(struct stat_run *s, hwc_counters *c)
 	bool user_only = false;
 	for (size_t e = 0; e < nlist; e++) {
 		const struct hwc_event *ev = hwc_evlist_event(s->list, e);
+		s->map[e] = SIZE_MAX;
 		if (hwc_counters_event_status(c, e)) {
 			/* Copied: the text lives in C, which each run closes. */
 			if (!(r->skip_reason[r->nskipped] = strdup(hwc_counters_event_error(c, e))))
@@ -487,9 +754,25 @@ static int describe(struct stat_run *s, hwc_counters *c)
 			r->skipped[r->nskipped++] = ev->name;
 			continue;
 		}
+		char *base = s->o->hybrid_merge ? hybrid_base(ev) : NULL;
+		size_t same = 0;
+		while (base && same < r->nev && !same_hybrid_event(&r->ev[same], base, ev))
+			same++;
+		if (base && same < r->nev) {
+			free(base);
+			s->map[e] = same; /* counted into the row of the first core PMU's copy */
+			continue;
+		}
+		char **m = base ? realloc(s->merged, (s->nmerged + 1) * sizeof(*m)) : NULL;
+		if (base && !m) {
+			free(base);
+			return -ENOMEM;
+		}
+		if (base)
+			(s->merged = m)[s->nmerged++] = base;
 		struct stat_event *out = &r->ev[r->nev];
-		s->map[r->nev++] = e;
-		out->name = ev->name;
+		s->map[e] = r->nev++;
+		out->name = base ? base : ev->name;
 		out->cgroup = ev->cgroup;
 		out->unit = ev->unit;
 		out->scale = ev->scale;
@@ -542,6 +825,11 @@ static int describe(struct stat_run *s, hwc_counters *c)
 			 paranoid);
 		add_note(s, note);
 	}
+	if (stat_aggr_topology(r->aggr)) {
+		int err = group_by_topology(s);
+		if (err)
+			return err;
+	}
 	return stat_report_init(r);
 }
 
@@ -578,9 +866,10 @@ static int run_all(struct stat_run *s)
 			return EXIT_ERROR;
 		}
 		if (i == 0) {
-			if (describe(s, c)) {
+			int err = describe(s, c);
+			if (err) {
 				hwc_counters_close(c);
-				fprintf(stderr, "hwc stat: out of memory\n");
+				fprintf(stderr, "hwc stat: %s\n", err == -ENOMEM ? "out of memory" : hwc_errdetail());
 				return EXIT_ERROR;
 			}
 			total = calloc(r->nrows * r->nev + 1, sizeof(*total));
@@ -601,7 +890,10 @@ static int run_all(struct stat_run *s)
 		if (rc)
 			break;
 		if (s->child > 0) {
-			if (s->child_done) {
+			if (s->child_done && s->timed_out && WIFSIGNALED(s->status) &&
+			    WTERMSIG(s->status) == SIGTERM) {
+				r->exit_status = 0; /* as perf stat: the end asked for */
+			} else if (s->child_done) {
 				r->exit_status = cli_exit_status(s->status);
 			} else {
 				/* Interrupted while the command ran on, deaf to SIGINT:
@@ -651,6 +943,9 @@ static void free_run(struct stat_run *s)
 	free(r->rows);
 	free((int *)r->cpus);
 	free(s->map);
+	for (size_t i = 0; i < s->nmerged; i++)
+		free(s->merged[i]);
+	free(s->merged);
 	hwc_evlist_free(s->list);
 }
 
@@ -695,7 +990,7 @@ static int apply_cgroups(hwc_evlist *list, const char *arg, size_t *given)
 
 int cmd_stat(int argc, char **argv)
 {
-	struct options o = {0};
+	struct options o = {.big_num = -1};
 	int rc = parse_options(argc, argv, &o);
 	if (rc >= 0) {
 		free(o.specs);
@@ -709,14 +1004,16 @@ int cmd_stat(int argc, char **argv)
 	r->exit_status = -1;
 	r->format = o.json ? STAT_JSON : o.sep ? STAT_CSV : STAT_HUMAN;
 	r->sep = o.sep;
-	r->aggr = o.per_cpu ? STAT_PER_CPU : o.per_thread ? STAT_PER_THREAD : STAT_TOTAL;
+	r->aggr = o.topology ? o.topology : o.per_cpu ? STAT_PER_CPU : o.per_thread ? STAT_PER_THREAD : STAT_TOTAL;
 	r->interval = o.interval_ms > 0;
 	r->repeat = o.repeat > 0;
 	r->argv = o.t.argv;
 	r->out = stderr;
-	/* Digit grouping is for people; CSV and JSON stay in the C locale. */
+	/* Digit grouping is for people (-B, the default); CSV and JSON stay in
+	 * the C locale. */
 	if (r->format == STAT_HUMAN)
 		setlocale(LC_NUMERIC, "");
+	r->no_big_num = o.big_num == 0; /* the locale's decimal point stays, as in perf */
 
 	struct hwc_target *t = &s.target;
 	cli_target_of(&o.t, t);

@@ -22,6 +22,19 @@ enum stat_aggr {
 	STAT_TOTAL,      /* the whole target */
 	STAT_PER_CPU,    /* -A: one row per CPU */
 	STAT_PER_THREAD, /* --per-thread: one row per thread */
+	/* System-wide rows summed over the CPUs they share (perf's order). */
+	STAT_PER_CORE,   /* --per-core: "S0-D0-C1" */
+	STAT_PER_CACHE,  /* --per-cache: "S0-D0-L3-ID0" (ID: the cache's first CPU) */
+	STAT_PER_DIE,    /* --per-die: "S0-D1" */
+	STAT_PER_SOCKET, /* --per-socket: "S1" */
+	STAT_PER_NODE,   /* --per-node: "N0" */
+};
+
+/* A topology aggregate: the CPU rows (indexes into rows) it sums. */
+struct stat_group {
+	char id[48];   /* "S0-D0-C1" */
+	size_t nrows;
+	size_t *row;
 };
 
 /* One counted event as the report shows it. */
@@ -63,9 +76,12 @@ struct stat_report {
 	bool interval;             /* -I: values come by interval */
 	bool repeat;               /* -r was given */
 	bool cgroups;              /* -G: a cgroup column (CSV) after the event */
+	bool no_big_num;           /* --no-big-num: no digit grouping in the table */
 	size_t nev, nrows;
 	struct stat_event *ev;
 	struct stat_row *rows;
+	struct stat_group *groups; /* what is printed: the aggregates, or one per row */
+	size_t ngroups;
 	const char **notes;        /* lines also printed to stderr */
 	size_t nnotes;
 	const char **skipped, **skip_reason; /* default events the machine lacks */
@@ -89,7 +105,15 @@ struct stat_report {
 	struct json json;          /* STAT_JSON: the document being written */
 };
 
-/* Allocate the cells once nev and nrows are known.  Returns 0 or -ENOMEM. */
+/* SUM[i] += V[i] for N values (raw, times and scaled). */
+void stat_add_values(struct hwc_value *sum, const struct hwc_value *v, size_t n);
+
+/* True for the topology aggregations (per core, cache, die, socket, node). */
+bool stat_aggr_topology(enum stat_aggr a);
+
+/* Allocate the cells once nev and nrows (and, for a topology aggregation,
+ * the groups) are known; other aggregations get one group per row.
+ * Returns 0 or -ENOMEM. */
 int stat_report_init(struct stat_report *r);
 void stat_report_free(struct stat_report *r);
 

@@ -12,19 +12,54 @@
 
 #define SLOT(r, row, e) ((row) * (r)->nev + (e))
 
+bool stat_aggr_topology(enum stat_aggr a)
+{
+	return a >= STAT_PER_CORE;
+}
+
 int stat_report_init(struct stat_report *r)
 {
 	r->cells = calloc(r->nrows * r->nev + 1, sizeof(*r->cells));
-	return r->cells ? 0 : -ENOMEM;
+	if (!r->cells)
+		return -ENOMEM;
+	if (stat_aggr_topology(r->aggr))
+		return 0;
+	/* Every other aggregation prints each row on its own. */
+	r->groups = calloc(r->nrows + 1, sizeof(*r->groups));
+	if (!r->groups)
+		return -ENOMEM;
+	r->ngroups = r->nrows;
+	for (size_t i = 0; i < r->nrows; i++) {
+		r->groups[i].nrows = 1;
+		if (!(r->groups[i].row = malloc(sizeof(size_t))))
+			return -ENOMEM;
+		r->groups[i].row[0] = i;
+	}
+	return 0;
 }
 
 void stat_report_free(struct stat_report *r)
 {
 	free(r->cells);
 	free(r->per_run);
+	for (size_t g = 0; r->groups && g < r->ngroups; g++)
+		free(r->groups[g].row);
+	free(r->groups);
 	r->cells = NULL;
 	r->per_run = NULL;
+	r->groups = NULL;
+	r->ngroups = 0;
 }
+
+/* perf's names and widths of the topology aggregations (stat-display.c;
+ * the core column is 15 wide as in perf 6.1, 18 in 6.12). */
+static const struct {
+	const char *key;  /* JSON, and the interval header */
+	int width;        /* of the id column in the table */
+} topo_column[] = {
+	[STAT_PER_CORE] = {"core", 15}, [STAT_PER_CACHE] = {"cache", 22}, [STAT_PER_DIE] = {"die", 12},
+	[STAT_PER_SOCKET] = {"socket", 6}, [STAT_PER_NODE] = {"node", 6},
+};
 
 static double percent_running(const struct hwc_value *v)
 {
@@ -66,10 +101,14 @@ static int find_input(const struct stat_report *r, size_t ev, uint32_t type, uin
 		      bool same_levels)
 {
 	const struct perf_event_attr *b = &r->ev[ev].attr;
+	uint64_t want = config;
+	/* On a hybrid, the input counted on the same core PMU (config[63:32]). */
+	if (type == PERF_TYPE_HARDWARE || type == PERF_TYPE_HW_CACHE)
+		want |= b->config & ~0xffffffffull;
 	int found = -1;
 	for (size_t k = 0; k < r->nev; k++) {
 		const struct perf_event_attr *a = &r->ev[k].attr;
-		if (a->type != type || a->config != config)
+		if (a->type != type || a->config != want)
 			continue;
 		if (same_levels && (a->exclude_user != b->exclude_user ||
 				    a->exclude_kernel != b->exclude_kernel || a->exclude_hv != b->exclude_hv))
@@ -100,7 +139,7 @@ static enum metric metric_of(const struct stat_report *r, size_t ev, const doubl
 	enum metric m;
 	int k;
 	double factor = 1;
-	switch (a->config) {
+	switch ((uint32_t)a->config) { /* the core PMU's type is above */
 	case PERF_COUNT_HW_CPU_CYCLES: /* cycles per nanosecond on a CPU */
 		k = find_input(r, ev, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, false);
 		m = M_GHZ;
@@ -132,7 +171,9 @@ static enum metric metric_of(const struct stat_report *r, size_t ev, const doubl
 
 /* Everything printed for one (row, event). */
 struct line {
-	size_t row, ev;
+	size_t row, ev;              /* row: the group's first */
+	size_t group;
+	const struct hwc_value *members; /* topology: each CPU's value, in the group's order */
 	const struct hwc_value *sum; /* summed over runs (or the interval) */
 	double count;                /* mean scaled count per run */
 	bool exact;                  /* one sample: print sum->scaled as an integer */
@@ -147,7 +188,10 @@ struct line {
 static void human_prefix(const struct stat_report *r, size_t row, char *buf, size_t size)
 {
 	buf[0] = '\0';
-	if (r->aggr == STAT_PER_CPU)
+	if (stat_aggr_topology(r->aggr))
+		snprintf(buf, size, "%-*s %4zu ", topo_column[r->aggr].width, r->groups[row].id,
+			 r->groups[row].nrows);
+	else if (r->aggr == STAT_PER_CPU)
 		snprintf(buf, size, "CPU%-6d", r->rows[row].cpu);
 	else if (r->aggr == STAT_PER_THREAD) {
 		char id[64];
@@ -162,14 +206,14 @@ static void human_line(const struct stat_report *r, const char *time, const stru
 	char prefix[64], buf[1024];
 	size_t len = 0;
 #define ADD(...) (len += (size_t)snprintf(buf + len, len < sizeof(buf) ? sizeof(buf) - len : 0, __VA_ARGS__))
-	human_prefix(r, l->row, prefix, sizeof(prefix));
+	human_prefix(r, stat_aggr_topology(r->aggr) ? l->group : l->row, prefix, sizeof(prefix));
 	ADD("%s%s", time, prefix);
 	if (ev->unit[0])
-		ADD("%'18.2f %-4s ", in_unit(ev, l->count), ev->unit);
+		ADD(r->no_big_num ? "%18.2f %-4s " : "%'18.2f %-4s ", in_unit(ev, l->count), ev->unit);
 	else if (l->exact)
-		ADD("%'18" PRIu64 "      ", l->sum->scaled);
+		ADD(r->no_big_num ? "%18" PRIu64 "      " : "%'18" PRIu64 "      ", l->sum->scaled);
 	else
-		ADD("%'18.0f      ", l->count);
+		ADD(r->no_big_num ? "%18.0f      " : "%'18.0f      ", l->count);
 	ADD("%-26s", ev->name);
 	if (r->cgroups)
 		ADD(" %-20s", ev->cgroup ? ev->cgroup : "");
@@ -226,7 +270,11 @@ static void csv_line(const struct stat_report *r, const char *time, const struct
 	char buf[64];
 	if (time[0])
 		csv_field(r, time, false);
-	if (r->aggr == STAT_PER_CPU) {
+	if (stat_aggr_topology(r->aggr)) {
+		csv_field(r, r->groups[l->group].id, false);
+		snprintf(buf, sizeof(buf), "%zu", r->groups[l->group].nrows);
+		csv_field(r, buf, false);
+	} else if (r->aggr == STAT_PER_CPU) {
 		snprintf(buf, sizeof(buf), "%d", r->rows[l->row].cpu);
 		csv_field(r, buf, false);
 	} else if (r->aggr == STAT_PER_THREAD) {
@@ -280,6 +328,20 @@ static void json_counter(struct stat_report *r, const struct line *l)
 	json_int(j, "group", ev->group);
 	if (r->aggr == STAT_PER_CPU)
 		json_int(j, "cpu", r->rows[l->row].cpu);
+	if (stat_aggr_topology(r->aggr)) {
+		const struct stat_group *g = &r->groups[l->group];
+		json_string(j, topo_column[r->aggr].key, g->id);
+		json_uint(j, "aggregate_number", g->nrows);
+		/* Each CPU's part, so that the sum can be checked. */
+		json_array(j, "cpus");
+		for (size_t i = 0; i < g->nrows; i++) {
+			json_object(j, NULL);
+			json_int(j, "cpu", r->rows[g->row[i]].cpu);
+			json_value_fields(j, &l->members[i]);
+			json_object_end(j);
+		}
+		json_array_end(j);
+	}
 	if (r->aggr == STAT_PER_THREAD) {
 		json_int(j, "tid", r->rows[l->row].tid);
 		json_string(j, "comm", r->rows[l->row].comm);
@@ -312,7 +374,8 @@ static void json_counter(struct stat_report *r, const struct line *l)
 
 static void json_begin(struct stat_report *r)
 {
-	static const char *const aggr[] = {"total", "per-cpu", "per-thread"};
+	static const char *const aggr[] = {"total", "per-cpu", "per-thread", "per-core", "per-cache",
+					   "per-die", "per-socket", "per-node"};
 	struct json *j = &r->json;
 	json_init(j, r->out);
 	json_object(j, NULL);
@@ -369,23 +432,41 @@ static void print_line(struct stat_report *r, const char *time, const struct lin
 	}
 }
 
-/* Print every (row, event) of values V (one sample, SECONDS long). */
+void stat_add_values(struct hwc_value *sum, const struct hwc_value *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		sum[i].raw += v[i].raw;
+		sum[i].enabled += v[i].enabled;
+		sum[i].running += v[i].running;
+		sum[i].scaled += v[i].scaled;
+	}
+}
+
+/* Print every (group, event) of values V (one sample, SECONDS long). */
 static void print_sample(struct stat_report *r, const char *time, const struct hwc_value *v,
 			 double seconds)
 {
 	double *count = calloc(r->nev ? r->nev : 1, sizeof(*count));
-	if (!count)
-		return;
-	for (size_t row = 0; row < r->nrows; row++) {
+	struct hwc_value *sum = calloc(r->nev ? r->nev : 1, sizeof(*sum));
+	struct hwc_value *members = calloc(r->nrows ? r->nrows : 1, sizeof(*members));
+	for (size_t g = 0; count && sum && members && g < r->ngroups; g++) {
+		const struct stat_group *grp = &r->groups[g];
+		memset(sum, 0, r->nev * sizeof(*sum));
+		for (size_t i = 0; i < grp->nrows; i++)
+			stat_add_values(sum, v + SLOT(r, grp->row[i], 0), r->nev);
 		for (size_t e = 0; e < r->nev; e++)
-			count[e] = (double)v[SLOT(r, row, e)].scaled;
+			count[e] = (double)sum[e].scaled;
 		for (size_t e = 0; e < r->nev; e++) {
-			struct line l = {.row = row, .ev = e, .sum = &v[SLOT(r, row, e)],
-					 .count = count[e], .exact = true};
+			for (size_t i = 0; i < grp->nrows; i++)
+				members[i] = v[SLOT(r, grp->row[i], e)];
+			struct line l = {.row = grp->row[0], .group = g, .ev = e, .sum = &sum[e],
+					 .members = members, .count = count[e], .exact = true};
 			l.metric = metric_of(r, e, count, seconds, &l.metric_value);
 			print_line(r, time, &l);
 		}
 	}
+	free(members);
+	free(sum);
 	free(count);
 }
 
@@ -393,6 +474,9 @@ void stat_report_begin(struct stat_report *r)
 {
 	if (r->format == STAT_JSON)
 		json_begin(r);
+	else if (r->format == STAT_HUMAN && r->interval && stat_aggr_topology(r->aggr))
+		fprintf(r->out, "#%14s %-*s cpus%18s %-4s %s\n", "time", topo_column[r->aggr].width,
+			topo_column[r->aggr].key, "counts", "unit", "events");
 	else if (r->format == STAT_HUMAN && r->interval)
 		fprintf(r->out, "#%14s %s%18s %-4s %s\n", "time",
 			r->aggr == STAT_PER_CPU ? "CPU      " : r->aggr == STAT_PER_THREAD ? "              comm-tid " : "",
@@ -455,30 +539,77 @@ static double stddev(double m2, size_t n)
 	return n > 1 ? sqrt(m2 / (double)(n - 1)) : 0;
 }
 
+/* Group G's event E over the runs: its summed cell, and in RUNS (when -r
+ * kept them) its value in each run.  Returns the stride of *RUNS_OUT. */
+static size_t group_cell(const struct stat_report *r, size_t g, size_t e, struct stat_cell *out,
+			 struct hwc_value *runs, const struct hwc_value **runs_out)
+{
+	const struct stat_group *grp = &r->groups[g];
+	size_t stride = r->nrows * r->nev;
+	*runs_out = r->per_run ? r->per_run + SLOT(r, grp->row[0], e) : NULL;
+	if (grp->nrows == 1) {
+		*out = r->cells[SLOT(r, grp->row[0], e)];
+		return stride;
+	}
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < grp->nrows; i++) {
+		const struct stat_cell *c = &r->cells[SLOT(r, grp->row[i], e)];
+		stat_add_values(&out->sum, &c->sum, 1);
+		out->mean += c->mean;
+	}
+	if (!r->per_run)
+		return stride; /* one run: no deviation */
+	/* The deviation of the sums, from each run's sum (Welford). */
+	double mean = 0;
+	for (size_t k = 0; k < r->runs; k++) {
+		memset(&runs[k], 0, sizeof(runs[k]));
+		for (size_t i = 0; i < grp->nrows; i++)
+			stat_add_values(&runs[k], &r->per_run[k * stride + SLOT(r, grp->row[i], e)], 1);
+		double x = (double)runs[k].scaled, d = x - mean;
+		mean += d / (double)(k + 1);
+		out->m2 += d * (x - mean);
+	}
+	*runs_out = runs;
+	return 1;
+}
+
 static void print_totals(struct stat_report *r)
 {
 	double *count = calloc(r->nev ? r->nev : 1, sizeof(*count));
-	if (!count)
-		return;
-	for (size_t row = 0; row < r->nrows; row++) {
-		for (size_t e = 0; e < r->nev; e++)
-			count[e] = r->cells[SLOT(r, row, e)].mean;
+	struct stat_cell *cell = calloc(r->nev ? r->nev : 1, sizeof(*cell));
+	struct hwc_value *runs = calloc((r->runs ? r->runs : 1) * (r->nev ? r->nev : 1), sizeof(*runs));
+	struct hwc_value *members = calloc(r->nrows ? r->nrows : 1, sizeof(*members));
+	const struct hwc_value **run_of = calloc(r->nev ? r->nev : 1, sizeof(*run_of));
+	size_t *stride = calloc(r->nev ? r->nev : 1, sizeof(*stride));
+	for (size_t g = 0; count && cell && runs && members && run_of && stride && g < r->ngroups; g++) {
+		const struct stat_group *grp = &r->groups[g];
 		for (size_t e = 0; e < r->nev; e++) {
-			const struct stat_cell *c = &r->cells[SLOT(r, row, e)];
-			struct line l = {.row = row, .ev = e, .sum = &c->sum, .count = c->mean,
-					 .exact = r->runs == 1};
+			stride[e] = group_cell(r, g, e, &cell[e], runs + e * r->runs, &run_of[e]);
+			count[e] = cell[e].mean;
+		}
+		for (size_t e = 0; e < r->nev; e++) {
+			const struct stat_cell *c = &cell[e];
+			for (size_t i = 0; i < grp->nrows; i++)
+				members[i] = r->cells[SLOT(r, grp->row[i], e)].sum;
+			struct line l = {.row = grp->row[0], .group = g, .ev = e, .sum = &c->sum,
+					 .members = members, .count = c->mean, .exact = r->runs == 1};
 			double sd = stddev(c->m2, r->runs);
 			l.stddev = in_unit(&r->ev[e], sd);
 			l.rel_stddev = c->mean > 0 ? 100 * sd / c->mean : 0;
-			if (r->per_run) {
-				l.runs = r->per_run + SLOT(r, row, e);
+			if (run_of[e]) {
+				l.runs = run_of[e];
 				l.nruns = r->runs;
-				l.run_stride = r->nrows * r->nev;
+				l.run_stride = stride[e];
 			}
 			l.metric = metric_of(r, e, count, r->elapsed_mean, &l.metric_value);
 			print_line(r, "", &l);
 		}
 	}
+	free(stride);
+	free(run_of);
+	free(members);
+	free(runs);
+	free(cell);
 	free(count);
 }
 
