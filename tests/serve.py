@@ -269,6 +269,55 @@ class ServeTest(unittest.TestCase):
         print("f2's share of f1+f2: %.3f" % share, file=sys.stderr)
         self.assertAlmostEqual(share, 0.75, delta=0.05, msg=p.stdout)
 
+    def pprof(self, url, *flags):
+        """go tool pprof FLAGS URL's output, after checking it worked."""
+        env = dict(os.environ, HOME=self.tmp, PPROF_TMPDIR=self.tmp)
+        p = hwctest.run(["go", "tool", "pprof", *flags, url], env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return p.stdout
+
+    def test_profile_of_one_cgroup(self):
+        """cgroup=: hotspots in a test cgroup, clockloop busy outside it:
+        the cgroup's profile has f1 and f2 and nothing of clockloop (its
+        binary, its vDSO calls), which the profile of every task has."""
+        if not shutil.which("go"):
+            self.skipTest("go (Debian golang-go) is not installed: scripts/deps installs it")
+        with Cgroups("prof") as cg:
+            a = self.agent()
+            procs = os.path.join(cg.dirs[0], "cgroup.procs")
+            inside = subprocess.Popen(["sh", "-c", 'echo $$ > "%s" && exec "%s" 100000' % (procs, HOTSPOTS)],
+                                      stdout=subprocess.DEVNULL)
+            outside = subprocess.Popen([workload("clockloop"), "100000000000"], stdout=subprocess.DEVNULL)
+            try:
+                url = a.url("/debug/pprof/profile?seconds=2&cgroup=" + urllib.request.quote(cg.labels[0]))
+                top, raw = self.pprof(url, "-top", "-nodefraction=0"), self.pprof(url, "-raw")
+                every = self.pprof(a.url("/debug/pprof/profile?seconds=2"), "-raw")
+            finally:
+                for w in (inside, outside):
+                    w.kill()
+                    w.wait()
+        mappings = raw.partition("\nMappings\n")[2]
+        self.assertRegex(top, r"\sf1\n")
+        self.assertRegex(top, r"\sf2\n")
+        self.assertIn("/hotspots", mappings)
+        self.assertNotIn("clockloop", mappings, raw)
+        self.assertNotIn("clock_gettime", top)
+        self.assertIn("clockloop", every.partition("\nMappings\n")[2])
+
+    def test_profile_cgroup_errors(self):
+        """cgroup= that climbs out, names no cgroup or a file: 400 or 404
+        with the reason, before any sampling."""
+        a = self.agent()
+        for arg, code, says in (("..", 400, "cannot contain '..'"),
+                                ("a/../../etc", 400, "cannot contain '..'"),
+                                ("no-such-cgroup-%d" % os.getpid(), 404, "no cgroup"),
+                                # Absolute paths are from the cgroup root, not the file system's.
+                                ("/sys/fs/cgroup", 404, "no cgroup 'sys/fs/cgroup'"),
+                                ("cgroup.procs", 404, "not a cgroup")):
+            status, _, body = get(a.url("/debug/pprof/profile?seconds=1&cgroup=" + urllib.request.quote(arg)))
+            self.assertEqual((status, arg), (code, arg), body)
+            self.assertIn(says, body.decode(), arg)
+
     def test_one_profile_at_a_time(self):
         a = self.agent()
         codes, retry = [], []

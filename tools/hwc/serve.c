@@ -59,7 +59,8 @@ static const char usage_text[] =
 	"  -h, --help                show this help\n"
 	"\n"
 	"Endpoints: /metrics, /debug/pprof/, /debug/pprof/profile?seconds=N (1 to 300,\n"
-	"default 30), /healthz.  SIGTERM or SIGINT ends it.  See hwc-serve(1).\n";
+	"default 30; &cgroup=PATH: only that cgroup's tasks, PATH from the cgroup2\n"
+	"root), /healthz.  SIGTERM or SIGINT ends it.  See hwc-serve(1).\n";
 
 /* Events counted on every CPU, for one cgroup or (NULL) all tasks. */
 struct source {
@@ -461,8 +462,10 @@ static enum MHD_Result serve_metrics(struct serve *s, struct MHD_Connection *con
 
 /* ------------------------------------------------------------ /debug/pprof */
 
-/* Sample every CPU for SECONDS with hwc top's sampler into a pprof profile. */
-static enum MHD_Result serve_profile(struct serve *s, struct MHD_Connection *conn, long seconds)
+/* Sample every CPU for SECONDS with hwc top's sampler into a pprof profile:
+ * of every task, or (CGROUP, checked by cgroup_arg()) of that cgroup's. */
+static enum MHD_Result serve_profile(struct serve *s, struct MHD_Connection *conn, long seconds,
+				     const char *cgroup)
 {
 	if (pthread_mutex_trylock(&s->profile_lock)) {
 		double left = (double)s->profile_end - now_s();
@@ -479,14 +482,18 @@ static enum MHD_Result serve_profile(struct serve *s, struct MHD_Connection *con
 	s->profile_end = (uint_fast64_t)end + 1;
 	struct top_opts o = {
 		.prog = "serve", .freq = PROFILE_HZ, .callgraph = true, .system = true,
-		.t = {.all_cpus = true},
+		.t = {.all_cpus = true, .cgroup = cgroup},
 	};
 	struct top_view v = {0};
 	if (top_sample_open(&o, &v)) {
 		pthread_mutex_unlock(&s->profile_lock);
-		/* The detail of this thread's failure, said in the log too. */
-		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot sample the CPUs: %s\n",
-				  hwc_errdetail());
+		/* The detail of this thread's failure, said in the log too; a
+		 * cgroup removed since cgroup_arg() looked is not found. */
+		char detail[1024], dir[4096];
+		snprintf(detail, sizeof(detail), "%s", hwc_errdetail());
+		bool gone = cgroup && hwc_cgroup_path(cgroup, dir, sizeof(dir)) == -ENOENT;
+		return reply_text(conn, gone ? MHD_HTTP_NOT_FOUND : MHD_HTTP_INTERNAL_SERVER_ERROR,
+				  "cannot sample the CPUs: %s\n", detail);
 	}
 	for (double t; (t = now_s()) < end && !s->stopping;) {
 		int ms = (int)((end - t) * 1000) + 1;
@@ -517,12 +524,34 @@ static enum MHD_Result serve_pprof_index(struct MHD_Connection *conn)
 		"<html><head><title>/debug/pprof/</title></head><body>\n"
 		"<p>hwc serve: profiles of every CPU (cycles, or cpu-clock where the PMU has none)</p>\n"
 		"<p><a href=\"profile?seconds=30\">profile</a>: a CPU profile, "
-		"?seconds=N (1 to 300, default 30)</p>\n"
+		"?seconds=N (1 to 300, default 30), &amp;cgroup=PATH (one cgroup's tasks, "
+		"PATH from the cgroup2 root)</p>\n"
 		"</body></html>\n";
 	char *body = strdup(page);
 	if (!body)
 		return MHD_NO;
 	return reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8", body, strlen(page), NULL, NULL);
+}
+
+/* The cgroup= of a profile, ARG, as a path from the cgroup2 root (the
+ * cgroup label of /metrics; a leading '/' is that root, never the file
+ * system's), into BUF: 0, or the HTTP status of the error said in WHY. */
+static unsigned cgroup_arg(const char *arg, char *buf, size_t size, char *why, size_t wsize)
+{
+	while (*arg == '/')
+		arg++;
+	if (snprintf(buf, size, "%s", arg) >= (int)size) {
+		snprintf(why, wsize, "cgroup=: the path is too long\n");
+		return MHD_HTTP_BAD_REQUEST;
+	}
+	char dir[4096];
+	int err = hwc_cgroup_path(buf, dir, sizeof(dir));
+	if (!err)
+		return 0;
+	snprintf(why, wsize, "cgroup=%s: %s\n", arg, hwc_errdetail());
+	return err == -ENOENT || err == -ENOTDIR ? MHD_HTTP_NOT_FOUND
+	       : err == -EINVAL || err == -ENAMETOOLONG ? MHD_HTTP_BAD_REQUEST
+						       : MHD_HTTP_INTERNAL_SERVER_ERROR;
 }
 
 /* ------------------------------------------------------------ routing */
@@ -572,7 +601,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 		MHD_destroy_response(r);
 		return ok;
 	}
-	static const char *const none[] = {NULL}, *const profile_args[] = {"seconds", NULL};
+	static const char *const none[] = {NULL}, *const profile_args[] = {"seconds", "cgroup", NULL};
 	bool profile = strcmp(url, "/debug/pprof/profile") == 0;
 	char bad[64];
 	if ((strcmp(url, "/metrics") == 0 || strcmp(url, "/healthz") == 0 || strcmp(url, "/debug/pprof/") == 0 ||
@@ -592,7 +621,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 			return reply_text(conn, MHD_HTTP_BAD_REQUEST,
 					  "seconds=%s: give a whole number of seconds from 1 to %d\n", arg,
 					  PROFILE_MAX_SECONDS);
-		return serve_profile(s, conn, seconds);
+		arg = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "cgroup");
+		char cgroup[4096], why[4096 + 512];
+		unsigned code = arg ? cgroup_arg(arg, cgroup, sizeof(cgroup), why, sizeof(why)) : 0;
+		if (code)
+			return reply_text(conn, code, "%s", why);
+		return serve_profile(s, conn, seconds, arg ? cgroup : NULL);
 	}
 	return reply_text(conn, MHD_HTTP_NOT_FOUND,
 			  "%s: not found (there are /metrics, /debug/pprof/, /debug/pprof/profile and "
