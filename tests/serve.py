@@ -156,6 +156,71 @@ class Cgroups:
         assert r.returncode == 0, r.stderr
 
 
+class Prometheus:
+    """Debian's Prometheus on a free loopback port, scraping agent A every
+    second, and queries of its HTTP API."""
+
+    def __init__(self, tmp, a):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        self.a = a
+        conf = os.path.join(tmp, "prometheus.yml")
+        with open(conf, "w") as f:
+            f.write("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: hwc\n"
+                    "    static_configs:\n      - targets: ['127.0.0.1:%d']\n" % a.port)
+        self.log = open(os.path.join(tmp, "prometheus.log"), "w")
+        self.p = subprocess.Popen(["prometheus", "--config.file", conf, "--storage.tsdb.path",
+                                   os.path.join(tmp, "tsdb"), "--web.listen-address",
+                                   "127.0.0.1:%d" % port], stdout=self.log, stderr=self.log)
+        self.api = "http://127.0.0.1:%d/api/v1/" % port
+        self.deadline = time.monotonic() + LIMIT
+
+    def stop(self):
+        self.p.terminate()
+        self.p.wait(LIMIT)
+        self.log.close()
+
+    def result(self, q, at=None):
+        url = self.api + "query?query=" + urllib.request.quote(q) + ("&time=%.3f" % at if at else "")
+        try:
+            status, _, body = get(url)
+        except urllib.error.URLError:
+            return None  # still starting
+        return json.loads(body)["data"]["result"] if status == 200 else None
+
+    def query(self, q, at=None):
+        res = self.result(q, at)
+        return float(res[0]["value"][1]) if res else None
+
+    def stored_after(self, selector, count, t):
+        """Wait for a scrape stored after T that has COUNT series of SELECTOR."""
+        while (self.query("min(timestamp(%s))" % selector) or 0) <= t or \
+                self.query("count(%s)" % selector) != count:
+            assert time.monotonic() < self.deadline, "Prometheus stored no scrape of hwc serve"
+            time.sleep(0.2)
+
+    def increase(self, selector):
+        """(sum of increase() of SELECTOR's series, the scrapes it spans).
+        The range is the stored scrapes every series has: a series that
+        starts a scrape later would be extrapolated to the whole range
+        (seen once: twice the calls).  Queried at the last scrape over a
+        range from the first one, there is nothing to extrapolate: the
+        increase is that of the stored samples."""
+        series = self.result("%s[1h]" % selector)
+        per = [sorted(float(t) for t, _ in s["values"]) for s in series]
+        first, last = max(p[0] for p in per), min(p[-1] for p in per)
+        stamps = {t for p in per for t in p if first <= t <= last}
+        window = "[%dms]" % round((last - first) * 1000)
+        return self.query("sum(increase(%s%s))" % (selector, window), last), len(stamps)
+
+    def check_target(self):
+        """Prometheus 2.42 asks for OpenMetrics first: its parser took the page."""
+        targets = json.loads(get(self.api + "targets")[2])
+        [target] = targets["data"]["activeTargets"]
+        assert (target["health"], target["lastError"]) == ("up", ""), target
+
+
 class ServeTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -473,84 +538,62 @@ class ServeTest(unittest.TestCase):
         print("SIGTERM to exit during a profile: %.3f s" % (time.monotonic() - t0), file=sys.stderr)
         t.join(LIMIT)
 
+    def prometheus(self, a):
+        """Debian's Prometheus scraping agent A every second (stopped at the end of the test)."""
+        if not shutil.which("prometheus"):
+            self.skipTest("prometheus is not installed: scripts/deps installs it")
+        p = Prometheus(self.tmp, a)
+        self.addCleanup(p.stop)
+        return p
+
     def test_prometheus_scrapes_it(self):
         """Prometheus scrapes page-faults and the calls of getppid(2), which
         hardly any program makes: increase() of those, between two stored
         scrapes around the test's own known number of calls, is that number
         within 2% (the page faults of a workload have the whole machine's
         around them: only at least their count)."""
-        if not shutil.which("prometheus"):
-            self.skipTest("prometheus is not installed: scripts/deps installs it")
         calls = "syscalls:sys_enter_getppid"
         if calls not in hwctest.run([HWC, "list"]).stdout:
             self.skipTest("no tracepoint %s here (tracefs)" % calls)
         a = self.agent("-e", "page-faults", "-e", calls)
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            pport = s.getsockname()[1]
-        conf = os.path.join(self.tmp, "prometheus.yml")
-        with open(conf, "w") as f:
-            f.write("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: hwc\n"
-                    "    static_configs:\n      - targets: ['127.0.0.1:%d']\n" % a.port)
-        log = open(os.path.join(self.tmp, "prometheus.log"), "w")
-        prom = subprocess.Popen(["prometheus", "--config.file", conf, "--storage.tsdb.path",
-                                 os.path.join(self.tmp, "tsdb"), "--web.listen-address",
-                                 "127.0.0.1:%d" % pport], stdout=log, stderr=log)
-        api = "http://127.0.0.1:%d/api/v1/" % pport
-
-        def result(q, at=None):
-            url = api + "query?query=" + urllib.request.quote(q) + ("&time=%.3f" % at if at else "")
-            try:
-                status, _, body = get(url)
-            except urllib.error.URLError:
-                return None  # still starting
-            return json.loads(body)["data"]["result"] if status == 200 else None
-
-        def query(q, at=None):
-            res = result(q, at)
-            return float(res[0]["value"][1]) if res else None
-
-        def stored_after(t):
-            """Wait for a scrape of every CPU that Prometheus stored after T."""
-            while (query('min(timestamp(hwc_events_total{event="%s"}))' % calls) or 0) <= t or \
-                    query('count(hwc_events_total{event="%s"})' % calls) != len(hwctest.online_cpus()):
-                self.assertLess(time.monotonic(), deadline, "Prometheus stored no scrape of hwc serve")
-                time.sleep(0.2)
-        try:
-            deadline = time.monotonic() + LIMIT
-            stored_after(time.time())
-            before = page_faults(self.metrics(a)[1])
-            n = 100000
-            for _ in range(n):
-                os.getppid()
-            self.assertEqual(hwctest.run([PAGETOUCH, str(n)]).returncode, 0)
-            after = page_faults(self.metrics(a)[1])
-            stored_after(time.time())
-            # The stored scrapes that every CPU's series has: a series that
-            # starts a scrape later would be extrapolated to the whole range
-            # (seen once: twice the calls), so the range is the common one.
-            series = result('hwc_events_total{event="%s"}[1h]' % calls)
-            per = [sorted(float(t) for t, _ in s["values"]) for s in series]
-            first, last = max(p[0] for p in per), min(p[-1] for p in per)
-            stamps = sorted({t for p in per for t in p if first <= t <= last})
-            # At the last scrape, over a range from the first one: nothing
-            # to extrapolate, the increase is that of the stored samples.
-            window = "[%dms]" % round((last - first) * 1000)
-            inc_calls = query('sum(increase(hwc_events_total{event="%s"}%s))' % (calls, window), last)
-            inc_faults = query('sum(increase(hwc_events_total{event="page-faults"}%s))' % window, last)
-            # Prometheus 2.42 asks for OpenMetrics first: its parser took the page.
-            targets = json.loads(get(api + "targets")[2])
-            [target] = targets["data"]["activeTargets"]
-            self.assertEqual((target["health"], target["lastError"]), ("up", ""))
-        finally:
-            prom.terminate()
-            prom.wait(LIMIT)
-            log.close()
+        prom = self.prometheus(a)
+        every_cpu = len(hwctest.online_cpus())
+        prom.stored_after('hwc_events_total{event="%s"}' % calls, every_cpu, time.time())
+        before = page_faults(self.metrics(a)[1])
+        n = 100000
+        for _ in range(n):
+            os.getppid()
+        self.assertEqual(hwctest.run([PAGETOUCH, str(n)]).returncode, 0)
+        after = page_faults(self.metrics(a)[1])
+        prom.stored_after('hwc_events_total{event="%s"}' % calls, every_cpu, time.time())
+        inc_calls, scrapes = prom.increase('hwc_events_total{event="%s"}' % calls)
+        inc_faults, _ = prom.increase('hwc_events_total{event="page-faults"}')
+        prom.check_target()
         print("%d getppid calls: increase() %.0f over %d scrapes; %d page faults: increase() %.0f, "
-              "direct scrapes %d" % (n, inc_calls, len(stamps), n, inc_faults, after - before),
+              "direct scrapes %d" % (n, inc_calls, scrapes, n, inc_faults, after - before),
               file=sys.stderr)
         self.assertAlmostEqual(inc_calls, n, delta=0.02 * n)
         self.assertGreaterEqual(inc_faults, n)
+
+    def test_prometheus_per_cgroup(self):
+        """Prometheus scrapes --cgroups' series: pagetouch's known page
+        faults in a test cgroup are increase() of that cgroup's series
+        within 2%; an idle cgroup's increase is 0."""
+        pages = 50000
+        with Cgroups("busy", "idle") as cg:
+            a = self.agent("-e", "page-faults", "--cgroups", cg.glob)
+            prom = self.prometheus(a)
+            series = 'hwc_events_total{event="page-faults",cgroup="%s"}'
+            prom.stored_after(series % cg.labels[0], 1, time.time())
+            cg.run(0, pages)
+            prom.stored_after(series % cg.labels[0], 1, time.time())
+            busy, scrapes = prom.increase(series % cg.labels[0])
+            idle, _ = prom.increase(series % cg.labels[1])
+            prom.check_target()
+        print("pagetouch %d pages in a cgroup: increase() %.0f over %d scrapes, idle cgroup %.0f"
+              % (pages, busy, scrapes, idle), file=sys.stderr)
+        self.assertAlmostEqual(busy, pages, delta=0.02 * pages)
+        self.assertEqual(idle, 0)
 
     def poll(self, a, done, what):
         """The first /metrics page DONE(page) accepts (the agent looks at
