@@ -6,9 +6,12 @@ one profile at a time (429), HTTP errors, TLS and basic auth from a web
 config (right and wrong password, plain HTTP to the TLS port), SIGHUP
 reloading it, and SIGTERM ending it; --cgroups on real cgroup v2 groups
 made for the test (pagetouch's page faults in one, none in an idle one, a
-removed one's series and descriptors gone, --max-cgroups).  Nothing
-asserts a time: waits poll for what the agent shows, under a hang guard."""
+removed one's series and descriptors gone, --max-cgroups, Prometheus's
+increase() of a cgroup's series, 1,000 cgroups made and removed while
+scraping, a profile of one cgroup's tasks).  Nothing asserts a time:
+waits poll for what the agent shows, under a hang guard."""
 import base64
+import collections
 import json
 import os
 import re
@@ -643,6 +646,90 @@ class ServeTest(unittest.TestCase):
                                  "the removed cgroup's series")
             self.assertEqual(set(cgroup_series(text)), {cg.labels[0]})
             self.assertEqual(gauge(text, "process_open_fds"), fds)
+
+    def test_cgroup_churn(self):
+        """1,000 cgroups made and removed over about a minute (20 alive at
+        a time, each ~1 s) while two clients scrape /metrics without a
+        pause: every scrape answers 200, hundreds of the cgroups were
+        counted, the series of removed ones go, the agent's descriptors
+        (/proc/PID/fd) are back to what they were, and SIGTERM ends it
+        with 0."""
+        n, alive = 1000, 20
+        cg = Cgroups(*("churn%d" % i for i in range(n)))
+        try:
+            a = self.agent("-e", "page-faults", "--cgroups", cg.glob)
+            fd_dir = "/proc/%d/fd" % a.p.pid
+
+            def descriptors():
+                """The agent's descriptors once its connections are closed
+                (their threads close them as they end): one socket left."""
+                deadline = time.monotonic() + LIMIT
+                while True:
+                    links = [os.readlink(os.path.join(fd_dir, f)) for f in os.listdir(fd_dir)]
+                    if sum(l.startswith("socket:") for l in links) == 1 or time.monotonic() > deadline:
+                        return sorted(re.sub(r"\d+", "N", l) for l in links)
+                    time.sleep(0.1)
+            self.metrics(a)
+            before = descriptors()
+            t0 = time.monotonic()
+            stop = threading.Event()
+            seen, bad = set(), []
+
+            def scrape():
+                while not stop.is_set():
+                    status, _, body = get(a.url("/metrics"))
+                    if status != 200:
+                        bad.append((status, body[:200]))
+                    seen.update(cgroup_series(body.decode()))
+            scrapers = [threading.Thread(target=scrape) for _ in range(2)]
+            for t in scrapers:
+                t.start()
+            try:
+                for i in range(n):
+                    os.mkdir(cg.dirs[i])
+                    if i >= alive:
+                        cg.remove(i - alive)
+                    time.sleep(0.05)
+                for i in range(n - alive, n):
+                    cg.remove(i)
+            finally:
+                stop.set()
+                for t in scrapers:
+                    t.join(LIMIT)
+            self.assertEqual(bad, [])
+            self.assertIsNone(a.p.poll(), a.stderr())
+            text = self.poll(a, lambda t: not cgroup_series(t), "the removed cgroups' series")
+            self.assertEqual(gauge(text, "hwc_cgroups"), 0)
+            after = descriptors()
+            print("%d cgroups made and removed in %.0f s: %d counted while they lived; descriptors "
+                  "%d before, %d after" % (n, time.monotonic() - t0, len(seen), len(before), len(after)),
+                  file=sys.stderr)
+            extra = collections.Counter(after) - collections.Counter(before)
+            self.assertEqual(len(after), len(before),
+                             "new descriptors: %s" % extra.most_common(5))
+            self.assertGreater(len(seen), n // 2)
+            t0 = time.monotonic()
+            a.p.send_signal(signal.SIGTERM)
+            self.assertEqual(a.p.wait(LIMIT), 0, a.stderr())
+            print("SIGTERM to exit after the churn: %.3f s" % (time.monotonic() - t0), file=sys.stderr)
+            self.assertNotIn("reading the counters", a.stderr())
+        finally:
+            cg.__exit__()
+
+    def test_scrape_while_a_cgroup_goes(self):
+        """A cgroup removed after the agent opened its counters, with a
+        task that counted in it gone: the scrape still answers 200 (the
+        kernel keeps a removed cgroup's events readable) until the next
+        look at the tree drops its series."""
+        with Cgroups("gone") as cg:
+            a = self.agent("-e", "page-faults", "--cgroups", cg.glob)
+            cg.run(0, 1000)
+            self.assertGreaterEqual(cgroup_series(self.metrics(a)[1])[cg.labels[0]], 1000)
+            cg.remove(0)
+            self.assertFalse(os.path.exists(cg.dirs[0]))
+            # The first scrape may still show it (a look at most once a second); none fails.
+            self.poll(a, lambda t: cg.labels[0] not in cgroup_series(t), "the removed cgroup's series")
+            self.assertEqual(gauge(self.metrics(a)[1], "hwc_scrape_errors_total"), 0)
 
     def test_max_cgroups(self):
         """--max-cgroups 1 with 3 matching cgroups: one counted, 2 skipped, said once in the log."""
