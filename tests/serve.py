@@ -12,6 +12,7 @@ scraping, a profile of one cgroup's tasks).  Nothing asserts a time:
 waits poll for what the agent shows, under a hang guard."""
 import base64
 import collections
+import http.client
 import json
 import os
 import re
@@ -305,6 +306,25 @@ class ServeTest(unittest.TestCase):
         self.assertGreaterEqual(status, 400)
         self.assertEqual(get(a.url("/healthz"))[:3:2], (200, b"ok\n"))
         self.assertIn(b"profile", get(a.url("/debug/pprof/"))[2])
+
+    def test_scrapes_keep_the_connection(self):
+        """Scrapes over one kept-alive HTTP/1.1 connection, as Prometheus
+        makes them: no Connection: close, the same socket serves the next."""
+        a = self.agent("-e", "page-faults")
+        conn = http.client.HTTPConnection(a.host, a.port, timeout=LIMIT)
+        sock = None
+        try:
+            for _ in range(3):
+                conn.request("GET", "/metrics")
+                r = conn.getresponse()
+                self.assertEqual(r.status, 200)
+                r.read()
+                self.assertNotEqual(r.getheader("Connection"), "close")
+                sock = sock or conn.sock
+                self.assertIsNotNone(sock)
+                self.assertIs(conn.sock, sock)
+        finally:
+            conn.close()
 
     def test_slow_client_stalls_no_scrape(self):
         a = self.agent()

@@ -576,13 +576,22 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 {
 	(void)version;
 	(void)upload_data;
-	(void)con_cls;
 	struct server *sv = cls;
+	/* The first call has the headers only: replying to a GET then makes
+	 * libmicrohttpd close the connection after the reply (it cannot know
+	 * yet that the request has no body), so a scraper would connect (and
+	 * we would start a thread) for every scrape. */
+	static int first_call_seen;
+	bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+	if (!*con_cls && get) {
+		*con_cls = &first_call_seen;
+		return MHD_YES;
+	}
 	struct serve *s = sv->s;
 	close_after_reply = sv->retired;
 	if (*upload_data_size)
 		return reply_text(conn, MHD_HTTP_BAD_REQUEST, "no request body expected\n");
-	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+	if (!get) {
 		char *body = strdup("only GET and HEAD\n");
 		return body ? reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8", body,
 				    strlen(body), MHD_HTTP_HEADER_ALLOW, "GET, HEAD")
