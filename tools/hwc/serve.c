@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -64,9 +65,18 @@ static const char usage_text[] =
 
 /* Events counted on every CPU, for one cgroup or (NULL) all tasks. */
 struct source {
-	char *cgroup; /* its path from the hierarchy's root, "/a/b" */
+	char *cgroup;  /* its path from the hierarchy's root, "/a/b" */
 	hwc_counters *c;
-	bool seen;    /* found by the scan under way */
+	char **labels; /* per event: 'event="E"' (and ',cgroup="/a/b"'), escaped once */
+	bool seen;     /* found by the scan under way */
+};
+
+/* The last /metrics page built, per format: scrapes that waited for it
+ * while it was built take it as it is. */
+struct page {
+	char *body;
+	size_t len;
+	double read; /* CLOCK_MONOTONIC s when its counters were read */
 };
 
 struct serve {
@@ -84,7 +94,8 @@ struct serve {
 	size_t skipped;         /* matching cgroups the last scan did not count */
 	long fds_free;          /* descriptors the scan under way may still take */
 	bool said_skipped;      /* logged since skipped was last 0 */
-	pthread_mutex_t count_lock;   /* one read of the counters at a time */
+	pthread_mutex_t count_lock;   /* one read of the counters at a time; the pages */
+	struct page pages[2];         /* [OpenMetrics?] */
 	pthread_mutex_t profile_lock; /* one profile at a time */
 	atomic_uint_fast64_t profile_end; /* CLOCK_MONOTONIC s when the running profile ends */
 	atomic_uint_fast64_t scrape_errors;
@@ -193,6 +204,11 @@ static const char *unknown_arg(struct MHD_Connection *conn, const char *const *k
 
 static long open_fds(void)
 {
+	/* Since Linux 6.2 the directory's size is the count: listing
+	 * thousands of descriptors of cgroups at every scrape is not free. */
+	struct stat st;
+	if (stat("/proc/self/fd", &st) == 0 && st.st_size > 0)
+		return (long)st.st_size;
 	DIR *d = opendir("/proc/self/fd");
 	if (!d)
 		return -1;
@@ -201,6 +217,55 @@ static long open_fds(void)
 		n += e->d_name[0] != '.';
 	closedir(d);
 	return n - 1; /* not the directory's own */
+}
+
+/* ------------------------------------------------------------ sources */
+
+/* A label value as the text formats want it, appended to F: \, " and
+ * newline escaped. */
+static void put_label(FILE *f, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fprintf(f, "\\%c", *v);
+		else if (*v == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*v, f);
+	}
+}
+
+/* SRC's labels of each event; false when out of memory. */
+static bool make_labels(struct serve *s, struct source *src)
+{
+	size_t nev = hwc_evlist_size(s->list);
+	if (!(src->labels = calloc(nev, sizeof(*src->labels))))
+		return false;
+	for (size_t e = 0; e < nev; e++) {
+		size_t len;
+		FILE *f = open_memstream(&src->labels[e], &len);
+		if (!f)
+			return false;
+		fputs("event=\"", f);
+		put_label(f, hwc_evlist_event(s->list, e)->name);
+		if (src->cgroup) {
+			fputs("\",cgroup=\"", f);
+			put_label(f, src->cgroup);
+		}
+		fputc('"', f);
+		if (fclose(f))
+			return false;
+	}
+	return true;
+}
+
+static void source_close(struct serve *s, struct source *src)
+{
+	hwc_counters_close(src->c);
+	for (size_t e = 0; src->labels && e < hwc_evlist_size(s->list); e++)
+		free(src->labels[e]);
+	free(src->labels);
+	free(src->cgroup);
 }
 
 /* ------------------------------------------------------------ cgroups */
@@ -251,8 +316,14 @@ static void add_cgroup(struct serve *s, const char *path)
 		s->said_skipped = true;
 		return;
 	}
+	struct source src = {.cgroup = name, .c = c, .seen = true};
+	if (!make_labels(s, &src)) {
+		source_close(s, &src);
+		s->skipped++;
+		return;
+	}
 	s->fds_free -= need;
-	s->src[s->nsrc++] = (struct source){.cgroup = name, .c = c, .seen = true};
+	s->src[s->nsrc++] = src;
 }
 
 static bool cgroup_wanted(const struct serve *s, const char *path)
@@ -314,8 +385,7 @@ static void scan_cgroups(struct serve *s)
 			s->src[kept++] = s->src[k];
 			continue;
 		}
-		hwc_counters_close(s->src[k].c);
-		free(s->src[k].cgroup);
+		source_close(s, &s->src[k]);
 	}
 	s->nsrc = kept;
 	if (!s->skipped) /* the next one left out is said again */
@@ -323,19 +393,6 @@ static void scan_cgroups(struct serve *s)
 }
 
 /* ------------------------------------------------------------ /metrics */
-
-/* A label value as the text formats want it: \, " and newline escaped. */
-static void put_label(FILE *f, const char *v)
-{
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
-			fprintf(f, "\\%c", *v);
-		else if (*v == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*v, f);
-	}
-}
 
 /* Prometheus 0.0.4 names a counter's family NAME_total; OpenMetrics NAME,
  * its samples NAME_total. */
@@ -348,21 +405,19 @@ static void family(FILE *f, bool om, const char *name, const char *type, const c
 /* Which value of a struct hwc_value a family shows. */
 enum column { RAW, ENABLED, RUNNING };
 
-static void write_sample(FILE *f, const char *name, const char *event, const char *cgroup, int cpu,
-			 enum column col, const struct hwc_value *v)
+/* A series of LABELS (and cpu="CPU" when CPU >= 0).  Seconds are
+ * formatted from whole nanoseconds: exact, and cheaper than %f. */
+static void write_sample(FILE *f, const char *name, const char *labels, int cpu, enum column col,
+			 const struct hwc_value *v)
 {
-	fprintf(f, "%s_total{event=\"", name);
-	put_label(f, event);
-	if (cgroup) {
-		fputs("\",cgroup=\"", f);
-		put_label(f, cgroup);
-	} else {
-		fprintf(f, "\",cpu=\"%d", cpu);
-	}
+	fprintf(f, "%s_total{%s", name, labels);
+	if (cpu >= 0)
+		fprintf(f, ",cpu=\"%d\"", cpu);
+	uint64_t ns = col == ENABLED ? v->enabled : v->running;
 	if (col == RAW)
-		fprintf(f, "\"} %" PRIu64 "\n", v->raw);
+		fprintf(f, "} %" PRIu64 "\n", v->raw);
 	else
-		fprintf(f, "\"} %.9f\n", (double)(col == ENABLED ? v->enabled : v->running) / 1e9);
+		fprintf(f, "} %" PRIu64 ".%09" PRIu64 "\n", ns / 1000000000, ns % 1000000000);
 }
 
 /* A series per CPU for all tasks; per cgroup, the sum over CPUs (the
@@ -377,13 +432,13 @@ static void write_counters(struct serve *s, FILE *f, bool om, enum column col, c
 		for (size_t e = 0; e < nev; e++) {
 			if (hwc_counters_event_status(c, e))
 				continue;
-			const char *event = hwc_evlist_event(s->list, e)->name;
+			const char *labels = s->src[k].labels[e];
 			struct hwc_value sum = {0}, v;
 			for (size_t i = 0; i < hwc_counters_ninstances(c); i++) {
 				if (hwc_counters_value(c, i, e, &v))
 					continue;
 				if (!s->src[k].cgroup) {
-					write_sample(f, name, event, NULL, hwc_counters_instance_cpu(c, i), col, &v);
+					write_sample(f, name, labels, hwc_counters_instance_cpu(c, i), col, &v);
 					continue;
 				}
 				sum.raw += v.raw;
@@ -391,36 +446,29 @@ static void write_counters(struct serve *s, FILE *f, bool om, enum column col, c
 				sum.running += v.running;
 			}
 			if (s->src[k].cgroup)
-				write_sample(f, name, event, s->src[k].cgroup, -1, col, &sum);
+				write_sample(f, name, labels, -1, col, &sum);
 		}
 	}
 }
 
-static enum MHD_Result serve_metrics(struct serve *s, struct MHD_Connection *conn)
+/* Read the counters and write the page of format OM into P; under
+ * count_lock.  0, or -1 with the reason in DETAIL. */
+static int build_page(struct serve *s, bool om, struct page *p, char *detail, size_t size)
 {
-	const char *accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
-	bool om = accept && strstr(accept, "application/openmetrics-text");
+	double t0 = now_s();
+	if (t0 - s->scanned >= 1)
+		scan_cgroups(s);
+	for (size_t k = 0; k < s->nsrc; k++)
+		if (hwc_counters_read(s->src[k].c)) {
+			snprintf(detail, size, "reading the counters: %s", hwc_errdetail());
+			return -1;
+		}
 	char *body = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&body, &len);
-	if (!f)
-		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-	double t0 = now_s();
-	pthread_mutex_lock(&s->count_lock);
-	if (now_s() - s->scanned >= 1)
-		scan_cgroups(s);
-	int err = 0;
-	for (size_t k = 0; k < s->nsrc && !err; k++)
-		err = hwc_counters_read(s->src[k].c);
-	if (err) {
-		char detail[512];
-		snprintf(detail, sizeof(detail), "%s", hwc_errdetail());
-		pthread_mutex_unlock(&s->count_lock);
-		fclose(f);
-		free(body);
-		s->scrape_errors++;
-		log_msg("reading the counters: %s", detail);
-		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "reading the counters: %s\n", detail);
+	if (!f) {
+		snprintf(detail, size, "out of memory");
+		return -1;
 	}
 	write_counters(s, f, om, RAW, "hwc_events",
 		       "Events counted since hwc serve started, per event and CPU or cgroup (raw: "
@@ -436,9 +484,6 @@ static enum MHD_Result serve_metrics(struct serve *s, struct MHD_Connection *con
 		       "Cgroups matching --cgroups left out (--max-cgroups, descriptors, memory).");
 		fprintf(f, "hwc_cgroups_skipped %zu\n", s->skipped);
 	}
-	pthread_mutex_unlock(&s->count_lock);
-	family(f, om, "hwc_scrape_duration_seconds", "gauge", "Seconds this scrape took to read the counters.");
-	fprintf(f, "hwc_scrape_duration_seconds %.6f\n", now_s() - t0);
 	family(f, om, "hwc_scrape_errors", "counter", "Scrapes that failed to read the counters.");
 	fprintf(f, "hwc_scrape_errors_total %" PRIuFAST64 "\n", (uint_fast64_t)s->scrape_errors);
 	struct rlimit rl;
@@ -448,12 +493,45 @@ static enum MHD_Result serve_metrics(struct serve *s, struct MHD_Connection *con
 		family(f, om, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
 		fprintf(f, "process_max_fds %llu\n", (unsigned long long)rl.rlim_cur);
 	}
+	family(f, om, "hwc_scrape_duration_seconds", "gauge",
+	       "Seconds the last scrape took to read the counters and write the page.");
+	fprintf(f, "hwc_scrape_duration_seconds %.6f\n", now_s() - t0);
 	if (om)
 		fputs("# EOF\n", f);
 	if (fclose(f) != 0) {
 		free(body);
-		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+		snprintf(detail, size, "out of memory");
+		return -1;
 	}
+	free(p->body);
+	*p = (struct page){.body = body, .len = len, .read = t0};
+	return 0;
+}
+
+/* A page whose counters were read after this scrape came is as good as a
+ * new one: scrapes that came while another read them (parallel scrapers)
+ * take its page, and the counters are read once for all of them. */
+static enum MHD_Result serve_metrics(struct serve *s, struct MHD_Connection *conn)
+{
+	const char *accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+	bool om = accept && strstr(accept, "application/openmetrics-text");
+	double came = now_s();
+	char detail[1024];
+	pthread_mutex_lock(&s->count_lock);
+	struct page *p = &s->pages[om];
+	if ((!p->body || p->read < came) && build_page(s, om, p, detail, sizeof(detail))) {
+		s->scrape_errors++;
+		pthread_mutex_unlock(&s->count_lock);
+		log_msg("%s", detail);
+		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "%s\n", detail);
+	}
+	char *body = malloc(p->len);
+	size_t len = p->len;
+	if (body)
+		memcpy(body, p->body, len);
+	pthread_mutex_unlock(&s->count_lock);
+	if (!body)
+		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	return reply(conn, MHD_HTTP_OK,
 		     om ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
 			: "text/plain; version=0.0.4; charset=utf-8",
@@ -791,6 +869,10 @@ static int open_sources(struct serve *s)
 		return -1;
 	}
 	s->nsrc = 1;
+	if (!make_labels(s, &s->src[0])) {
+		fprintf(stderr, "hwc serve: out of memory\n");
+		return -1;
+	}
 	size_t counted = 0;
 	for (size_t e = 0; e < hwc_evlist_size(s->list); e++)
 		if (hwc_counters_event_status(s->src[0].c, e))
@@ -935,11 +1017,11 @@ int cmd_serve(int argc, char **argv)
 	} else if (s.listen_fd >= 0) {
 		close(s.listen_fd);
 	}
-	for (size_t i = 0; i < s.nsrc; i++) {
-		hwc_counters_close(s.src[i].c);
-		free(s.src[i].cgroup);
-	}
+	for (size_t i = 0; i < s.nsrc; i++)
+		source_close(&s, &s.src[i]);
 	free(s.src);
+	free(s.pages[0].body);
+	free(s.pages[1].body);
 	free(s.globs);
 	hwc_evlist_free(s.list);
 	free(s.specs);
