@@ -134,6 +134,8 @@ static void *run(void *arg)
 	c->fd = -1;
 	while (bench_now_ns() < end_ns) {
 		if (c->fd < 0 && (c->fd = connect_agent()) < 0) {
+			if (!c->errors && getenv("SCRAPE_DEBUG"))
+				fprintf(stderr, "scrape: connect: %s\n", strerror(errno));
 			c->errors++;
 			usleep(10000);
 			continue;
@@ -142,7 +144,8 @@ static void *run(void *arg)
 		long body = write(c->fd, req, sizeof(req) - 1) == (ssize_t)sizeof(req) - 1 ? response(c) : -1;
 		if (body < 0) { /* the server closed it, or an error: a new connection */
 			if (!c->errors && getenv("SCRAPE_DEBUG"))
-				fprintf(stderr, "scrape: after %zu scrapes: %.*s\n", c->n, (int)(c->have < 200 ? c->have : 200), c->buf);
+				fprintf(stderr, "scrape: after %zu scrapes (%s): %.*s\n", c->n, strerror(errno),
+					(int)(c->have < 200 ? c->have : 200), c->buf);
 			c->errors++;
 			close(c->fd);
 			c->fd = -1;

@@ -10,6 +10,8 @@
 # per CPU; node_exporter has no cpu-clock/task-clock and no per-cgroup mode,
 # so hwc at 1, 100 and 500 --cgroups (empty test cgroups: a cgroup's read
 # costs the same whether its tasks ran) is compared with its per-CPU page.
+# hwc takes the events as one group ({...}): one read(2) per cgroup and CPU
+# instead of one per event.
 # Targets: latency and CPU <= 0.5x node_exporter's, RSS <= 0.5x, p99 at
 # 500 cgroups < 50 ms.  Needs root and a writable cgroup2 hierarchy.
 # Usage: bench/serve.sh [secs [rounds]]   (default 15 s, 2 rounds)
@@ -94,7 +96,7 @@ for ((r = 1; r <= rounds; r++)); do
 		"$ne_cpu" "$ne_hwm" "$ne_rss" "$ne_bytes"
 	for spec in "1 cgroup:c000" "100 cgroups:c0[0-9][0-9]" "500 cgroups:c*"; do
 		port=$(free_port)
-		measure "hwc, ${spec%%:*}" "$HWC_BUILD/bin/hwc" serve --listen "127.0.0.1:$port" -e "$events" \
+		measure "hwc, ${spec%%:*}" "$HWC_BUILD/bin/hwc" serve --listen "127.0.0.1:$port" -e "{$events}" \
 			--cgroups "$rel/${spec#*:}" --max-cgroups 1000 >"$work/hwc"
 		read -r n med p99 cpu hwm rss bytes <"$work/hwc"
 		awk -v r="$r" -v name="hwc, ${spec%%:*}" -v n="$n" -v med="$med" -v p99="$p99" -v cpu="$cpu" \
