@@ -71,11 +71,18 @@ struct source {
 	bool seen;     /* found by the scan under way */
 };
 
+/* A /metrics page, shared by the replies that send it (no copy of
+ * hundreds of KB per scrape); freed with its last reference. */
+struct page_text {
+	atomic_int refs;
+	size_t len;
+	char body[];
+};
+
 /* The last /metrics page built, per format: scrapes that waited for it
  * while it was built take it as it is. */
 struct page {
-	char *body;
-	size_t len;
+	struct page_text *text;
 	double read; /* CLOCK_MONOTONIC s when its counters were read */
 };
 
@@ -143,14 +150,12 @@ static void log_msg(const char *fmt, ...)
 
 /* ------------------------------------------------------------ replies */
 
-static enum MHD_Result reply(struct MHD_Connection *conn, unsigned code, const char *type, char *body,
-			     size_t len, const char *hname, const char *hvalue)
+/* Queue R (destroyed here; NULL: out of memory). */
+static enum MHD_Result queue(struct MHD_Connection *conn, unsigned code, const char *type, struct MHD_Response *r,
+			     const char *hname, const char *hvalue)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-	if (!r) {
-		free(body);
+	if (!r)
 		return MHD_NO;
-	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	if (hname)
 		MHD_add_response_header(r, hname, hvalue);
@@ -159,6 +164,15 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned code, const c
 	enum MHD_Result ok = MHD_queue_response(conn, code, r);
 	MHD_destroy_response(r);
 	return ok;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned code, const char *type, char *body,
+			     size_t len, const char *hname, const char *hvalue)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	if (!r)
+		free(body);
+	return queue(conn, code, type, r, hname, hvalue);
 }
 
 static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned code, const char *fmt, ...)
@@ -483,6 +497,13 @@ static void write_counters(struct serve *s, FILE *f, bool om, enum column col, c
 	}
 }
 
+static void page_text_unref(void *cls)
+{
+	struct page_text *text = cls;
+	if (text && atomic_fetch_sub(&text->refs, 1) == 1)
+		free(text);
+}
+
 /* Read the counters and write the page of format OM into P; under
  * page_lock, by the builder.  0, or -1 with the reason in DETAIL. */
 static int build_page(struct serve *s, bool om, struct page *p, char *detail, size_t size)
@@ -535,9 +556,19 @@ static int build_page(struct serve *s, bool om, struct page *p, char *detail, si
 		snprintf(detail, size, "out of memory");
 		return -1;
 	}
+	struct page_text *text = malloc(sizeof(*text) + len);
+	if (!text) {
+		free(body);
+		snprintf(detail, size, "out of memory");
+		return -1;
+	}
+	atomic_init(&text->refs, 1); /* the page's */
+	text->len = len;
+	memcpy(text->body, body, len);
+	free(body);
 	pthread_mutex_lock(&s->page_lock);
-	free(p->body);
-	*p = (struct page){.body = body, .len = len, .read = t0};
+	page_text_unref(p->text);
+	*p = (struct page){.text = text, .read = t0};
 	pthread_mutex_unlock(&s->page_lock);
 	return 0;
 }
@@ -554,7 +585,7 @@ static enum MHD_Result serve_metrics(struct serve *s, struct MHD_Connection *con
 	char detail[1024];
 	struct page *p = &s->pages[om];
 	pthread_mutex_lock(&s->page_lock);
-	while (!p->body || p->read < came) {
+	while (!p->text || p->read < came) {
 		if (s->building) {
 			pthread_cond_wait(&s->page_done, &s->page_lock);
 			continue;
@@ -572,17 +603,17 @@ static enum MHD_Result serve_metrics(struct serve *s, struct MHD_Connection *con
 			return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "%s\n", detail);
 		}
 	}
-	char *body = malloc(p->len);
-	size_t len = p->len;
-	if (body)
-		memcpy(body, p->body, len);
+	struct page_text *text = p->text;
+	atomic_fetch_add(&text->refs, 1); /* the reply's, until it is sent */
 	pthread_mutex_unlock(&s->page_lock);
-	if (!body)
-		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-	return reply(conn, MHD_HTTP_OK,
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer_with_free_callback_cls(text->len, text->body, page_text_unref, text);
+	if (!r)
+		page_text_unref(text);
+	return queue(conn, MHD_HTTP_OK,
 		     om ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
 			: "text/plain; version=0.0.4; charset=utf-8",
-		     body, len, NULL, NULL);
+		     r, NULL, NULL);
 }
 
 /* ------------------------------------------------------------ /debug/pprof */
@@ -1068,8 +1099,8 @@ int cmd_serve(int argc, char **argv)
 	for (size_t i = 0; i < s.nsrc; i++)
 		source_close(&s, &s.src[i]);
 	free(s.src);
-	free(s.pages[0].body);
-	free(s.pages[1].body);
+	page_text_unref(s.pages[0].text);
+	page_text_unref(s.pages[1].text);
 	free(s.globs);
 	hwc_evlist_free(s.list);
 	free(s.specs);
