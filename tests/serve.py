@@ -6,9 +6,13 @@ one profile at a time (429), HTTP errors, TLS and basic auth from a web
 config (right and wrong password, plain HTTP to the TLS port), SIGHUP
 reloading it, and SIGTERM ending it; --cgroups on real cgroup v2 groups
 made for the test (pagetouch's page faults in one, none in an idle one, a
-removed one's series and descriptors gone, --max-cgroups).  Nothing
-asserts a time: waits poll for what the agent shows, under a hang guard."""
+removed one's series and descriptors gone, --max-cgroups, Prometheus's
+increase() of a cgroup's series, 1,000 cgroups made and removed while
+scraping, a profile of one cgroup's tasks).  Nothing asserts a time:
+waits poll for what the agent shows, under a hang guard."""
 import base64
+import collections
+import http.client
 import json
 import os
 import re
@@ -156,6 +160,71 @@ class Cgroups:
         assert r.returncode == 0, r.stderr
 
 
+class Prometheus:
+    """Debian's Prometheus on a free loopback port, scraping agent A every
+    second, and queries of its HTTP API."""
+
+    def __init__(self, tmp, a):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        self.a = a
+        conf = os.path.join(tmp, "prometheus.yml")
+        with open(conf, "w") as f:
+            f.write("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: hwc\n"
+                    "    static_configs:\n      - targets: ['127.0.0.1:%d']\n" % a.port)
+        self.log = open(os.path.join(tmp, "prometheus.log"), "w")
+        self.p = subprocess.Popen(["prometheus", "--config.file", conf, "--storage.tsdb.path",
+                                   os.path.join(tmp, "tsdb"), "--web.listen-address",
+                                   "127.0.0.1:%d" % port], stdout=self.log, stderr=self.log)
+        self.api = "http://127.0.0.1:%d/api/v1/" % port
+        self.deadline = time.monotonic() + LIMIT
+
+    def stop(self):
+        self.p.terminate()
+        self.p.wait(LIMIT)
+        self.log.close()
+
+    def result(self, q, at=None):
+        url = self.api + "query?query=" + urllib.request.quote(q) + ("&time=%.3f" % at if at else "")
+        try:
+            status, _, body = get(url)
+        except urllib.error.URLError:
+            return None  # still starting
+        return json.loads(body)["data"]["result"] if status == 200 else None
+
+    def query(self, q, at=None):
+        res = self.result(q, at)
+        return float(res[0]["value"][1]) if res else None
+
+    def stored_after(self, selector, count, t):
+        """Wait for a scrape stored after T that has COUNT series of SELECTOR."""
+        while (self.query("min(timestamp(%s))" % selector) or 0) <= t or \
+                self.query("count(%s)" % selector) != count:
+            assert time.monotonic() < self.deadline, "Prometheus stored no scrape of hwc serve"
+            time.sleep(0.2)
+
+    def increase(self, selector):
+        """(sum of increase() of SELECTOR's series, the scrapes it spans).
+        The range is the stored scrapes every series has: a series that
+        starts a scrape later would be extrapolated to the whole range
+        (seen once: twice the calls).  Queried at the last scrape over a
+        range from the first one, there is nothing to extrapolate: the
+        increase is that of the stored samples."""
+        series = self.result("%s[1h]" % selector)
+        per = [sorted(float(t) for t, _ in s["values"]) for s in series]
+        first, last = max(p[0] for p in per), min(p[-1] for p in per)
+        stamps = {t for p in per for t in p if first <= t <= last}
+        window = "[%dms]" % round((last - first) * 1000)
+        return self.query("sum(increase(%s%s))" % (selector, window), last), len(stamps)
+
+    def check_target(self):
+        """Prometheus 2.42 asks for OpenMetrics first: its parser took the page."""
+        targets = json.loads(get(self.api + "targets")[2])
+        [target] = targets["data"]["activeTargets"]
+        assert (target["health"], target["lastError"]) == ("up", ""), target
+
+
 class ServeTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -238,6 +307,25 @@ class ServeTest(unittest.TestCase):
         self.assertEqual(get(a.url("/healthz"))[:3:2], (200, b"ok\n"))
         self.assertIn(b"profile", get(a.url("/debug/pprof/"))[2])
 
+    def test_scrapes_keep_the_connection(self):
+        """Scrapes over one kept-alive HTTP/1.1 connection, as Prometheus
+        makes them: no Connection: close, the same socket serves the next."""
+        a = self.agent("-e", "page-faults")
+        conn = http.client.HTTPConnection(a.host, a.port, timeout=LIMIT)
+        sock = None
+        try:
+            for _ in range(3):
+                conn.request("GET", "/metrics")
+                r = conn.getresponse()
+                self.assertEqual(r.status, 200)
+                r.read()
+                self.assertNotEqual(r.getheader("Connection"), "close")
+                sock = sock or conn.sock
+                self.assertIsNotNone(sock)
+                self.assertIs(conn.sock, sock)
+        finally:
+            conn.close()
+
     def test_slow_client_stalls_no_scrape(self):
         a = self.agent()
         # Half a request line, never finished.
@@ -268,6 +356,55 @@ class ServeTest(unittest.TestCase):
         share = flat["f2"] / (flat["f1"] + flat["f2"])
         print("f2's share of f1+f2: %.3f" % share, file=sys.stderr)
         self.assertAlmostEqual(share, 0.75, delta=0.05, msg=p.stdout)
+
+    def pprof(self, url, *flags):
+        """go tool pprof FLAGS URL's output, after checking it worked."""
+        env = dict(os.environ, HOME=self.tmp, PPROF_TMPDIR=self.tmp)
+        p = hwctest.run(["go", "tool", "pprof", *flags, url], env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return p.stdout
+
+    def test_profile_of_one_cgroup(self):
+        """cgroup=: hotspots in a test cgroup, clockloop busy outside it:
+        the cgroup's profile has f1 and f2 and nothing of clockloop (its
+        binary, its vDSO calls), which the profile of every task has."""
+        if not shutil.which("go"):
+            self.skipTest("go (Debian golang-go) is not installed: scripts/deps installs it")
+        with Cgroups("prof") as cg:
+            a = self.agent()
+            procs = os.path.join(cg.dirs[0], "cgroup.procs")
+            inside = subprocess.Popen(["sh", "-c", 'echo $$ > "%s" && exec "%s" 100000' % (procs, HOTSPOTS)],
+                                      stdout=subprocess.DEVNULL)
+            outside = subprocess.Popen([workload("clockloop"), "100000000000"], stdout=subprocess.DEVNULL)
+            try:
+                url = a.url("/debug/pprof/profile?seconds=2&cgroup=" + urllib.request.quote(cg.labels[0]))
+                top, raw = self.pprof(url, "-top", "-nodefraction=0"), self.pprof(url, "-raw")
+                every = self.pprof(a.url("/debug/pprof/profile?seconds=2"), "-raw")
+            finally:
+                for w in (inside, outside):
+                    w.kill()
+                    w.wait()
+        mappings = raw.partition("\nMappings\n")[2]
+        self.assertRegex(top, r"\sf1\n")
+        self.assertRegex(top, r"\sf2\n")
+        self.assertIn("/hotspots", mappings)
+        self.assertNotIn("clockloop", mappings, raw)
+        self.assertNotIn("clock_gettime", top)
+        self.assertIn("clockloop", every.partition("\nMappings\n")[2])
+
+    def test_profile_cgroup_errors(self):
+        """cgroup= that climbs out, names no cgroup or a file: 400 or 404
+        with the reason, before any sampling."""
+        a = self.agent()
+        for arg, code, says in (("..", 400, "cannot contain '..'"),
+                                ("a/../../etc", 400, "cannot contain '..'"),
+                                ("no-such-cgroup-%d" % os.getpid(), 404, "no cgroup"),
+                                # Absolute paths are from the cgroup root, not the file system's.
+                                ("/sys/fs/cgroup", 404, "no cgroup 'sys/fs/cgroup'"),
+                                ("cgroup.procs", 404, "not a cgroup")):
+            status, _, body = get(a.url("/debug/pprof/profile?seconds=1&cgroup=" + urllib.request.quote(arg)))
+            self.assertEqual((status, arg), (code, arg), body)
+            self.assertIn(says, body.decode(), arg)
 
     def test_one_profile_at_a_time(self):
         a = self.agent()
@@ -424,84 +561,62 @@ class ServeTest(unittest.TestCase):
         print("SIGTERM to exit during a profile: %.3f s" % (time.monotonic() - t0), file=sys.stderr)
         t.join(LIMIT)
 
+    def prometheus(self, a):
+        """Debian's Prometheus scraping agent A every second (stopped at the end of the test)."""
+        if not shutil.which("prometheus"):
+            self.skipTest("prometheus is not installed: scripts/deps installs it")
+        p = Prometheus(self.tmp, a)
+        self.addCleanup(p.stop)
+        return p
+
     def test_prometheus_scrapes_it(self):
         """Prometheus scrapes page-faults and the calls of getppid(2), which
         hardly any program makes: increase() of those, between two stored
         scrapes around the test's own known number of calls, is that number
         within 2% (the page faults of a workload have the whole machine's
         around them: only at least their count)."""
-        if not shutil.which("prometheus"):
-            self.skipTest("prometheus is not installed: scripts/deps installs it")
         calls = "syscalls:sys_enter_getppid"
         if calls not in hwctest.run([HWC, "list"]).stdout:
             self.skipTest("no tracepoint %s here (tracefs)" % calls)
         a = self.agent("-e", "page-faults", "-e", calls)
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            pport = s.getsockname()[1]
-        conf = os.path.join(self.tmp, "prometheus.yml")
-        with open(conf, "w") as f:
-            f.write("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: hwc\n"
-                    "    static_configs:\n      - targets: ['127.0.0.1:%d']\n" % a.port)
-        log = open(os.path.join(self.tmp, "prometheus.log"), "w")
-        prom = subprocess.Popen(["prometheus", "--config.file", conf, "--storage.tsdb.path",
-                                 os.path.join(self.tmp, "tsdb"), "--web.listen-address",
-                                 "127.0.0.1:%d" % pport], stdout=log, stderr=log)
-        api = "http://127.0.0.1:%d/api/v1/" % pport
-
-        def result(q, at=None):
-            url = api + "query?query=" + urllib.request.quote(q) + ("&time=%.3f" % at if at else "")
-            try:
-                status, _, body = get(url)
-            except urllib.error.URLError:
-                return None  # still starting
-            return json.loads(body)["data"]["result"] if status == 200 else None
-
-        def query(q, at=None):
-            res = result(q, at)
-            return float(res[0]["value"][1]) if res else None
-
-        def stored_after(t):
-            """Wait for a scrape of every CPU that Prometheus stored after T."""
-            while (query('min(timestamp(hwc_events_total{event="%s"}))' % calls) or 0) <= t or \
-                    query('count(hwc_events_total{event="%s"})' % calls) != len(hwctest.online_cpus()):
-                self.assertLess(time.monotonic(), deadline, "Prometheus stored no scrape of hwc serve")
-                time.sleep(0.2)
-        try:
-            deadline = time.monotonic() + LIMIT
-            stored_after(time.time())
-            before = page_faults(self.metrics(a)[1])
-            n = 100000
-            for _ in range(n):
-                os.getppid()
-            self.assertEqual(hwctest.run([PAGETOUCH, str(n)]).returncode, 0)
-            after = page_faults(self.metrics(a)[1])
-            stored_after(time.time())
-            # The stored scrapes that every CPU's series has: a series that
-            # starts a scrape later would be extrapolated to the whole range
-            # (seen once: twice the calls), so the range is the common one.
-            series = result('hwc_events_total{event="%s"}[1h]' % calls)
-            per = [sorted(float(t) for t, _ in s["values"]) for s in series]
-            first, last = max(p[0] for p in per), min(p[-1] for p in per)
-            stamps = sorted({t for p in per for t in p if first <= t <= last})
-            # At the last scrape, over a range from the first one: nothing
-            # to extrapolate, the increase is that of the stored samples.
-            window = "[%dms]" % round((last - first) * 1000)
-            inc_calls = query('sum(increase(hwc_events_total{event="%s"}%s))' % (calls, window), last)
-            inc_faults = query('sum(increase(hwc_events_total{event="page-faults"}%s))' % window, last)
-            # Prometheus 2.42 asks for OpenMetrics first: its parser took the page.
-            targets = json.loads(get(api + "targets")[2])
-            [target] = targets["data"]["activeTargets"]
-            self.assertEqual((target["health"], target["lastError"]), ("up", ""))
-        finally:
-            prom.terminate()
-            prom.wait(LIMIT)
-            log.close()
+        prom = self.prometheus(a)
+        every_cpu = len(hwctest.online_cpus())
+        prom.stored_after('hwc_events_total{event="%s"}' % calls, every_cpu, time.time())
+        before = page_faults(self.metrics(a)[1])
+        n = 100000
+        for _ in range(n):
+            os.getppid()
+        self.assertEqual(hwctest.run([PAGETOUCH, str(n)]).returncode, 0)
+        after = page_faults(self.metrics(a)[1])
+        prom.stored_after('hwc_events_total{event="%s"}' % calls, every_cpu, time.time())
+        inc_calls, scrapes = prom.increase('hwc_events_total{event="%s"}' % calls)
+        inc_faults, _ = prom.increase('hwc_events_total{event="page-faults"}')
+        prom.check_target()
         print("%d getppid calls: increase() %.0f over %d scrapes; %d page faults: increase() %.0f, "
-              "direct scrapes %d" % (n, inc_calls, len(stamps), n, inc_faults, after - before),
+              "direct scrapes %d" % (n, inc_calls, scrapes, n, inc_faults, after - before),
               file=sys.stderr)
         self.assertAlmostEqual(inc_calls, n, delta=0.02 * n)
         self.assertGreaterEqual(inc_faults, n)
+
+    def test_prometheus_per_cgroup(self):
+        """Prometheus scrapes --cgroups' series: pagetouch's known page
+        faults in a test cgroup are increase() of that cgroup's series
+        within 2%; an idle cgroup's increase is 0."""
+        pages = 50000
+        with Cgroups("busy", "idle") as cg:
+            a = self.agent("-e", "page-faults", "--cgroups", cg.glob)
+            prom = self.prometheus(a)
+            series = 'hwc_events_total{event="page-faults",cgroup="%s"}'
+            prom.stored_after(series % cg.labels[0], 1, time.time())
+            cg.run(0, pages)
+            prom.stored_after(series % cg.labels[0], 1, time.time())
+            busy, scrapes = prom.increase(series % cg.labels[0])
+            idle, _ = prom.increase(series % cg.labels[1])
+            prom.check_target()
+        print("pagetouch %d pages in a cgroup: increase() %.0f over %d scrapes, idle cgroup %.0f"
+              % (pages, busy, scrapes, idle), file=sys.stderr)
+        self.assertAlmostEqual(busy, pages, delta=0.02 * pages)
+        self.assertEqual(idle, 0)
 
     def poll(self, a, done, what):
         """The first /metrics page DONE(page) accepts (the agent looks at
@@ -551,6 +666,90 @@ class ServeTest(unittest.TestCase):
                                  "the removed cgroup's series")
             self.assertEqual(set(cgroup_series(text)), {cg.labels[0]})
             self.assertEqual(gauge(text, "process_open_fds"), fds)
+
+    def test_cgroup_churn(self):
+        """1,000 cgroups made and removed over about a minute (20 alive at
+        a time, each ~1 s) while two clients scrape /metrics without a
+        pause: every scrape answers 200, hundreds of the cgroups were
+        counted, the series of removed ones go, the agent's descriptors
+        (/proc/PID/fd) are back to what they were, and SIGTERM ends it
+        with 0."""
+        n, alive = 1000, 20
+        cg = Cgroups(*("churn%d" % i for i in range(n)))
+        try:
+            a = self.agent("-e", "page-faults", "--cgroups", cg.glob)
+            fd_dir = "/proc/%d/fd" % a.p.pid
+
+            def descriptors():
+                """The agent's descriptors once its connections are closed
+                (their threads close them as they end): one socket left."""
+                deadline = time.monotonic() + LIMIT
+                while True:
+                    links = [os.readlink(os.path.join(fd_dir, f)) for f in os.listdir(fd_dir)]
+                    if sum(l.startswith("socket:") for l in links) == 1 or time.monotonic() > deadline:
+                        return sorted(re.sub(r"\d+", "N", l) for l in links)
+                    time.sleep(0.1)
+            self.metrics(a)
+            before = descriptors()
+            t0 = time.monotonic()
+            stop = threading.Event()
+            seen, bad = set(), []
+
+            def scrape():
+                while not stop.is_set():
+                    status, _, body = get(a.url("/metrics"))
+                    if status != 200:
+                        bad.append((status, body[:200]))
+                    seen.update(cgroup_series(body.decode()))
+            scrapers = [threading.Thread(target=scrape) for _ in range(2)]
+            for t in scrapers:
+                t.start()
+            try:
+                for i in range(n):
+                    os.mkdir(cg.dirs[i])
+                    if i >= alive:
+                        cg.remove(i - alive)
+                    time.sleep(0.05)
+                for i in range(n - alive, n):
+                    cg.remove(i)
+            finally:
+                stop.set()
+                for t in scrapers:
+                    t.join(LIMIT)
+            self.assertEqual(bad, [])
+            self.assertIsNone(a.p.poll(), a.stderr())
+            text = self.poll(a, lambda t: not cgroup_series(t), "the removed cgroups' series")
+            self.assertEqual(gauge(text, "hwc_cgroups"), 0)
+            after = descriptors()
+            print("%d cgroups made and removed in %.0f s: %d counted while they lived; descriptors "
+                  "%d before, %d after" % (n, time.monotonic() - t0, len(seen), len(before), len(after)),
+                  file=sys.stderr)
+            extra = collections.Counter(after) - collections.Counter(before)
+            self.assertEqual(len(after), len(before),
+                             "new descriptors: %s" % extra.most_common(5))
+            self.assertGreater(len(seen), n // 2)
+            t0 = time.monotonic()
+            a.p.send_signal(signal.SIGTERM)
+            self.assertEqual(a.p.wait(LIMIT), 0, a.stderr())
+            print("SIGTERM to exit after the churn: %.3f s" % (time.monotonic() - t0), file=sys.stderr)
+            self.assertNotIn("reading the counters", a.stderr())
+        finally:
+            cg.__exit__()
+
+    def test_scrape_while_a_cgroup_goes(self):
+        """A cgroup removed after the agent opened its counters, with a
+        task that counted in it gone: the scrape still answers 200 (the
+        kernel keeps a removed cgroup's events readable) until the next
+        look at the tree drops its series."""
+        with Cgroups("gone") as cg:
+            a = self.agent("-e", "page-faults", "--cgroups", cg.glob)
+            cg.run(0, 1000)
+            self.assertGreaterEqual(cgroup_series(self.metrics(a)[1])[cg.labels[0]], 1000)
+            cg.remove(0)
+            self.assertFalse(os.path.exists(cg.dirs[0]))
+            # The first scrape may still show it (a look at most once a second); none fails.
+            self.poll(a, lambda t: cg.labels[0] not in cgroup_series(t), "the removed cgroup's series")
+            self.assertEqual(gauge(self.metrics(a)[1], "hwc_scrape_errors_total"), 0)
 
     def test_max_cgroups(self):
         """--max-cgroups 1 with 3 matching cgroups: one counted, 2 skipped, said once in the log."""

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -59,13 +60,30 @@ static const char usage_text[] =
 	"  -h, --help                show this help\n"
 	"\n"
 	"Endpoints: /metrics, /debug/pprof/, /debug/pprof/profile?seconds=N (1 to 300,\n"
-	"default 30), /healthz.  SIGTERM or SIGINT ends it.  See hwc-serve(1).\n";
+	"default 30; &cgroup=PATH: only that cgroup's tasks, PATH from the cgroup2\n"
+	"root), /healthz.  SIGTERM or SIGINT ends it.  See hwc-serve(1).\n";
 
 /* Events counted on every CPU, for one cgroup or (NULL) all tasks. */
 struct source {
-	char *cgroup; /* its path from the hierarchy's root, "/a/b" */
+	char *cgroup;  /* its path from the hierarchy's root, "/a/b" */
 	hwc_counters *c;
-	bool seen;    /* found by the scan under way */
+	char **labels; /* per event: 'event="E"' (and ',cgroup="/a/b"'), escaped once */
+	bool seen;     /* found by the scan under way */
+};
+
+/* A /metrics page, shared by the replies that send it (no copy of
+ * hundreds of KB per scrape); freed with its last reference. */
+struct page_text {
+	atomic_int refs;
+	size_t len;
+	char body[];
+};
+
+/* The last /metrics page built, per format: scrapes that waited for it
+ * while it was built take it as it is. */
+struct page {
+	struct page_text *text;
+	double read; /* CLOCK_MONOTONIC s when its counters were read */
 };
 
 struct serve {
@@ -83,7 +101,13 @@ struct serve {
 	size_t skipped;         /* matching cgroups the last scan did not count */
 	long fds_free;          /* descriptors the scan under way may still take */
 	bool said_skipped;      /* logged since skipped was last 0 */
-	pthread_mutex_t count_lock;   /* one read of the counters at a time */
+	/* One scrape at a time reads the counters and builds a page (the
+	 * builder); the others wait on page_done for a page read after they
+	 * came.  The sources are the builder's alone. */
+	pthread_mutex_t page_lock;
+	pthread_cond_t page_done;
+	bool building;
+	struct page pages[2]; /* [OpenMetrics?] */
 	pthread_mutex_t profile_lock; /* one profile at a time */
 	atomic_uint_fast64_t profile_end; /* CLOCK_MONOTONIC s when the running profile ends */
 	atomic_uint_fast64_t scrape_errors;
@@ -126,14 +150,12 @@ static void log_msg(const char *fmt, ...)
 
 /* ------------------------------------------------------------ replies */
 
-static enum MHD_Result reply(struct MHD_Connection *conn, unsigned code, const char *type, char *body,
-			     size_t len, const char *hname, const char *hvalue)
+/* Queue R (destroyed here; NULL: out of memory). */
+static enum MHD_Result queue(struct MHD_Connection *conn, unsigned code, const char *type, struct MHD_Response *r,
+			     const char *hname, const char *hvalue)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-	if (!r) {
-		free(body);
+	if (!r)
 		return MHD_NO;
-	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	if (hname)
 		MHD_add_response_header(r, hname, hvalue);
@@ -142,6 +164,15 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned code, const c
 	enum MHD_Result ok = MHD_queue_response(conn, code, r);
 	MHD_destroy_response(r);
 	return ok;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned code, const char *type, char *body,
+			     size_t len, const char *hname, const char *hvalue)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	if (!r)
+		free(body);
+	return queue(conn, code, type, r, hname, hvalue);
 }
 
 static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned code, const char *fmt, ...)
@@ -192,6 +223,11 @@ static const char *unknown_arg(struct MHD_Connection *conn, const char *const *k
 
 static long open_fds(void)
 {
+	/* Since Linux 6.2 the directory's size is the count: listing
+	 * thousands of descriptors of cgroups at every scrape is not free. */
+	struct stat st;
+	if (stat("/proc/self/fd", &st) == 0 && st.st_size > 0)
+		return (long)st.st_size;
 	DIR *d = opendir("/proc/self/fd");
 	if (!d)
 		return -1;
@@ -200,6 +236,55 @@ static long open_fds(void)
 		n += e->d_name[0] != '.';
 	closedir(d);
 	return n - 1; /* not the directory's own */
+}
+
+/* ------------------------------------------------------------ sources */
+
+/* A label value as the text formats want it, appended to F: \, " and
+ * newline escaped. */
+static void put_label(FILE *f, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fprintf(f, "\\%c", *v);
+		else if (*v == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*v, f);
+	}
+}
+
+/* SRC's labels of each event; false when out of memory. */
+static bool make_labels(struct serve *s, struct source *src)
+{
+	size_t nev = hwc_evlist_size(s->list);
+	if (!(src->labels = calloc(nev, sizeof(*src->labels))))
+		return false;
+	for (size_t e = 0; e < nev; e++) {
+		size_t len;
+		FILE *f = open_memstream(&src->labels[e], &len);
+		if (!f)
+			return false;
+		fputs("event=\"", f);
+		put_label(f, hwc_evlist_event(s->list, e)->name);
+		if (src->cgroup) {
+			fputs("\",cgroup=\"", f);
+			put_label(f, src->cgroup);
+		}
+		fputc('"', f);
+		if (fclose(f))
+			return false;
+	}
+	return true;
+}
+
+static void source_close(struct serve *s, struct source *src)
+{
+	hwc_counters_close(src->c);
+	for (size_t e = 0; src->labels && e < hwc_evlist_size(s->list); e++)
+		free(src->labels[e]);
+	free(src->labels);
+	free(src->cgroup);
 }
 
 /* ------------------------------------------------------------ cgroups */
@@ -250,8 +335,14 @@ static void add_cgroup(struct serve *s, const char *path)
 		s->said_skipped = true;
 		return;
 	}
+	struct source src = {.cgroup = name, .c = c, .seen = true};
+	if (!make_labels(s, &src)) {
+		source_close(s, &src);
+		s->skipped++;
+		return;
+	}
 	s->fds_free -= need;
-	s->src[s->nsrc++] = (struct source){.cgroup = name, .c = c, .seen = true};
+	s->src[s->nsrc++] = src;
 }
 
 static bool cgroup_wanted(const struct serve *s, const char *path)
@@ -290,7 +381,7 @@ static void walk_cgroups(struct serve *s, const char *dir, const char *path)
 }
 
 /* Open counters for the matching cgroups not yet counted, close those of
- * the cgroups gone: their series go with them.  Under count_lock. */
+ * the cgroups gone: their series go with them.  By the builder. */
 static void scan_cgroups(struct serve *s)
 {
 	char root[4096];
@@ -313,8 +404,7 @@ static void scan_cgroups(struct serve *s)
 			s->src[kept++] = s->src[k];
 			continue;
 		}
-		hwc_counters_close(s->src[k].c);
-		free(s->src[k].cgroup);
+		source_close(s, &s->src[k]);
 	}
 	s->nsrc = kept;
 	if (!s->skipped) /* the next one left out is said again */
@@ -322,19 +412,6 @@ static void scan_cgroups(struct serve *s)
 }
 
 /* ------------------------------------------------------------ /metrics */
-
-/* A label value as the text formats want it: \, " and newline escaped. */
-static void put_label(FILE *f, const char *v)
-{
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
-			fprintf(f, "\\%c", *v);
-		else if (*v == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*v, f);
-	}
-}
 
 /* Prometheus 0.0.4 names a counter's family NAME_total; OpenMetrics NAME,
  * its samples NAME_total. */
@@ -347,21 +424,46 @@ static void family(FILE *f, bool om, const char *name, const char *type, const c
 /* Which value of a struct hwc_value a family shows. */
 enum column { RAW, ENABLED, RUNNING };
 
-static void write_sample(FILE *f, const char *name, const char *event, const char *cgroup, int cpu,
-			 enum column col, const struct hwc_value *v)
+/* V in decimal at P; returns the end. */
+static char *put_u64(char *p, uint64_t v)
 {
-	fprintf(f, "%s_total{event=\"", name);
-	put_label(f, event);
-	if (cgroup) {
-		fputs("\",cgroup=\"", f);
-		put_label(f, cgroup);
-	} else {
-		fprintf(f, "\",cpu=\"%d", cpu);
+	char digits[20];
+	int n = 0;
+	do
+		digits[n++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	while (n)
+		*p++ = digits[--n];
+	return p;
+}
+
+/* A series of LABELS (and cpu="CPU" when CPU >= 0).  Written without
+ * printf, whose parsing was a fifth of a scrape of many cgroups; seconds
+ * from whole nanoseconds, exactly. */
+static void write_sample(FILE *f, const char *name, const char *labels, int cpu, enum column col,
+			 const struct hwc_value *v)
+{
+	char tail[64], *p = tail;
+	fputs_unlocked(name, f);
+	fputs_unlocked("_total{", f);
+	fputs_unlocked(labels, f);
+	if (cpu >= 0) {
+		p = stpcpy(p, ",cpu=\"");
+		p = put_u64(p, (uint64_t)cpu);
+		*p++ = '"';
 	}
-	if (col == RAW)
-		fprintf(f, "\"} %" PRIu64 "\n", v->raw);
-	else
-		fprintf(f, "\"} %.9f\n", (double)(col == ENABLED ? v->enabled : v->running) / 1e9);
+	p = stpcpy(p, "} ");
+	if (col == RAW) {
+		p = put_u64(p, v->raw);
+	} else {
+		uint64_t ns = col == ENABLED ? v->enabled : v->running;
+		p = put_u64(p, ns / 1000000000);
+		*p++ = '.';
+		char frac[20], *e = put_u64(frac, ns % 1000000000 + 1000000000); /* "1" and 9 digits */
+		p = mempcpy(p, frac + 1, (size_t)(e - frac - 1));
+	}
+	*p++ = '\n';
+	fwrite_unlocked(tail, 1, (size_t)(p - tail), f);
 }
 
 /* A series per CPU for all tasks; per cgroup, the sum over CPUs (the
@@ -376,13 +478,13 @@ static void write_counters(struct serve *s, FILE *f, bool om, enum column col, c
 		for (size_t e = 0; e < nev; e++) {
 			if (hwc_counters_event_status(c, e))
 				continue;
-			const char *event = hwc_evlist_event(s->list, e)->name;
+			const char *labels = s->src[k].labels[e];
 			struct hwc_value sum = {0}, v;
 			for (size_t i = 0; i < hwc_counters_ninstances(c); i++) {
 				if (hwc_counters_value(c, i, e, &v))
 					continue;
 				if (!s->src[k].cgroup) {
-					write_sample(f, name, event, NULL, hwc_counters_instance_cpu(c, i), col, &v);
+					write_sample(f, name, labels, hwc_counters_instance_cpu(c, i), col, &v);
 					continue;
 				}
 				sum.raw += v.raw;
@@ -390,36 +492,36 @@ static void write_counters(struct serve *s, FILE *f, bool om, enum column col, c
 				sum.running += v.running;
 			}
 			if (s->src[k].cgroup)
-				write_sample(f, name, event, s->src[k].cgroup, -1, col, &sum);
+				write_sample(f, name, labels, -1, col, &sum);
 		}
 	}
 }
 
-static enum MHD_Result serve_metrics(struct serve *s, struct MHD_Connection *conn)
+static void page_text_unref(void *cls)
 {
-	const char *accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
-	bool om = accept && strstr(accept, "application/openmetrics-text");
+	struct page_text *text = cls;
+	if (text && atomic_fetch_sub(&text->refs, 1) == 1)
+		free(text);
+}
+
+/* Read the counters and write the page of format OM into P; under
+ * page_lock, by the builder.  0, or -1 with the reason in DETAIL. */
+static int build_page(struct serve *s, bool om, struct page *p, char *detail, size_t size)
+{
+	double t0 = now_s();
+	if (t0 - s->scanned >= 1)
+		scan_cgroups(s);
+	for (size_t k = 0; k < s->nsrc; k++)
+		if (hwc_counters_read(s->src[k].c)) {
+			snprintf(detail, size, "reading the counters: %s", hwc_errdetail());
+			return -1;
+		}
 	char *body = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&body, &len);
-	if (!f)
-		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-	double t0 = now_s();
-	pthread_mutex_lock(&s->count_lock);
-	if (now_s() - s->scanned >= 1)
-		scan_cgroups(s);
-	int err = 0;
-	for (size_t k = 0; k < s->nsrc && !err; k++)
-		err = hwc_counters_read(s->src[k].c);
-	if (err) {
-		char detail[512];
-		snprintf(detail, sizeof(detail), "%s", hwc_errdetail());
-		pthread_mutex_unlock(&s->count_lock);
-		fclose(f);
-		free(body);
-		s->scrape_errors++;
-		log_msg("reading the counters: %s", detail);
-		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "reading the counters: %s\n", detail);
+	if (!f) {
+		snprintf(detail, size, "out of memory");
+		return -1;
 	}
 	write_counters(s, f, om, RAW, "hwc_events",
 		       "Events counted since hwc serve started, per event and CPU or cgroup (raw: "
@@ -435,9 +537,6 @@ static enum MHD_Result serve_metrics(struct serve *s, struct MHD_Connection *con
 		       "Cgroups matching --cgroups left out (--max-cgroups, descriptors, memory).");
 		fprintf(f, "hwc_cgroups_skipped %zu\n", s->skipped);
 	}
-	pthread_mutex_unlock(&s->count_lock);
-	family(f, om, "hwc_scrape_duration_seconds", "gauge", "Seconds this scrape took to read the counters.");
-	fprintf(f, "hwc_scrape_duration_seconds %.6f\n", now_s() - t0);
 	family(f, om, "hwc_scrape_errors", "counter", "Scrapes that failed to read the counters.");
 	fprintf(f, "hwc_scrape_errors_total %" PRIuFAST64 "\n", (uint_fast64_t)s->scrape_errors);
 	struct rlimit rl;
@@ -447,22 +546,82 @@ static enum MHD_Result serve_metrics(struct serve *s, struct MHD_Connection *con
 		family(f, om, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
 		fprintf(f, "process_max_fds %llu\n", (unsigned long long)rl.rlim_cur);
 	}
+	family(f, om, "hwc_scrape_duration_seconds", "gauge",
+	       "Seconds the last scrape took to read the counters and write the page.");
+	fprintf(f, "hwc_scrape_duration_seconds %.6f\n", now_s() - t0);
 	if (om)
 		fputs("# EOF\n", f);
 	if (fclose(f) != 0) {
 		free(body);
-		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+		snprintf(detail, size, "out of memory");
+		return -1;
 	}
-	return reply(conn, MHD_HTTP_OK,
+	struct page_text *text = malloc(sizeof(*text) + len);
+	if (!text) {
+		free(body);
+		snprintf(detail, size, "out of memory");
+		return -1;
+	}
+	atomic_init(&text->refs, 1); /* the page's */
+	text->len = len;
+	memcpy(text->body, body, len);
+	free(body);
+	pthread_mutex_lock(&s->page_lock);
+	page_text_unref(p->text);
+	*p = (struct page){.text = text, .read = t0};
+	pthread_mutex_unlock(&s->page_lock);
+	return 0;
+}
+
+/* A page whose counters were read after this scrape came is as good as a
+ * new one: scrapes that came while another read them (parallel scrapers)
+ * take its page, and the counters are read once for all of them.  A
+ * scrape waits for at most the build under way and the next one. */
+static enum MHD_Result serve_metrics(struct serve *s, struct MHD_Connection *conn)
+{
+	const char *accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+	bool om = accept && strstr(accept, "application/openmetrics-text");
+	double came = now_s();
+	char detail[1024];
+	struct page *p = &s->pages[om];
+	pthread_mutex_lock(&s->page_lock);
+	while (!p->text || p->read < came) {
+		if (s->building) {
+			pthread_cond_wait(&s->page_done, &s->page_lock);
+			continue;
+		}
+		s->building = true;
+		pthread_mutex_unlock(&s->page_lock);
+		int err = build_page(s, om, p, detail, sizeof(detail));
+		pthread_mutex_lock(&s->page_lock);
+		s->building = false;
+		pthread_cond_broadcast(&s->page_done);
+		if (err) {
+			s->scrape_errors++;
+			pthread_mutex_unlock(&s->page_lock);
+			log_msg("%s", detail);
+			return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "%s\n", detail);
+		}
+	}
+	struct page_text *text = p->text;
+	atomic_fetch_add(&text->refs, 1); /* the reply's, until it is sent */
+	pthread_mutex_unlock(&s->page_lock);
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer_with_free_callback_cls(text->len, text->body, page_text_unref, text);
+	if (!r)
+		page_text_unref(text);
+	return queue(conn, MHD_HTTP_OK,
 		     om ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
 			: "text/plain; version=0.0.4; charset=utf-8",
-		     body, len, NULL, NULL);
+		     r, NULL, NULL);
 }
 
 /* ------------------------------------------------------------ /debug/pprof */
 
-/* Sample every CPU for SECONDS with hwc top's sampler into a pprof profile. */
-static enum MHD_Result serve_profile(struct serve *s, struct MHD_Connection *conn, long seconds)
+/* Sample every CPU for SECONDS with hwc top's sampler into a pprof profile:
+ * of every task, or (CGROUP, checked by cgroup_arg()) of that cgroup's. */
+static enum MHD_Result serve_profile(struct serve *s, struct MHD_Connection *conn, long seconds,
+				     const char *cgroup)
 {
 	if (pthread_mutex_trylock(&s->profile_lock)) {
 		double left = (double)s->profile_end - now_s();
@@ -479,14 +638,18 @@ static enum MHD_Result serve_profile(struct serve *s, struct MHD_Connection *con
 	s->profile_end = (uint_fast64_t)end + 1;
 	struct top_opts o = {
 		.prog = "serve", .freq = PROFILE_HZ, .callgraph = true, .system = true,
-		.t = {.all_cpus = true},
+		.t = {.all_cpus = true, .cgroup = cgroup},
 	};
 	struct top_view v = {0};
 	if (top_sample_open(&o, &v)) {
 		pthread_mutex_unlock(&s->profile_lock);
-		/* The detail of this thread's failure, said in the log too. */
-		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot sample the CPUs: %s\n",
-				  hwc_errdetail());
+		/* The detail of this thread's failure, said in the log too; a
+		 * cgroup removed since cgroup_arg() looked is not found. */
+		char detail[1024], dir[4096];
+		snprintf(detail, sizeof(detail), "%s", hwc_errdetail());
+		bool gone = cgroup && hwc_cgroup_path(cgroup, dir, sizeof(dir)) == -ENOENT;
+		return reply_text(conn, gone ? MHD_HTTP_NOT_FOUND : MHD_HTTP_INTERNAL_SERVER_ERROR,
+				  "cannot sample the CPUs: %s\n", detail);
 	}
 	for (double t; (t = now_s()) < end && !s->stopping;) {
 		int ms = (int)((end - t) * 1000) + 1;
@@ -517,12 +680,34 @@ static enum MHD_Result serve_pprof_index(struct MHD_Connection *conn)
 		"<html><head><title>/debug/pprof/</title></head><body>\n"
 		"<p>hwc serve: profiles of every CPU (cycles, or cpu-clock where the PMU has none)</p>\n"
 		"<p><a href=\"profile?seconds=30\">profile</a>: a CPU profile, "
-		"?seconds=N (1 to 300, default 30)</p>\n"
+		"?seconds=N (1 to 300, default 30), &amp;cgroup=PATH (one cgroup's tasks, "
+		"PATH from the cgroup2 root)</p>\n"
 		"</body></html>\n";
 	char *body = strdup(page);
 	if (!body)
 		return MHD_NO;
 	return reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8", body, strlen(page), NULL, NULL);
+}
+
+/* The cgroup= of a profile, ARG, as a path from the cgroup2 root (the
+ * cgroup label of /metrics; a leading '/' is that root, never the file
+ * system's), into BUF: 0, or the HTTP status of the error said in WHY. */
+static unsigned cgroup_arg(const char *arg, char *buf, size_t size, char *why, size_t wsize)
+{
+	while (*arg == '/')
+		arg++;
+	if (snprintf(buf, size, "%s", arg) >= (int)size) {
+		snprintf(why, wsize, "cgroup=: the path is too long\n");
+		return MHD_HTTP_BAD_REQUEST;
+	}
+	char dir[4096];
+	int err = hwc_cgroup_path(buf, dir, sizeof(dir));
+	if (!err)
+		return 0;
+	snprintf(why, wsize, "cgroup=%s: %s\n", arg, hwc_errdetail());
+	return err == -ENOENT || err == -ENOTDIR ? MHD_HTTP_NOT_FOUND
+	       : err == -EINVAL || err == -ENAMETOOLONG ? MHD_HTTP_BAD_REQUEST
+						       : MHD_HTTP_INTERNAL_SERVER_ERROR;
 }
 
 /* ------------------------------------------------------------ routing */
@@ -547,13 +732,22 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 {
 	(void)version;
 	(void)upload_data;
-	(void)con_cls;
 	struct server *sv = cls;
+	/* The first call has the headers only: replying to a GET then makes
+	 * libmicrohttpd close the connection after the reply (it cannot know
+	 * yet that the request has no body), so a scraper would connect (and
+	 * we would start a thread) for every scrape. */
+	static int first_call_seen;
+	bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+	if (!*con_cls && get) {
+		*con_cls = &first_call_seen;
+		return MHD_YES;
+	}
 	struct serve *s = sv->s;
 	close_after_reply = sv->retired;
 	if (*upload_data_size)
 		return reply_text(conn, MHD_HTTP_BAD_REQUEST, "no request body expected\n");
-	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+	if (!get) {
 		char *body = strdup("only GET and HEAD\n");
 		return body ? reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8", body,
 				    strlen(body), MHD_HTTP_HEADER_ALLOW, "GET, HEAD")
@@ -572,7 +766,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 		MHD_destroy_response(r);
 		return ok;
 	}
-	static const char *const none[] = {NULL}, *const profile_args[] = {"seconds", NULL};
+	static const char *const none[] = {NULL}, *const profile_args[] = {"seconds", "cgroup", NULL};
 	bool profile = strcmp(url, "/debug/pprof/profile") == 0;
 	char bad[64];
 	if ((strcmp(url, "/metrics") == 0 || strcmp(url, "/healthz") == 0 || strcmp(url, "/debug/pprof/") == 0 ||
@@ -592,7 +786,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 			return reply_text(conn, MHD_HTTP_BAD_REQUEST,
 					  "seconds=%s: give a whole number of seconds from 1 to %d\n", arg,
 					  PROFILE_MAX_SECONDS);
-		return serve_profile(s, conn, seconds);
+		arg = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "cgroup");
+		char cgroup[4096], why[4096 + 512];
+		unsigned code = arg ? cgroup_arg(arg, cgroup, sizeof(cgroup), why, sizeof(why)) : 0;
+		if (code)
+			return reply_text(conn, code, "%s", why);
+		return serve_profile(s, conn, seconds, arg ? cgroup : NULL);
 	}
 	return reply_text(conn, MHD_HTTP_NOT_FOUND,
 			  "%s: not found (there are /metrics, /debug/pprof/, /debug/pprof/profile and "
@@ -748,6 +947,10 @@ static int open_sources(struct serve *s)
 		return -1;
 	}
 	s->nsrc = 1;
+	if (!make_labels(s, &s->src[0])) {
+		fprintf(stderr, "hwc serve: out of memory\n");
+		return -1;
+	}
 	size_t counted = 0;
 	for (size_t e = 0; e < hwc_evlist_size(s->list); e++)
 		if (hwc_counters_event_status(s->src[0].c, e))
@@ -866,7 +1069,8 @@ static void run(struct serve *s, struct server *sv, const sigset_t *sigs)
 int cmd_serve(int argc, char **argv)
 {
 	struct serve s = {.listen = "127.0.0.1:9871", .listen_fd = -1, .max_cgroups = MAX_CGROUPS_DEFAULT};
-	pthread_mutex_init(&s.count_lock, NULL);
+	pthread_mutex_init(&s.page_lock, NULL);
+	pthread_cond_init(&s.page_done, NULL);
 	pthread_mutex_init(&s.profile_lock, NULL);
 	int rc = parse_options(argc, argv, &s);
 	if (rc >= 0) {
@@ -892,11 +1096,11 @@ int cmd_serve(int argc, char **argv)
 	} else if (s.listen_fd >= 0) {
 		close(s.listen_fd);
 	}
-	for (size_t i = 0; i < s.nsrc; i++) {
-		hwc_counters_close(s.src[i].c);
-		free(s.src[i].cgroup);
-	}
+	for (size_t i = 0; i < s.nsrc; i++)
+		source_close(&s, &s.src[i]);
 	free(s.src);
+	page_text_unref(s.pages[0].text);
+	page_text_unref(s.pages[1].text);
 	free(s.globs);
 	hwc_evlist_free(s.list);
 	free(s.specs);
