@@ -172,7 +172,7 @@ int hwc__events_open_cgroups(struct hwc__events *s, const struct hwc_target *t)
 	if (t->kind == HWC_TARGET_CGROUP && !t->cgroup)
 		return hwc__fail(-EINVAL, "a cgroup target needs a cgroup");
 	for (size_t e = 0; e < s->n; e++) {
-		const char *cg = s->e[e].ev->cgroup[0] ? s->e[e].ev->cgroup
+		const char *cg = s->e[e].ev->cgroup ? s->e[e].ev->cgroup
 			       : t->kind == HWC_TARGET_CGROUP ? t->cgroup : NULL;
 		if (!cg)
 			continue;

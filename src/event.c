@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,7 @@ HWC_EXPORT void hwc_evlist_free(hwc_evlist *list)
 	if (!list)
 		return;
 	for (size_t i = 0; i < list->n; i++)
-		free(list->ev[i]);
+		hwc__ev_free(list->ev[i]);
 	free(list->ev);
 	free(list);
 }
@@ -72,10 +73,15 @@ HWC_EXPORT int hwc_evlist_set_cgroup(hwc_evlist *list, size_t idx, const char *c
 	if (idx >= list->n)
 		return hwc__fail(-EINVAL, "no event %zu in a list of %zu", idx, list->n);
 	struct hwc__ev *ev = list->ev[idx];
-	if (cgroup && strlen(cgroup) >= sizeof(ev->cgroup))
-		return hwc__fail(-ENAMETOOLONG, "the cgroup of '%s' is longer than %zu bytes",
-				 ev->name, sizeof(ev->cgroup) - 1);
-	snprintf(ev->cgroup, sizeof(ev->cgroup), "%s", cgroup ? cgroup : "");
+	if (cgroup && strlen(cgroup) >= PATH_MAX)
+		return hwc__fail(-ENAMETOOLONG, "the cgroup of '%s' is longer than %d bytes",
+				 ev->name, PATH_MAX - 1);
+	char *copy = NULL;
+	if (cgroup && *cgroup && !(copy = strdup(cgroup)))
+		return hwc__fail(-ENOMEM, "out of memory");
+	free(ev->cgroup);
+	ev->cgroup = copy;
+	ev->pub.cgroup = copy ? copy : "";
 	return 0;
 }
 
@@ -106,7 +112,7 @@ static void ev_point(struct hwc__ev *ev)
 	ev->pub.origin = ev->origin;
 	ev->pub.unit = ev->unit;
 	ev->pub.filter = ev->filter;
-	ev->pub.cgroup = ev->cgroup;
+	ev->pub.cgroup = ev->cgroup ? ev->cgroup : "";
 }
 
 void hwc__ev_init(struct hwc__ev *ev)
@@ -123,31 +129,45 @@ struct hwc__ev *hwc__ev_new(void)
 	return ev;
 }
 
-/* Copy PUB's description into DST, whose strings stay its own arrays. */
-static void ev_assign(struct hwc__ev *dst, const struct hwc_event *pub)
+/* Copy PUB's description into DST, whose strings stay its own arrays:
+ * false without memory. */
+static bool ev_assign(struct hwc__ev *dst, const struct hwc_event *pub)
 {
 	snprintf(dst->name, sizeof(dst->name), "%s", pub->name);
 	snprintf(dst->pmu, sizeof(dst->pmu), "%s", pub->pmu);
 	snprintf(dst->origin, sizeof(dst->origin), "%s", pub->origin);
 	snprintf(dst->unit, sizeof(dst->unit), "%s", pub->unit);
 	snprintf(dst->filter, sizeof(dst->filter), "%s", pub->filter ? pub->filter : "");
-	snprintf(dst->cgroup, sizeof(dst->cgroup), "%s", pub->cgroup ? pub->cgroup : "");
+	free(dst->cgroup);
+	dst->cgroup = pub->cgroup && *pub->cgroup ? strdup(pub->cgroup) : NULL;
+	if (pub->cgroup && *pub->cgroup && !dst->cgroup)
+		return false;
 	struct hwc_event own = *pub;
 	own.name = dst->name;
 	own.pmu = dst->pmu;
 	own.origin = dst->origin;
 	own.unit = dst->unit;
 	own.filter = dst->filter;
-	own.cgroup = dst->cgroup;
+	own.cgroup = dst->cgroup ? dst->cgroup : "";
 	dst->pub = own;
+	return true;
 }
 
 struct hwc__ev *hwc__ev_dup(const struct hwc_event *pub)
 {
 	struct hwc__ev *ev = hwc__ev_new();
-	if (ev)
-		ev_assign(ev, pub);
+	if (ev && !ev_assign(ev, pub)) {
+		hwc__ev_free(ev);
+		return NULL;
+	}
 	return ev;
+}
+
+void hwc__ev_free(struct hwc__ev *ev)
+{
+	if (ev)
+		free(ev->cgroup);
+	free(ev);
 }
 
 size_t hwc__group_size(const hwc_evlist *list, size_t e)
@@ -642,7 +662,7 @@ static int add_event(const char *s, size_t len, void *arg)
 	if (!ev)
 		return hwc__fail(-ENOMEM, "out of memory");
 	if (len >= sizeof(ev->name)) {
-		free(ev);
+		hwc__ev_free(ev);
 		return hwc__fail(-ENAMETOOLONG, "event name too long in '%s'", ctx->spec);
 	}
 	memcpy(ev->name, s, len);
@@ -659,7 +679,7 @@ static int add_event(const char *s, size_t len, void *arg)
 	if (!err && !copies)
 		err = push(ctx->tmp, ev);
 	if (err || copies) {
-		free(ev);
+		hwc__ev_free(ev);
 		return err;
 	}
 	ev->pub.group = ctx->group;
@@ -785,7 +805,7 @@ HWC_EXPORT int hwc_evlist_add(hwc_evlist *list, const char *spec)
 		list->ngroups = ctx.group;
 	} else {
 		for (size_t i = 0; i < tmp.n; i++)
-			free(tmp.ev[i]);
+			hwc__ev_free(tmp.ev[i]);
 	}
 	free(tmp.ev);
 	return err;

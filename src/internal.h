@@ -73,7 +73,9 @@ struct hwc__ev {
 	char origin[512];
 	char unit[32];
 	char filter[256]; /* a tracepoint's filter, "" for none */
-	char cgroup[4096]; /* counted only in this cgroup (hwc_evlist_set_cgroup()), "" for none */
+	char *cgroup;     /* counted only in this cgroup (hwc_evlist_set_cgroup()), NULL for
+			   * none: on the heap, a path can be 4 KB and a scrape of many
+			   * cgroups copies events per cgroup */
 	bool explicit_gh; /* a G or H modifier chose guest/host counting */
 };
 /* Point pub's strings at EV's own arrays, scale 1: for a zeroed event on
@@ -83,6 +85,8 @@ void hwc__ev_init(struct hwc__ev *ev);
 struct hwc__ev *hwc__ev_new(void);
 /* A private copy of PUB on the heap; NULL without memory. */
 struct hwc__ev *hwc__ev_dup(const struct hwc_event *pub);
+/* Free an event of hwc__ev_new or hwc__ev_dup (NULL: nothing). */
+void hwc__ev_free(struct hwc__ev *ev);
 /* Apply EV's tracepoint filter to FD, just opened: 0, or -errno with detail
  * (the caller closes FD). */
 int hwc__apply_filter(int fd, const struct hwc__ev *ev);

@@ -303,7 +303,7 @@ int hwc__events_add_list(struct hwc__events *s, const hwc_evlist *list)
 void hwc__events_free(struct hwc__events *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
-		free(s->e[i].ev);
+		hwc__ev_free(s->e[i].ev);
 		free(s->e[i].ids);
 		if (s->e[i].cgroup_fd >= 0)
 			close(s->e[i].cgroup_fd);
