@@ -39,6 +39,8 @@ CFLAGS    ?=
 CFLAGS    += -std=gnu11 $(OPT) $(WARN) -fno-omit-frame-pointer
 CPPFLAGS  += -Iinclude -D_GNU_SOURCE
 LDLIBS_HWC := -ldl -ldw -lelf -lz -lzstd -liberty -lpthread
+# perf's JSON event tables: where `make install EVENTS_DIR=...` puts them.
+EVENTS_INSTALL_DIR := $(PREFIX)/share/hwc/events
 
 # Workloads are what we measure: never instrumented.
 WORK_CFLAGS := -std=gnu11 -O1 -g $(WARN) -fno-omit-frame-pointer
@@ -139,6 +141,7 @@ all: $(BUILD)/lib/libhwc.so $(BUILD)/lib/libhwc.a $(BUILD)/bin/hwc $(BUILD)/bin/
 $(BUILD)/obj/compat/%.o $(BUILD)/obj/tools/pctr/%.o: CPPFLAGS += $(COMPAT_CPPFLAGS)
 $(BUILD)/obj/tools/hwc/%.o $(BUILD)/obj/tools/profile/%.o: CPPFLAGS += -Itools/profile
 $(BUILD)/obj/tools/%.o: CPPFLAGS += -Itools/common
+$(BUILD)/obj/src/pmu_events.o: CPPFLAGS += -DHWC_EVENTS_PREFIX_DIR='"$(EVENTS_INSTALL_DIR)"'
 # Each object depends on the headers it includes: the compiler lists them
 # (-MMD) in a .d file beside the object, read back here.  An object without
 # its .d file (a build tree from before) is rebuilt.
@@ -267,6 +270,10 @@ $(BUILD)/tests/pctr_driver $(BUILD)/tests/perfmon_driver: $(BUILD)/tests/%: test
 # The sorted symbol tables checked against libdw: an internal of libhwc,
 # reached through src/ and the static library.
 $(BUILD)/tests/symtab: tests/symtab.c tests/check.h src/symbol_internal.h $(BUILD)/lib/libhwc.a
+	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/lib/libhwc.a $(LDLIBS_HWC)
+
+# The JSON event tables' reader: an internal of libhwc, as symtab is.
+$(BUILD)/tests/pmu_events: tests/pmu_events.c tests/check.h src/pmu_events.h $(BUILD)/lib/libhwc.a
 	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/lib/libhwc.a $(LDLIBS_HWC)
 
 # hwc stat's formatter, fed values this machine cannot produce (no PMU).

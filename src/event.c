@@ -94,7 +94,7 @@ int hwc__apply_filter(int fd, const struct hwc__ev *ev)
 HWC_EXPORT const char *hwc_source_name(enum hwc_source src)
 {
 	static const char *const names[] = {"generic", "cache", "software", "preset",
-					    "libpfm4", "raw",   "pmu",      "tracepoint"};
+					    "libpfm4", "raw",   "pmu",      "tracepoint", "json"};
 	return (unsigned)src < HWC_ARRAY_SIZE(names) ? names[src] : "unknown";
 }
 
