@@ -524,45 +524,78 @@ static int load_table(const char *root, const char *arch, const char *model,
 	return 0;
 }
 
-/* The architecture whose directory holds MODEL, or NULL. */
-static const char *arch_of(const char *root, const char *model)
+/* The architecture whose directory holds MODEL, or NULL; CANON gets the
+ * model directory: MODEL itself, or VENDOR/MODEL for a bare arm64 name
+ * ("cortex-a76" for arm/cortex-a76: model::EVENT cannot hold a '/'). */
+static const char *arch_of(const char *root, const char *model, char *canon, size_t size)
 {
 	char path[4096];
-	if (!*model || strstr(model, "..") || model[0] == '/')
+	if (!*model || strstr(model, "..") || model[0] == '/' || strchr(model, ':'))
 		return NULL;
 	for (size_t i = 0; i < HWC_ARRAY_SIZE(arches); i++) {
 		if (!arches[i][0])
 			continue;
 		snprintf(path, sizeof(path), "%s/%s/%s", root, arches[i], model);
-		if (is_dir(path))
+		if (is_dir(path)) {
+			snprintf(canon, size, "%s", model);
 			return arches[i];
+		}
+	}
+	for (size_t i = 0; i < HWC_ARRAY_SIZE(arches) && !strchr(model, '/'); i++) {
+		if (!arches[i][0])
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", root, arches[i]);
+		DIR *d = opendir(path);
+		struct dirent *de;
+		while (d && (de = readdir(d))) {
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s/%s/%s", root, arches[i], de->d_name, model);
+			if (is_dir(path)) {
+				snprintf(canon, size, "%s/%s", de->d_name, model);
+				closedir(d);
+				return arches[i];
+			}
+		}
+		if (d)
+			closedir(d);
 	}
 	return NULL;
 }
 
 bool hwc__pe_model_known(const char *model)
 {
+	char canon[256];
 	const char *root = hwc__pe_root();
-	return root && arch_of(root, model);
+	return root && arch_of(root, model, canon, sizeof(canon));
 }
 
 static pthread_once_t json_once = PTHREAD_ONCE_INIT;
 
 int hwc__pe_table(const char *model, const struct hwc__pe_table **out)
 {
+	bool host_lookup = !model;
 	char root[4096], id[128];
+	/* This CPU's table, once found for a root: mapfile.csv is not read again. */
+	static struct table *host_table;
+	static char host_root[4096];
 	pthread_mutex_lock(&lock);
 	int err = 0;
 	const char *arch = NULL;
 	struct host_match hm = {.id = id};
 	if (!find_root(root, sizeof(root))) {
 		err = no_tree();
+	} else if (!model && host_table && strcmp(root, host_root) == 0) {
+		*out = &host_table->pub;
+		pthread_mutex_unlock(&lock);
+		return 0;
 	} else if (model) {
-		arch = arch_of(root, model);
+		arch = arch_of(root, model, hm.model, sizeof(hm.model));
 		if (!arch)
 			err = hwc__fail(-ENOENT, "no JSON model '%s' in %s (`hwc list --pmu help` "
 						 "lists the models)",
 					model, root);
+		model = hm.model;
 	} else if (!hwc__pe_host_cpuid(id, sizeof(id))) {
 		err = hwc__fail(-ENOENT, "this CPU has no identifier to look up in %s/%s/mapfile.csv",
 				root, HOST_ARCH);
@@ -587,6 +620,10 @@ int hwc__pe_table(const char *model, const struct hwc__pe_table **out)
 			t->next = tables;
 			tables = t;
 		}
+	}
+	if (!err && host_lookup) {
+		host_table = t;
+		snprintf(host_root, sizeof(host_root), "%s", root);
 	}
 	pthread_mutex_unlock(&lock);
 	if (!err)
