@@ -389,6 +389,8 @@ int hwc__json_events_walk(const char *model, hwc_event_walk_fn fn, void *arg)
 	if (err)
 		return err;
 	char spec[512];
+	/* model::EVENT takes the last part of arm64's vendor/model. */
+	const char *base = strrchr(t->model, '/') ? strrchr(t->model, '/') + 1 : t->model;
 	for (size_t i = 0; i < t->n && !err; i++) {
 		const struct hwc__pe_record *r = &t->rec[i];
 		if (r->metric)
@@ -396,7 +398,7 @@ int hwc__json_events_walk(const char *model, hwc_event_walk_fn fn, void *arg)
 		const char *desc = hwc__pe_get(r, "BriefDescription");
 		uint64_t code = 0;
 		json_num(hwc__pe_get(r, "EventCode"), &code);
-		snprintf(spec, sizeof(spec), "%s::%s", t->model, r->name);
+		snprintf(spec, sizeof(spec), "%s::%s", base, r->name);
 		struct hwc_event_info info = {.name = r->name, .spec = spec, .pmu = t->model,
 					      .source = HWC_SRC_JSON, .desc = desc ? desc : "",
 					      .code = code};

@@ -649,7 +649,7 @@ const struct hwc__pe_record *hwc__pe_find(const struct hwc__pe_table *t, const c
 }
 
 struct models_walk {
-	int (*fn)(const char *model, const char *arch, void *arg);
+	int (*fn)(const char *model, const char *arch, const char *cpuid, void *arg);
 	void *arg;
 	const char *arch;
 	char **seen;
@@ -658,7 +658,6 @@ struct models_walk {
 
 static int model_row(const char *cpuid, const char *model, void *arg)
 {
-	(void)cpuid;
 	struct models_walk *w = arg;
 	for (size_t i = 0; i < w->nseen; i++)
 		if (strcmp(w->seen[i], model) == 0)
@@ -669,10 +668,12 @@ static int model_row(const char *cpuid, const char *model, void *arg)
 		return hwc__fail(-ENOMEM, "out of memory");
 	}
 	w->seen[w->nseen++] = copy;
-	return w->fn(model, w->arch, w->arg);
+	return w->fn(model, w->arch, cpuid, w->arg);
 }
 
-int hwc__pe_models_walk(int (*fn)(const char *model, const char *arch, void *arg), void *arg)
+int hwc__pe_models_walk(int (*fn)(const char *model, const char *arch, const char *cpuid,
+				  void *arg),
+			void *arg)
 {
 	const char *r = hwc__pe_root();
 	if (!r)

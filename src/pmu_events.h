@@ -68,9 +68,12 @@ const char *hwc__pe_get(const struct hwc__pe_record *r, const char *key);
 const struct hwc__pe_record *hwc__pe_find(const struct hwc__pe_table *t, const char *name,
 					  bool metric);
 
-/* Call FN(model directory, arch, ARG) for every model of the tree, as
- * mapfile.csv lists them (each once); stops at FN's non-zero result. */
-int hwc__pe_models_walk(int (*fn)(const char *model, const char *arch, void *arg), void *arg);
+/* Call FN(model directory, arch, the first CPU ID mapfile.csv gives it, ARG)
+ * for every model of the tree, as mapfile.csv lists them (each once); stops
+ * at FN's non-zero result. */
+int hwc__pe_models_walk(int (*fn)(const char *model, const char *arch, const char *cpuid,
+				  void *arg),
+			void *arg);
 
 /* The CPU identifier this host is matched with ("GenuineIntel-6-55-4",
  * "0x00000000410fd0c1") into BUF; false when it has none. */

@@ -398,6 +398,14 @@ int hwc_set_events_dir(const char *dir);
 /* Call FN for every libpfm4 model, in libpfm4's order; FN as for hwc_events_walk(). */
 int hwc_models_walk(int (*fn)(const struct hwc_model_info *m, void *arg), void *arg);
 
+/* Call FN for every model of perf's JSON event tables (see
+ * hwc_set_events_dir()), as their mapfile.csv lists them: NAME is the model
+ * directory ("skylake", "amdzen5", "arm/cortex-a76"; model::EVENT takes its
+ * last component), DESC the architecture and the first CPU ID it maps
+ * ("x86 GenuineIntel-6-55-[01234]"), PRESENT whether it is this CPU's,
+ * CORE true, the counts 0.  No tree: nothing is called, 0 is returned. */
+int hwc_json_models_walk(int (*fn)(const struct hwc_model_info *m, void *arg), void *arg);
+
 /* A PMU the kernel exposes in /sys/bus/event_source/devices. */
 struct hwc_pmu_info {
 	const char *name;     /* "cpu", "software", "msr", "uncore_imc_0" */
