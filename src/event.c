@@ -470,11 +470,15 @@ static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, 
 		}
 		if (!pfm && (err = hwc__pfm_init()))
 			return err; /* the detail says libpfm4 cannot be loaded */
-		if (!pfm)
-			return hwc__fail(-ENOENT, "unknown model '%s' in '%s' (neither a libpfm4 "
-						  "model nor a JSON model); `hwc list --pmu help` "
-						  "lists the models",
-					 buf, token);
+		if (!pfm) {
+			hwc__fail(-ENOENT, "unknown model '%s' in '%s' (neither a libpfm4 model nor "
+					   "a JSON model); `hwc list --pmu help` lists the models",
+				  buf, token);
+			if (!hwc__pe_root())
+				hwc__fail_append("; no JSON event tables were found (set "
+						 "HWC_EVENTS_DIR or hwc --events-dir)");
+			return -ENOENT;
+		}
 		char *rest = dcolon + 2, *colon = strchr(rest, ':');
 		if (colon)
 			*colon = '\0';
