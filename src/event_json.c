@@ -298,7 +298,8 @@ static int encode(const struct hwc__pe_table *t, const char *name, const char *m
 							  "decimal or 0x hex number)",
 						 spec, part, eq + 1);
 			set_term(&ts, term, v);
-		} else if (eq || strlen(letters) + strlen(part) >= sizeof(letters)) {
+		} else if (eq || part[strspn(part, "ukhpGHDIe")] ||
+			   strlen(letters) + strlen(part) >= sizeof(letters)) {
 			return hwc__fail(-EINVAL, "malformed event '%s': unknown modifier '%s' "
 						  "(modifiers: e/edge, i/inv, c/cmask=N, t/any, ldlat=N, "
 						  "and perf's u, k, h, p, ...)",
