@@ -338,6 +338,13 @@ install: all
 	for m in $(MAN_PAGES); do \
 		s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
 		install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
+# EVENTS_DIR=DIR: perf's JSON event tables (tools/perf/pmu-events/arch: x86/,
+# arm64/, ... with their mapfile.csv) go to PREFIX/share/hwc/events.
+	$(if $(EVENTS_DIR),test -f $(EVENTS_DIR)/x86/mapfile.csv -o -f $(EVENTS_DIR)/arm64/mapfile.csv || \
+		{ echo "EVENTS_DIR=$(EVENTS_DIR) holds no x86/ or arm64/ mapfile.csv" >&2; exit 1; })
+	$(if $(EVENTS_DIR),install -d $(DESTDIR)$(EVENTS_INSTALL_DIR) && \
+		cp -R --no-preserve=all $(EVENTS_DIR)/. $(DESTDIR)$(EVENTS_INSTALL_DIR)/ && \
+		chmod -R a+rX $(DESTDIR)$(EVENTS_INSTALL_DIR))
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/hwc $(DESTDIR)$(BINDIR)/hwc-serve $(DESTDIR)$(BINDIR)/pctr $(DESTDIR)$(LIBDIR)/libhwc.* \
@@ -350,6 +357,8 @@ uninstall:
 		$(DESTDIR)$(INCDIR)/pmc.h $(DESTDIR)$(INCDIR)/pmclog.h
 	rm -rf $(DESTDIR)$(INCDIR)/hwc $(DESTDIR)$(INCDIR)/hwc-compat
 	for m in $(MAN_PAGES); do rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/}; done
+	rm -rf $(DESTDIR)$(EVENTS_INSTALL_DIR)
+	-rmdir $(DESTDIR)$(PREFIX)/share/hwc 2>/dev/null
 
 clean:
 	rm -rf build build-san build-arm64

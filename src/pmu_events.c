@@ -115,6 +115,22 @@ static bool find_root(char *buf, size_t size)
 		buf[0] = '\0';
 	if (buf[0] && is_dir(buf))
 		return true;
+	/* PREFIX/share/hwc/events: PREFIX as where libhwc (or a program
+	 * linked with libhwc.a) is installed, PREFIX/lib or PREFIX/bin, so an
+	 * installed tree is found whatever PREFIX the build had; then the
+	 * build's PREFIX. */
+	Dl_info info;
+	if (dladdr((void *)find_root, &info) && info.dli_fname && strchr(info.dli_fname, '/')) {
+		char *dir = realpath(info.dli_fname, NULL);
+		char *slash = dir ? strrchr(dir, '/') : NULL;
+		if (slash) {
+			*slash = '\0';
+			snprintf(buf, size, "%s/../share/hwc/events", dir);
+		}
+		free(dir);
+		if (slash && is_dir(buf))
+			return true;
+	}
 	snprintf(buf, size, "%s", HWC_EVENTS_PREFIX_DIR);
 	return is_dir(buf);
 }
