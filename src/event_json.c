@@ -396,12 +396,21 @@ int hwc__json_events_walk(const char *model, hwc_event_walk_fn fn, void *arg)
 		const struct hwc__pe_record *r = &t->rec[i];
 		if (r->metric)
 			continue;
-		const char *desc = hwc__pe_get(r, "BriefDescription");
+		/* As perf describes them: a precise event says so, a deprecated one too. */
+		const char *brief = hwc__pe_get(r, "BriefDescription"), *pebs = hwc__pe_get(r, "PEBS");
+		char desc[2048];
+		bool says = brief && strcasestr(brief, "deprecated");
+		snprintf(desc, sizeof(desc), "%s%s%s",
+			 hwc__pe_get(r, "Deprecated") && !says ? "[deprecated] " : "",
+			 brief ? brief : "",
+			 !pebs || strcmp(pebs, "0") == 0 ? ""
+			 : strcmp(pebs, "2") == 0	 ? " (Must be precise)"
+							 : " (Precise event)");
 		uint64_t code = 0;
 		json_num(hwc__pe_get(r, "EventCode"), &code);
 		snprintf(spec, sizeof(spec), "%s::%s", base, r->name);
 		struct hwc_event_info info = {.name = r->name, .spec = spec, .pmu = t->model,
-					      .source = HWC_SRC_JSON, .desc = desc ? desc : "",
+					      .source = HWC_SRC_JSON, .desc = desc,
 					      .code = code};
 		err = fn(&info, arg);
 	}
