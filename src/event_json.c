@@ -200,7 +200,7 @@ static int append_instances(const char *name)
 	while ((de = readdir(d)))
 		if (strncmp(de->d_name, name, len) == 0 && de->d_name[len] == '_' &&
 		    isdigit((unsigned char)de->d_name[len + 1]))
-			hwc__fail_append("%s%s", n++ ? ", " : " (", de->d_name);
+			hwc__fail_append("%s%s", n++ ? ", " : " (only ", de->d_name);
 	closedir(d);
 	if (n)
 		hwc__fail_append(")");
@@ -238,8 +238,7 @@ static int find_pmu(const struct hwc__pe_table *t, const struct hwc__pe_record *
 			   "have",
 		  spec, p->name, unit);
 	if (append_instances(p->name))
-		hwc__fail_append("; count one instance with PMU/TERMS/, the terms as "
-				 "`hwc list -v %s` shows them", spec);
+		hwc__fail_append("; count one instance as %s_N/%s/", p->name, r->name);
 	else
 		hwc__fail_append("; `hwc list --pmu help` lists this machine's PMUs");
 	return -ENOENT;
@@ -339,6 +338,47 @@ static int encode(const struct hwc__pe_table *t, const char *name, const char *m
 	snprintf(ev->origin, sizeof(ev->origin), "%s", o.s ? o.s : "");
 	free(o.s);
 	return letters[0] ? hwc__modify(ev, letters, spec) : 0;
+}
+
+/* Is PMU (a sysfs name: "uncore_imc_0", "cpu") the PMU perf names JSON_PMU,
+ * or one of its numbered instances? */
+static bool pmu_matches(const char *pmu, const char *json_pmu)
+{
+	size_t len = strlen(json_pmu);
+	if (strncmp(pmu, json_pmu, len) != 0)
+		return false;
+	if (!pmu[len])
+		return true;
+	return pmu[len] == '_' && pmu[len + 1] && strspn(pmu + len + 1, "0123456789") ==
+							  strlen(pmu + len + 1);
+}
+
+bool hwc__json_alias(const char *pmu, const char *name, char *body, size_t size)
+{
+	const struct hwc__pe_table *t;
+	if (!hwc__pe_root() || hwc__pe_table(NULL, &t)) {
+		hwc__clear_error();
+		return false;
+	}
+	const struct hwc__pe_record *r = hwc__pe_find(t, name, false);
+	if (!r)
+		return false;
+	char json_pmu[64];
+	const char *unit = hwc__pe_get(r, "Unit");
+	if (unit)
+		unit_to_pmu(unit, json_pmu, sizeof(json_pmu));
+	else
+		snprintf(json_pmu, sizeof(json_pmu), "%s",
+			 strcmp(t->arch, "arm64") == 0 ? hwc__core_pmu_label() : "cpu");
+	if (!pmu_matches(pmu, json_pmu))
+		return false;
+	struct terms ts;
+	record_terms(r, &ts);
+	int n = 0;
+	for (size_t i = 0; i < ts.n && body && n >= 0 && (size_t)n < size; i++)
+		n += snprintf(body + n, size - (size_t)n, "%s%s=%#llx", i ? "," : "", ts.t[i].key,
+			      (unsigned long long)ts.t[i].val);
+	return true;
 }
 
 int hwc__resolve_json(const char *model, const char *spec, struct hwc__ev *ev)

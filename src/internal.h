@@ -187,6 +187,10 @@ int hwc__resolve_tracepoint(const char *spec, struct hwc__ev *ev);
  * table of MODEL, or of this CPU when MODEL is NULL (then HWC__NOT_MINE
  * also when there is no table for it). */
 int hwc__resolve_json(const char *model, const char *spec, struct hwc__ev *ev);
+/* Is NAME an event of PMU (or of the PMU it is a numbered instance of) in
+ * this CPU's JSON table, as perf takes pmu/NAME/?  Its terms ("event=0x4,
+ * umask=0x3") into BODY (may be NULL). */
+bool hwc__json_alias(const char *pmu, const char *name, char *body, size_t size);
 
 /* Candidate names for "did you mean": calls FN for every known name. */
 typedef void (*hwc__name_fn)(const char *name, void *arg);

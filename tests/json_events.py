@@ -105,7 +105,7 @@ class Uncore(unittest.TestCase):
         r = hwc("list", "-v", "haswellx::UNC_Q_CLOCKTICKS", env=env)
         self.assertEqual(r.returncode, 1)
         self.assertIn("PMU uncore_qpi", r.stderr)
-        self.assertIn("(uncore_qpi_0)", r.stderr)
+        self.assertIn("(only uncore_qpi_0)", r.stderr)
 
     def test_fake_amd_l3(self):
         with tempfile.TemporaryDirectory() as root:
@@ -122,7 +122,34 @@ class Uncore(unittest.TestCase):
             self.assertEqual(num(enc["config"]), 0x8001)
 
 
+def fake_tree(tree, events):
+    """A JSON tree whose one model, fake, matches any x86 CPU."""
+    os.makedirs(os.path.join(tree, "x86/fake"))
+    with open(os.path.join(tree, "x86/mapfile.csv"), "w") as f:
+        f.write("Family-model,Version,Filename,EventType\n")
+        f.write("[[:alnum:]]+-[[:alnum:]]+-[[:alnum:]]+-[[:alnum:]]+,v1,fake,core\n")
+    with open(os.path.join(tree, "x86/fake/events.json"), "w") as f:
+        json.dump(events, f)
+
+
 class HostAndListing(unittest.TestCase):
+    @unittest.skipUnless(os.uname().machine.startswith("x86"), "the fake tree is x86's")
+    def test_uncore_instance_alias(self):
+        # perf's pmu/NAME/: a JSON event of this CPU on one instance of its PMU
+        with tempfile.TemporaryDirectory() as tree:
+            fake_tree(tree, [{"EventName": "UNC_Q_FAKE.READS", "EventCode": "0x4",
+                              "UMask": "0x3", "Unit": "QPI LL"}])
+            env = {"HWC_EVENTS_DIR": tree, "HWC_SYSFS_ROOT": GOLDEN_SYSFS}
+            r = hwc("stat", "-e", "UNC_Q_FAKE.READS", "true", env=env)
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("(only uncore_qpi_0); count one instance as uncore_qpi_N/UNC_Q_FAKE.READS/",
+                          r.stderr)
+            enc = encoding("uncore_qpi_0/UNC_Q_FAKE.READS/", env=env)
+            self.assertEqual((enc["type"], num(enc["config"])), (14, 0x304))
+            r = hwc("list", "-v", "msr/UNC_Q_FAKE.READS/", env=env)
+            self.assertEqual(r.returncode, 1)  # not an event of msr
+
+
     def host_model(self):
         r = hwc("list", "--pmu", "help", "--json")
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -160,13 +187,8 @@ class HostAndListing(unittest.TestCase):
             self.skipTest(f"no event of {pfm[0]} resolves without a unit mask")
         name = plain[0]
         with tempfile.TemporaryDirectory() as tree:
-            os.makedirs(os.path.join(tree, "x86/fake"))
-            with open(os.path.join(tree, "x86/mapfile.csv"), "w") as f:
-                f.write("Family-model,Version,Filename,EventType\n")
-                f.write("[[:alnum:]]+-[[:alnum:]]+-[[:alnum:]]+-[[:alnum:]]+,v1,fake,core\n")
-            with open(os.path.join(tree, "x86/fake/events.json"), "w") as f:
-                json.dump([{"EventName": name, "EventCode": "0x77"},
-                           {"EventName": "FAKE_ONLY.EVENT", "EventCode": "0x78"}], f)
+            fake_tree(tree, [{"EventName": name, "EventCode": "0x77"},
+                             {"EventName": "FAKE_ONLY.EVENT", "EventCode": "0x78"}])
             env = {"HWC_EVENTS_DIR": tree}
             self.assertEqual(encoding(name, env)["origin"].split()[0], "libpfm4")
             self.assertEqual(num(encoding("fake::" + name, env)["config"]), 0x77)
