@@ -39,6 +39,8 @@ CFLAGS    ?=
 CFLAGS    += -std=gnu11 $(OPT) $(WARN) -fno-omit-frame-pointer
 CPPFLAGS  += -Iinclude -D_GNU_SOURCE
 LDLIBS_HWC := -ldl -ldw -lelf -lz -lzstd -liberty -lpthread
+# perf's JSON event tables: where `make install EVENTS_DIR=...` puts them.
+EVENTS_INSTALL_DIR := $(PREFIX)/share/hwc/events
 
 # Workloads are what we measure: never instrumented.
 WORK_CFLAGS := -std=gnu11 -O1 -g $(WARN) -fno-omit-frame-pointer
@@ -139,6 +141,7 @@ all: $(BUILD)/lib/libhwc.so $(BUILD)/lib/libhwc.a $(BUILD)/bin/hwc $(BUILD)/bin/
 $(BUILD)/obj/compat/%.o $(BUILD)/obj/tools/pctr/%.o: CPPFLAGS += $(COMPAT_CPPFLAGS)
 $(BUILD)/obj/tools/hwc/%.o $(BUILD)/obj/tools/profile/%.o: CPPFLAGS += -Itools/profile
 $(BUILD)/obj/tools/%.o: CPPFLAGS += -Itools/common
+$(BUILD)/obj/src/pmu_events.o: CPPFLAGS += -DHWC_EVENTS_PREFIX_DIR='"$(EVENTS_INSTALL_DIR)"'
 # Each object depends on the headers it includes: the compiler lists them
 # (-MMD) in a .d file beside the object, read back here.  An object without
 # its .d file (a build tree from before) is rebuilt.
@@ -269,6 +272,10 @@ $(BUILD)/tests/pctr_driver $(BUILD)/tests/perfmon_driver: $(BUILD)/tests/%: test
 $(BUILD)/tests/symtab: tests/symtab.c tests/check.h src/symbol_internal.h $(BUILD)/lib/libhwc.a
 	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/lib/libhwc.a $(LDLIBS_HWC)
 
+# The JSON event tables' reader: an internal of libhwc, as symtab is.
+$(BUILD)/tests/pmu_events: tests/pmu_events.c tests/check.h src/pmu_events.h $(BUILD)/lib/libhwc.a
+	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/lib/libhwc.a $(LDLIBS_HWC)
+
 # hwc stat's formatter, fed values this machine cannot produce (no PMU).
 STAT_PRINT := tools/hwc/stat_print.c tools/hwc/json.c
 $(BUILD)/tests/stat_print: tests/stat_print.c $(STAT_PRINT) tools/hwc/stat.h tools/hwc/json.h \
@@ -331,6 +338,13 @@ install: all
 	for m in $(MAN_PAGES); do \
 		s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
 		install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
+# EVENTS_DIR=DIR: perf's JSON event tables (tools/perf/pmu-events/arch: x86/,
+# arm64/, ... with their mapfile.csv) go to PREFIX/share/hwc/events.
+	$(if $(EVENTS_DIR),test -f $(EVENTS_DIR)/x86/mapfile.csv -o -f $(EVENTS_DIR)/arm64/mapfile.csv || \
+		{ echo "EVENTS_DIR=$(EVENTS_DIR) holds no x86/ or arm64/ mapfile.csv" >&2; exit 1; })
+	$(if $(EVENTS_DIR),install -d $(DESTDIR)$(EVENTS_INSTALL_DIR) && \
+		cp -R --no-preserve=all $(EVENTS_DIR)/. $(DESTDIR)$(EVENTS_INSTALL_DIR)/ && \
+		chmod -R a+rX $(DESTDIR)$(EVENTS_INSTALL_DIR))
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/hwc $(DESTDIR)$(BINDIR)/hwc-serve $(DESTDIR)$(BINDIR)/pctr $(DESTDIR)$(LIBDIR)/libhwc.* \
@@ -343,6 +357,8 @@ uninstall:
 		$(DESTDIR)$(INCDIR)/pmc.h $(DESTDIR)$(INCDIR)/pmclog.h
 	rm -rf $(DESTDIR)$(INCDIR)/hwc $(DESTDIR)$(INCDIR)/hwc-compat
 	for m in $(MAN_PAGES); do rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/}; done
+	rm -rf $(DESTDIR)$(EVENTS_INSTALL_DIR)
+	-rmdir $(DESTDIR)$(PREFIX)/share/hwc 2>/dev/null
 
 clean:
 	rm -rf build build-san build-arm64

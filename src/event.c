@@ -2,6 +2,7 @@
  * comma-separated list of events and {groups}; each event becomes one
  * struct hwc_event.  Nothing is opened here. */
 #include "internal.h"
+#include "pmu_events.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -100,7 +101,7 @@ int hwc__apply_filter(int fd, const struct hwc__ev *ev)
 HWC_EXPORT const char *hwc_source_name(enum hwc_source src)
 {
 	static const char *const names[] = {"generic", "cache", "software", "preset",
-					    "libpfm4", "raw",   "pmu",      "tracepoint"};
+					    "libpfm4", "raw",   "pmu",      "tracepoint", "json"};
 	return (unsigned)src < HWC_ARRAY_SIZE(names) ? names[src] : "unknown";
 }
 
@@ -260,8 +261,7 @@ static int apply_mods(struct hwc__ev *ev, const struct hwc__mods *m, const char 
 	return 0;
 }
 
-/* Parse MODS and apply them to EV. */
-static int modify(struct hwc__ev *ev, const char *mods, const char *whole)
+int hwc__modify(struct hwc__ev *ev, const char *mods, const char *whole)
 {
 	struct hwc__mods m = {0};
 	int err = hwc__parse_mods(mods, whole, &m);
@@ -340,14 +340,17 @@ static int unknown_event(const char *token, const char *spec)
 	s.limit = len < 6 ? 2 : len / 3;
 	if (model[0]) {
 		hwc__pfm_model_names(model, suggest_native, &s);
+		hwc__json_names(model, suggest_native, &s);
 	} else {
 		hwc__table_names(suggest_one, &s);
 		hwc__pfm_names(suggest_one, &s);
+		hwc__json_names(NULL, suggest_one, &s);
 		hwc__pmu_alias_names(suggest_alias, &s);
 	}
 	const char *host = hwc__pfm_host_model(NULL, NULL);
 	if (model[0])
-		hwc__fail(-ENOENT, "unknown event '%s' in libpfm4 model %s", word, model);
+		hwc__fail(-ENOENT, "unknown event '%s' in %s model %s", word,
+			  hwc__pfm_model_known(model) ? "libpfm4" : "JSON", model);
 	else
 		hwc__fail(-ENOENT, "unknown event '%s'", token);
 	if (strcmp(token, spec) != 0)
@@ -474,7 +477,7 @@ static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, 
 		const char *mods = end + 1;
 		if (*mods == ':')
 			mods++;
-		return *mods ? modify(ev, mods, token) : 0;
+		return *mods ? hwc__modify(ev, mods, token) : 0;
 	}
 
 	/* model::EVENT (libpfm4) or model::PRESET */
@@ -485,12 +488,23 @@ static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, 
 			return hwc__fail(-EINVAL, "malformed event '%s': write model::EVENT, e.g. "
 						  "skl::INST_RETIRED:ANY_P",
 					 token);
-		if (!hwc__pfm_model_known(buf) && (err = hwc__pfm_init()))
+		/* A libpfm4 model's name first, then a JSON model directory. */
+		bool pfm = hwc__pfm_model_known(buf);
+		if (!pfm && hwc__pe_model_known(buf)) {
+			err = hwc__resolve_json(buf, token, ev);
+			return err == HWC__NOT_MINE ? unknown_event(token, spec) : err;
+		}
+		if (!pfm && (err = hwc__pfm_init()))
 			return err; /* the detail says libpfm4 cannot be loaded */
-		if (!hwc__pfm_model_known(buf))
-			return hwc__fail(-ENOENT, "unknown libpfm4 model '%s' in '%s'; "
-						  "`hwc list --pmu help` lists the models",
-					 buf, token);
+		if (!pfm) {
+			hwc__fail(-ENOENT, "unknown model '%s' in '%s' (neither a libpfm4 model nor "
+					   "a JSON model); `hwc list --pmu help` lists the models",
+				  buf, token);
+			if (!hwc__pe_root())
+				hwc__fail_append("; no JSON event tables were found (set "
+						 "HWC_EVENTS_DIR or hwc --events-dir)");
+			return -ENOENT;
+		}
 		char *rest = dcolon + 2, *colon = strchr(rest, ':');
 		if (colon)
 			*colon = '\0';
@@ -498,7 +512,7 @@ static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, 
 		if (colon)
 			*colon = ':';
 		if (err != HWC__NOT_MINE)
-			return err == 0 && colon ? modify(ev, colon + 1, token) : err;
+			return err == 0 && colon ? hwc__modify(ev, colon + 1, token) : err;
 		err = hwc__resolve_pfm(token, ev);
 		return err == HWC__NOT_MINE ? unknown_event(token, spec) : err;
 	}
@@ -518,7 +532,7 @@ static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, 
 		if (!ev->origin[0])
 			snprintf(ev->origin, sizeof(ev->origin), "%s event %s",
 				 hwc_source_name(ev->pub.source), buf);
-		return mods ? modify(ev, mods, token) : 0;
+		return mods ? hwc__modify(ev, mods, token) : 0;
 	}
 	if (err != HWC__NOT_MINE)
 		return err;
@@ -529,6 +543,11 @@ static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, 
 	if (err != HWC__NOT_MINE)
 		return err;
 	err = hwc__resolve_pfm(buf, ev);
+	if (err != HWC__NOT_MINE)
+		return err;
+	/* libpfm4 wins over the JSON table of this CPU: the JSON files are read
+	 * only for a name nothing else knows (libhwc(3), EVENT NAMES). */
+	err = hwc__resolve_json(NULL, buf, ev);
 	if (err != HWC__NOT_MINE)
 		return err;
 	if (colon) {
@@ -672,7 +691,7 @@ static int add_event(const char *s, size_t len, void *arg)
 	hwc__clear_error();
 	int err = resolve_one(token, ctx->spec, ev, 0);
 	if (!err && ctx->group_mods)
-		err = modify(ev, ctx->group_mods, ctx->spec);
+		err = hwc__modify(ev, ctx->group_mods, ctx->spec);
 	int copies = err ? 0 : add_per_core_pmu(ctx, ev);
 	if (copies < 0)
 		err = copies;

@@ -190,6 +190,8 @@ struct hwc__mods {
 	bool pinned, exclude_idle, exclusive;
 };
 int hwc__parse_mods(const char *mods, const char *whole, struct hwc__mods *m);
+/* Parse perf's modifier letters MODS and apply them to EV (WHOLE: the spec). */
+int hwc__modify(struct hwc__ev *ev, const char *mods, const char *whole);
 
 int hwc__resolve_table(const char *base, struct hwc__ev *ev);
 /* The name perf gives a generic hardware or software event, or NULL. */
@@ -200,6 +202,14 @@ const char *const *hwc__preset_candidates(const char *base, const char **label, 
 int hwc__resolve_pfm(const char *spec, struct hwc__ev *ev);
 int hwc__resolve_pmu(const char *pmu, const char *terms, struct hwc__ev *ev);
 int hwc__resolve_tracepoint(const char *spec, struct hwc__ev *ev);
+/* event_json.c: SPEC (NAME[:MODS] or MODEL::NAME[:MODS]) in perf's JSON
+ * table of MODEL, or of this CPU when MODEL is NULL (then HWC__NOT_MINE
+ * also when there is no table for it). */
+int hwc__resolve_json(const char *model, const char *spec, struct hwc__ev *ev);
+/* Is NAME an event of PMU (or of the PMU it is a numbered instance of) in
+ * this CPU's JSON table, as perf takes pmu/NAME/?  Its terms ("event=0x4,
+ * umask=0x3") into BODY (may be NULL). */
+bool hwc__json_alias(const char *pmu, const char *name, char *body, size_t size);
 
 /* Candidate names for "did you mean": calls FN for every known name. */
 typedef void (*hwc__name_fn)(const char *name, void *arg);
@@ -208,6 +218,8 @@ void hwc__pfm_names(hwc__name_fn fn, void *arg);
 /* The events of one libpfm4 model, as "model::EVENT". */
 void hwc__pfm_model_names(const char *model, hwc__name_fn fn, void *arg);
 void hwc__pmu_alias_names(hwc__name_fn fn, void *arg);
+/* The JSON events of MODEL as "model::EVENT", or of this CPU (NULL) bare. */
+void hwc__json_names(const char *model, hwc__name_fn fn, void *arg);
 
 /* libpfm4, initialised once; returns 0 or -ENOTSUP with detail. */
 int hwc__pfm_init(void);
@@ -225,6 +237,8 @@ int hwc__pfm_models_walk(int (*fn)(const struct hwc_model_info *m, void *arg), v
 int hwc__pfm_model(const char *model, struct hwc_model_info *out);
 /* -ENOENT without detail when MODEL is no libpfm4 model. */
 int hwc__pfm_events_walk(const char *model, hwc_event_walk_fn fn, void *arg);
+/* The events of a JSON model (NULL: this CPU's); -errno with detail. */
+int hwc__json_events_walk(const char *model, hwc_event_walk_fn fn, void *arg);
 int hwc__pmus_walk(int (*fn)(const struct hwc_pmu_info *p, void *arg), void *arg);
 bool hwc__pmu_exists(const char *name);
 /* -ENOENT without detail when PMU is not in sysfs. */

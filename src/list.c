@@ -2,6 +2,7 @@
  * here.  The tables stay where they live (event_table.c, pfm.c, pmu.c);
  * this file strings their iterators together and adds probing. */
 #include "internal.h"
+#include "pmu_events.h"
 
 #include <errno.h>
 #include <fnmatch.h>
@@ -110,6 +111,28 @@ static void probe_model(struct walk *w, const char *model)
 			 hwc_errdetail());
 }
 
+/* A JSON model's events, like a libpfm4 model's, share one answer: probed
+ * with EV, its first listed event, when the model is this CPU's. */
+static void probe_json_model(struct walk *w, const struct hwc_event_info *ev)
+{
+	const struct hwc__pe_table *host = NULL;
+	bool is_host = hwc__pe_table(NULL, &host) == 0 && strcmp(host->model, ev->pmu) == 0;
+	bool uo = false, resolved;
+	if (!is_host) {
+		hwc__fail(-ENODEV, "%s is not this machine's CPU (%s): its events encode, but "
+				   "would count something else here",
+			  ev->pmu, host ? host->model : "no JSON model for this CPU");
+		set_shared(w, ev->pmu, -ENODEV, false, hwc_errdetail());
+		return;
+	}
+	int err = probe(ev->spec, &uo, &resolved);
+	set_shared(w, ev->pmu, err, uo, "");
+	if (err)
+		snprintf(w->shared_why, sizeof(w->shared_why),
+			 "no %s event can be opened here (probed with %s): %s", ev->pmu, ev->spec,
+			 hwc_errdetail());
+}
+
 /* Tracepoints differ only in their id: permission and tracefs are common. */
 static void probe_tracepoints(struct walk *w, const char *spec)
 {
@@ -141,10 +164,13 @@ static int with_probe(const struct hwc_event_info *ev, void *arg)
 		return w->fn(ev, w->arg);
 	struct hwc_event_info copy = *ev;
 	copy.probed = true;
-	if (ev->source == HWC_SRC_PFM || ev->source == HWC_SRC_TRACEPOINT) {
+	if (ev->source == HWC_SRC_PFM || ev->source == HWC_SRC_JSON ||
+	    ev->source == HWC_SRC_TRACEPOINT) {
 		if (strcmp(w->shared_for, ev->pmu) != 0) {
 			if (ev->source == HWC_SRC_PFM)
 				probe_model(w, ev->pmu);
+			else if (ev->source == HWC_SRC_JSON)
+				probe_json_model(w, ev);
 			else
 				probe_tracepoints(w, ev->spec);
 		}
@@ -315,6 +341,13 @@ HWC_EXPORT int hwc_events_walk(const char *pmu, const char *pattern, unsigned fl
 			r = walk_category(categories[i], w);
 		if (!r)
 			r = hwc__pfm_models_walk(walk_models_present, w);
+		if (!r && hwc__pe_root()) {
+			/* This CPU's JSON table, when the tree has one. */
+			const struct hwc__pe_table *t;
+			if (hwc__pe_table(NULL, &t) == 0)
+				r = hwc__json_events_walk(NULL, with_probe, w);
+			hwc__clear_error();
+		}
 		if (!r)
 			r = hwc__pmus_walk(walk_pmu_aliases, w);
 		if (!r) {
@@ -334,6 +367,8 @@ HWC_EXPORT int hwc_events_walk(const char *pmu, const char *pattern, unsigned fl
 	struct hwc_model_info m;
 	if (hwc__pfm_model(pmu, &m) == 0)
 		r = hwc__pfm_events_walk(m.name, with_probe, w);
+	else if (strcasecmp(pmu, "json") == 0 || hwc__pe_model_known(pmu))
+		r = hwc__json_events_walk(strcasecmp(pmu, "json") == 0 ? NULL : pmu, with_probe, w);
 	else if (hwc__pmu_exists(pmu))
 		r = hwc__pmu_events_walk(pmu, with_probe, w);
 	else
@@ -347,6 +382,33 @@ HWC_EXPORT int hwc_models_walk(int (*fn)(const struct hwc_model_info *m, void *a
 {
 	hwc__clear_error();
 	return hwc__pfm_models_walk(fn, arg);
+}
+
+struct json_models {
+	int (*fn)(const struct hwc_model_info *m, void *arg);
+	void *arg;
+	const char *host;
+};
+
+static int one_json_model(const char *model, const char *arch, const char *cpuid, void *arg)
+{
+	struct json_models *jm = arg;
+	char desc[512];
+	snprintf(desc, sizeof(desc), "%s %s", arch, cpuid);
+	struct hwc_model_info m = {.name = model, .desc = desc, .core = true,
+				   .present = jm->host && strcmp(jm->host, model) == 0};
+	return jm->fn(&m, jm->arg);
+}
+
+HWC_EXPORT int hwc_json_models_walk(int (*fn)(const struct hwc_model_info *m, void *arg),
+				    void *arg)
+{
+	hwc__clear_error();
+	const struct hwc__pe_table *host = NULL;
+	if (hwc__pe_root() && hwc__pe_table(NULL, &host))
+		hwc__clear_error();
+	struct json_models jm = {fn, arg, host ? host->model : NULL};
+	return hwc__pe_models_walk(one_json_model, &jm);
 }
 
 HWC_EXPORT int hwc_pmus_walk(int (*fn)(const struct hwc_pmu_info *p, void *arg), void *arg)

@@ -164,7 +164,7 @@ static bool is_alias(struct term_ctx *t, const struct term *term)
 	if (stat(path, &st) == 0)
 		return false;
 	pmu_path(path, sizeof(path), t->pmu, "events", term->key);
-	return stat(path, &st) == 0;
+	return stat(path, &st) == 0 || hwc__json_alias(t->pmu, term->key, NULL, 0);
 }
 
 static int unknown_term(struct term_ctx *t, const char *key, const char *alias)
@@ -274,7 +274,10 @@ static bool read_alias_file(struct term_ctx *t, const char *name, const char *su
 static int apply_alias(struct term_ctx *t, const char *alias, const struct term *user, size_t nuser)
 {
 	char body[1024], scale[64];
-	if (!read_alias_file(t, alias, "", body, sizeof(body)))
+	/* sysfs's aliases first, then this CPU's JSON table (perf's order). */
+	bool json = false;
+	if (!read_alias_file(t, alias, "", body, sizeof(body)) &&
+	    !(json = hwc__json_alias(t->pmu, alias, body, sizeof(body))))
 		return hwc__fail(-EINVAL, "cannot read event alias %s/%s/", t->pmu, alias);
 	if (read_alias_file(t, alias, ".scale", scale, sizeof(scale))) {
 		/* sysfs writes a C-locale number whatever the caller's locale is. */
@@ -289,7 +292,8 @@ static int apply_alias(struct term_ctx *t, const char *alias, const struct term 
 					 t->pmu, alias);
 	}
 	read_alias_file(t, alias, ".unit", t->ev->unit, sizeof(t->ev->unit));
-	snprintf(t->ev->origin, sizeof(t->ev->origin), "sysfs alias %s/%s/ = %s", t->pmu, alias, body);
+	snprintf(t->ev->origin, sizeof(t->ev->origin), "%s alias %s/%s/ = %s",
+		 json ? "JSON" : "sysfs", t->pmu, alias, body);
 	struct term terms[MAX_TERMS];
 	size_t n;
 	int err = split_terms(t, body, terms, &n);

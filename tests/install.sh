@@ -10,7 +10,10 @@ prefix=$(mktemp -d)/hwc
 trap 'rm -rf "$(dirname "$prefix")"' EXIT
 # Not part of the make that runs the suite: its own, without the jobserver.
 run_make() { env -u MAKEFLAGS -u MFLAGS make -s -C "$HWC_SRC" BUILD="$HWC_BUILD" PREFIX="$prefix" "$@" >/dev/null; }
-run_make install
+tree=/usr/local/share/hwc-test/events
+events=
+[[ -f $tree/x86/mapfile.csv ]] && events=EVENTS_DIR=$tree
+run_make install $events
 fail=0
 for f in bin/hwc bin/hwc-serve include/hwc/hwc.h include/hwc/sample.h lib/libhwc.so lib/libhwc.so.0 lib/libhwc.a \
 	lib/pkgconfig/libhwc.pc share/man/man1/hwc.1 share/man/man1/hwc-stat.1 share/man/man1/hwc-list.1 \
@@ -28,6 +31,16 @@ libs=$(ldd "$prefix/bin/hwc") # not piped into grep -q: pipefail would see ldd's
 for m in hwc.1 hwc-stat.1 hwc-list.1 hwc-info.1 hwc-script.1; do
 	man -l "$prefix/share/man/man1/$m" >/dev/null 2>&1 || { echo "$m does not render"; fail=1; }
 done
+
+# The installed tables are found next to the installed library, whatever
+# PREFIX the build had (JSON model events encode without the hardware).
+if [[ -n $events ]]; then
+	[[ -f $prefix/share/hwc/events/x86/mapfile.csv ]] || { echo "EVENTS_DIR not installed"; fail=1; }
+	out=$(env -u HWC_EVENTS_DIR XDG_DATA_HOME=/nonexistent "$prefix/bin/hwc" list -v amdzen5::ex_ret_brn 2>&1) ||
+		{ echo "installed hwc does not find the installed JSON tables: $out"; fail=1; }
+else
+	echo "perf's JSON tables are not at $tree: make install EVENTS_DIR= not checked"
+fi
 
 san=
 [[ $(readelf -d "$prefix/lib/libhwc.so.0") == *libasan* ]] && san="-fsanitize=address,undefined"

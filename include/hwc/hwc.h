@@ -48,6 +48,7 @@ enum hwc_source {
 	HWC_SRC_RAW,        /* rNNNN, or cpu/.../ in the x86 PERFEVTSEL layout */
 	HWC_SRC_PMU,        /* pmu/term=value,.../ through sysfs, or a sysfs alias */
 	HWC_SRC_TRACEPOINT, /* subsystem:name from tracefs */
+	HWC_SRC_JSON,       /* perf's JSON event tables (pmu-events), possibly model:: qualified */
 };
 
 /* One resolved event: everything needed to open it, and how it was found. */
@@ -388,8 +389,22 @@ struct hwc_model_info {
 	int nfixed;        /* fixed counters in libpfm4's table */
 };
 
+/* The directory of perf's JSON event tables (pmu-events: x86/, arm64/, each
+ * with mapfile.csv), before $HWC_EVENTS_DIR, $XDG_DATA_HOME/hwc/events and
+ * PREFIX/share/hwc/events; NULL goes back to that search.  -ENOENT when DIR
+ * is no directory. */
+int hwc_set_events_dir(const char *dir);
+
 /* Call FN for every libpfm4 model, in libpfm4's order; FN as for hwc_events_walk(). */
 int hwc_models_walk(int (*fn)(const struct hwc_model_info *m, void *arg), void *arg);
+
+/* Call FN for every model of perf's JSON event tables (see
+ * hwc_set_events_dir()), as their mapfile.csv lists them: NAME is the model
+ * directory ("skylake", "amdzen5", "arm/cortex-a76"; model::EVENT takes its
+ * last component), DESC the architecture and the first CPU ID it maps
+ * ("x86 GenuineIntel-6-55-[01234]"), PRESENT whether it is this CPU's,
+ * CORE true, the counts 0.  No tree: nothing is called, 0 is returned. */
+int hwc_json_models_walk(int (*fn)(const struct hwc_model_info *m, void *arg), void *arg);
 
 /* A PMU the kernel exposes in /sys/bus/event_source/devices. */
 struct hwc_pmu_info {

@@ -22,9 +22,10 @@ static void usage(FILE *f)
 		"  PATTERN        only events whose name or spec matches: a glob (*, ?, [...])\n"
 		"                 or, without glob characters, a substring; case-insensitive\n"
 		"  --pmu NAME     only the events of NAME: generic, cache, software, preset,\n"
-		"                 tracepoint, a sysfs PMU (msr), or any libpfm4 model (skl,\n"
-		"                 amd64_fam19h_zen4), present on this machine or not\n"
-		"  --pmu help     list the event sources, sysfs PMUs and libpfm4 models\n"
+		"                 tracepoint, a sysfs PMU (msr), any libpfm4 model (skl,\n"
+		"                 amd64_fam19h_zen4) or JSON model (amdzen5, graniterapids),\n"
+		"                 present on this machine or not; json: this CPU's JSON model\n"
+		"  --pmu help     list the event sources, sysfs PMUs, libpfm4 and JSON models\n"
 		"  -v, --verbose  also show each event's encoding (type, config, config1,\n"
 		"                 config2, exclude bits), its origin and every modifier; with\n"
 		"                 a SPEC that resolves (cycles:u, skl::INST_RETIRED:ANY_P),\n"
@@ -194,6 +195,10 @@ static void section_header(const struct hwc_event_info *ev)
 		return;
 	case HWC_SRC_PMU:
 		printf("%s (kernel PMU in sysfs; use %s/EVENT/):\n", ev->pmu, ev->pmu);
+		return;
+	case HWC_SRC_JSON:
+		printf("%s (perf's JSON event table; use %.*s::EVENT[:MOD]):\n", ev->pmu,
+		       (int)strcspn(ev->spec, ":"), ev->spec);
 		return;
 	default:
 		break;
@@ -416,6 +421,21 @@ static int help_model(const struct hwc_model_info *m, void *arg)
 	return 0;
 }
 
+static int help_json_model(const struct hwc_model_info *m, void *arg)
+{
+	struct help_ctx *h = arg;
+	if (h->j) {
+		json_object(h->j, NULL);
+		json_string(h->j, "name", m->name);
+		json_string(h->j, "desc", m->desc);
+		json_bool(h->j, "present", m->present);
+		json_object_end(h->j);
+	} else {
+		printf("  %c %-24s %-13s %s\n", m->present ? '*' : ' ', m->name, "json", m->desc);
+	}
+	return 0;
+}
+
 static int help_pmu(const struct hwc_pmu_info *p, void *arg)
 {
 	struct help_ctx *h = arg;
@@ -467,6 +487,10 @@ static int pmu_help(const struct opts *o)
 		if (!err)
 			err = hwc_models_walk(help_model, &h);
 		json_array_end(&j);
+		json_array(&j, "json_models");
+		if (!err)
+			err = hwc_json_models_walk(help_json_model, &h);
+		json_array_end(&j);
 		json_object_end(&j);
 		json_end(&j);
 	} else {
@@ -478,6 +502,10 @@ static int pmu_help(const struct opts *o)
 		printf("\n  libpfm4 models (* = this machine's CPU; model::EVENT encodes for any):\n");
 		if (!err)
 			err = hwc_models_walk(help_model, &h);
+		printf("\n  JSON models (perf's event tables; * = this machine's CPU; "
+		       "model::EVENT encodes for any):\n");
+		if (!err)
+			err = hwc_json_models_walk(help_json_model, &h);
 	}
 	if (err) {
 		fprintf(stderr, "hwc list: %s\n", hwc_errdetail());

@@ -33,7 +33,7 @@ static const struct {
 	const char *summary;
 } commands[] = {
 	{"stat", cmd_stat, "count events for a command, process, thread or the whole system"},
-	{"list", cmd_list, "list the events this machine (or any libpfm4 model) knows"},
+	{"list", cmd_list, "list the events this machine (or any libpfm4 or JSON model) knows"},
 	{"report", cmd_report, "summarize a recording (hwc's or perf's): views, JSON, pprof, flame graphs"},
 	{"info", cmd_info, "describe this machine's counters, PMUs and permissions"},
 	{"record", cmd_record, "sample a command, process or the whole system into a perf.data file"},
@@ -49,6 +49,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: hwc <command> [options]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\noptions before the command:\n  --events-dir DIR  perf's JSON event "
+		   "tables (x86/, arm64/, ...) from DIR\n");
 	fprintf(f, "\n`hwc <command> --help` describes a command; see hwc(1).\n");
 }
 
@@ -68,6 +70,25 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "--version") == 0) {
 		printf("hwc %s\n", HWC_VERSION_STRING);
 		return 0;
+	}
+	/* hwc --events-dir DIR COMMAND: perf's JSON event tables from DIR. */
+	if (strcmp(argv[1], "--events-dir") == 0 || strncmp(argv[1], "--events-dir=", 13) == 0) {
+		bool joined = argv[1][12] == '=';
+		const char *dir = joined ? argv[1] + 13 : argv[2];
+		if (!dir || !*dir) {
+			fprintf(stderr, "hwc: --events-dir needs a directory\n");
+			return 2;
+		}
+		if (hwc_set_events_dir(dir)) {
+			fprintf(stderr, "hwc: %s\n", hwc_errdetail());
+			return 2;
+		}
+		argc -= joined ? 1 : 2;
+		argv += joined ? 1 : 2;
+		if (argc < 2) {
+			usage(stderr);
+			return 2;
+		}
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(argv[1], commands[i].name) == 0) {

@@ -1,0 +1,144 @@
+/* The JSON event tables' reader (src/pmu_events.c) on perf's own tree, as
+ * scripts/deps extracts it: where the tree is found, which model a CPU
+ * identifier maps to (perf's mapfile.csv rules), and the records of a
+ * model, arm64 ArchStdEvent references resolved. */
+#include "check.h"
+
+#include "pmu_events.h"
+
+#include <hwc/hwc.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#define TREE "/usr/local/share/hwc-test/events"
+
+static const char *field(const struct hwc__pe_table *t, const char *name, bool metric,
+			 const char *key)
+{
+	const struct hwc__pe_record *r = hwc__pe_find(t, name, metric);
+	if (!r) {
+		fprintf(stderr, "no %s '%s' in %s\n", metric ? "metric" : "event", name, t->model);
+		return NULL;
+	}
+	return hwc__pe_get(r, key);
+}
+
+static void root_order(void)
+{
+	char tmp[] = "/tmp/pe-XXXXXX", xdg[256];
+	CHECK(mkdtemp(tmp) != NULL);
+	snprintf(xdg, sizeof(xdg), "%s/hwc", tmp);
+	mkdir(xdg, 0700);
+	strcat(xdg, "/events");
+	mkdir(xdg, 0700);
+	setenv("XDG_DATA_HOME", tmp, 1);
+	CHECK_STR_EQ(hwc__pe_root(), TREE); /* HWC_EVENTS_DIR first */
+	unsetenv("HWC_EVENTS_DIR");
+	CHECK_STR_EQ(hwc__pe_root(), xdg);
+	CHECK_OK(hwc_set_events_dir(TREE)); /* --events-dir before everything */
+	CHECK_STR_EQ(hwc__pe_root(), TREE);
+	CHECK_INT(hwc_set_events_dir("/nonexistent/events"), ==, -ENOENT);
+	CHECK_STR_CONTAINS(hwc_errdetail(), "/nonexistent/events");
+	CHECK_OK(hwc_set_events_dir(NULL));
+	rmdir(xdg);
+	xdg[strlen(xdg) - 7] = '\0';
+	rmdir(xdg);
+	rmdir(tmp);
+	setenv("HWC_EVENTS_DIR", TREE, 1);
+	unsetenv("XDG_DATA_HOME");
+}
+
+static void cpuid_to_model(void)
+{
+	static const struct {
+		const char *arch, *id, *model;
+	} cases[] = {
+		{"x86", "GenuineIntel-6-55-4", "skylakex"},  /* stepping in the map */
+		{"x86", "GenuineIntel-6-55-7", "cascadelakex"},
+		{"x86", "GenuineIntel-6-5E-3", "skylake"},   /* stepping ignored */
+		{"x86", "GenuineIntel-6-8F-8", "sapphirerapids"},
+		{"x86", "GenuineIntel-6-AD-1", "graniterapids"},
+		{"x86", "AuthenticAMD-25-1-1", "amdzen3"},   /* [245]x or one digit */
+		{"x86", "AuthenticAMD-25-11-1", "amdzen4"},
+		{"x86", "AuthenticAMD-26-2-0", "amdzen5"},
+		{"arm64", "0x00000000410fd0c1", "arm/neoverse-n1"}, /* revision ignored */
+		{"arm64", "0x00000000413fd0b0", "arm/cortex-a76"},  /* variant ignored */
+	};
+	char model[256];
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		model[0] = '\0';
+		CHECK(hwc__pe_model_for(cases[i].arch, cases[i].id, model, sizeof(model)));
+		CHECK_STR_EQ(model, cases[i].model);
+	}
+	/* The whole identifier must match: 6-5E is not 6-5 followed by more. */
+	CHECK(!hwc__pe_model_for("x86", "GenuineIntel-6-5EE-3", model, sizeof(model)));
+	CHECK(!hwc__pe_model_for("x86", "GenuineIntel-6-FFF-0", model, sizeof(model)));
+}
+
+static void x86_records(void)
+{
+	const struct hwc__pe_table *t;
+	CHECK_OK(hwc__pe_table("skylake", &t));
+	if (!t)
+		return;
+	CHECK_STR_EQ(t->arch, "x86");
+	CHECK_STR_EQ(field(t, "ARITH.DIVIDER_ACTIVE", false, "EventCode"), "0x14");
+	CHECK_STR_EQ(field(t, "arith.divider_active", false, "CounterMask"), "1");
+	CHECK_STR_EQ(field(t, "OFFCORE_RESPONSE.DEMAND_CODE_RD.ANY_RESPONSE", false, "MSRIndex"),
+		     "0x1a6,0x1a7");
+	CHECK_STR_EQ(field(t, "tma_info_thread_ipc", true, "MetricExpr"),
+		     "INST_RETIRED.ANY / tma_info_thread_clks");
+	CHECK(hwc__pe_find(t, "tma_info_thread_ipc", false) == NULL); /* a metric is no event */
+	size_t events = 0, metrics = 0;
+	for (size_t i = 0; i < t->n; i++)
+		*(t->rec[i].metric ? &metrics : &events) += 1;
+	CHECK_INT(events, >, 500);
+	CHECK_INT(metrics, >, 100);
+	/* The second call returns the same loaded table. */
+	const struct hwc__pe_table *again;
+	CHECK_OK(hwc__pe_table("skylake", &again));
+	CHECK(again == t);
+}
+
+static void arm64_std_events(void)
+{
+	const struct hwc__pe_table *t;
+	CHECK_OK(hwc__pe_table("arm/cortex-a76", &t));
+	if (!t)
+		return;
+	CHECK_STR_EQ(t->arch, "arm64");
+	/* {"ArchStdEvent": "L1D_CACHE_REFILL"} takes the standard event's fields. */
+	CHECK_STR_EQ(field(t, "L1D_CACHE_REFILL", false, "EventCode"), "0x03");
+	CHECK_STR_EQ(field(t, "L1D_CACHE_REFILL", false, "ArchStdEvent"), "L1D_CACHE_REFILL");
+	/* A model's own field wins over the standard event's. */
+	CHECK_STR_CONTAINS(field(t, "BR_MIS_PRED", false, "PublicDescription"),
+			   "or because the MMU is off");
+}
+
+static void errors(void)
+{
+	const struct hwc__pe_table *t = NULL;
+	CHECK_INT(hwc__pe_table("nosuchmodel", &t), ==, -ENOENT);
+	CHECK_STR_CONTAINS(hwc_errdetail(), "no JSON model 'nosuchmodel'");
+	CHECK_INT(hwc__pe_table("../x86", &t), ==, -ENOENT);
+	CHECK(!hwc__pe_model_known("skylake/../skylake"));
+	setenv("HWC_EVENTS_DIR", "/nonexistent", 1);
+	CHECK_INT(hwc__pe_table("skylake", &t), ==, -ENOENT);
+	CHECK_STR_CONTAINS(hwc_errdetail(), "the events directory /nonexistent does not exist");
+	setenv("HWC_EVENTS_DIR", TREE, 1);
+}
+
+int main(void)
+{
+	struct stat st;
+	if (stat(TREE "/x86/mapfile.csv", &st) != 0)
+		SKIP("perf's JSON event tables are not at " TREE " (scripts/deps extracts them "
+		     "from linux-source-6.12)");
+	setenv("HWC_EVENTS_DIR", TREE, 1);
+	RUN(root_order);
+	RUN(cpuid_to_model);
+	RUN(x86_records);
+	RUN(arm64_std_events);
+	RUN(errors);
+	return check_failures ? 1 : 0;
+}
