@@ -685,7 +685,12 @@ class ServeTest(unittest.TestCase):
                 (their threads close them as they end): one socket left."""
                 deadline = time.monotonic() + LIMIT
                 while True:
-                    links = [os.readlink(os.path.join(fd_dir, f)) for f in os.listdir(fd_dir)]
+                    links = []
+                    for f in os.listdir(fd_dir):
+                        try:
+                            links.append(os.readlink(os.path.join(fd_dir, f)))
+                        except FileNotFoundError:
+                            pass  # closed between the listing and here
                     if sum(l.startswith("socket:") for l in links) == 1 or time.monotonic() > deadline:
                         return sorted(re.sub(r"\d+", "N", l) for l in links)
                     time.sleep(0.1)
