@@ -276,6 +276,10 @@ $(BUILD)/tests/symtab: tests/symtab.c tests/check.h src/symbol_internal.h $(BUIL
 $(BUILD)/tests/pmu_events: tests/pmu_events.c tests/check.h src/pmu_events.h $(BUILD)/lib/libhwc.a
 	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/lib/libhwc.a $(LDLIBS_HWC)
 
+# The metric expression engine: an internal of libhwc; json-c walks the tree.
+$(BUILD)/tests/metric_expr: tests/metric_expr.c tests/check.h src/metric_expr.h $(BUILD)/lib/libhwc.a
+	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/lib/libhwc.a $(LDLIBS_HWC) -ljson-c -lm
+
 # hwc stat's formatter, fed values this machine cannot produce (no PMU).
 STAT_PRINT := tools/hwc/stat_print.c tools/hwc/json.c
 $(BUILD)/tests/stat_print: tests/stat_print.c $(STAT_PRINT) tools/hwc/stat.h tools/hwc/json.h \
