@@ -352,6 +352,117 @@ static void json_begin(struct stat_report *r)
 		json_array(j, "intervals");
 }
 
+/* ------------------------------------------------------------ -M metrics */
+
+/* Compute the metrics of ROW from the values V of one sample, or (V NULL)
+ * from the totals: an event that never ran (or was skipped) is NaN, never
+ * a 0. */
+static void compute_metrics(struct stat_report *r, size_t row, const struct hwc_value *v,
+			    double seconds)
+{
+	double *c = malloc((r->nlist + 1) * sizeof(*c));
+	if (!c)
+		return;
+	for (size_t k = 0; k < r->nlist; k++)
+		c[k] = NAN;
+	for (size_t e = 0; e < r->nev; e++) {
+		const struct stat_cell *cell = &r->cells[SLOT(r, row, e)];
+		const struct hwc_value *x = v ? &v[SLOT(r, row, e)] : &cell->sum;
+		if (x->running)
+			c[r->evlist_of[e]] = v ? (double)x->scaled : cell->mean;
+	}
+	bool times = r->rusage_runs && !v;
+	hwc_metrics_compute(r->metrics, c, r->nlist, seconds,
+			    times ? r->user_s / (double)r->rusage_runs : NAN,
+			    times ? r->sys_s / (double)r->rusage_runs : NAN);
+	free(c);
+}
+
+static void metric_line(struct stat_report *r, const char *time, size_t row, size_t i)
+{
+	const struct hwc_metric_info *m = hwc_metrics_info(r->metrics, i);
+	int over;
+	double v = hwc_metrics_value(r->metrics, i, &over);
+	char buf[64];
+	switch (r->format) {
+	case STAT_HUMAN: {
+		char prefix[64];
+		human_prefix(r, row, prefix, sizeof(prefix));
+		if (isnan(v))
+			fprintf(r->out, "%s%s%18s      %s", time, prefix, "<not counted>", m->name);
+		else
+			fprintf(r->out, "%s%s%'18.2f      %-26s", time, prefix, v, m->name);
+		if (m->unit[0] && !isnan(v))
+			fprintf(r->out, " # %s", m->unit);
+		if (over == 1)
+			fputs("  (over threshold)", r->out);
+		fputc('\n', r->out);
+		break;
+	}
+	case STAT_CSV:
+		if (time[0])
+			csv_field(r, time, false);
+		if (r->aggr == STAT_PER_CPU) {
+			snprintf(buf, sizeof(buf), "%d", r->rows[row].cpu);
+			csv_field(r, buf, false);
+		} else if (r->aggr == STAT_PER_THREAD) {
+			snprintf(buf, sizeof(buf), "%d", (int)r->rows[row].tid);
+			csv_field(r, buf, false);
+			csv_field(r, r->rows[row].comm, false);
+		}
+		buf[0] = '\0';
+		if (!isnan(v))
+			snprintf(buf, sizeof(buf), "%.6f", v);
+		csv_field(r, buf, false);
+		csv_field(r, m->unit, false);
+		csv_field(r, m->name, false);
+		csv_field(r, "metric", false);
+		csv_field(r, over < 0 ? "" : over ? "over" : "within", true);
+		break;
+	case STAT_JSON: {
+		struct json *j = &r->json;
+		json_object(j, NULL);
+		json_string(j, "metric", m->name);
+		if (r->aggr == STAT_PER_CPU)
+			json_int(j, "cpu", r->rows[row].cpu);
+		if (r->aggr == STAT_PER_THREAD) {
+			json_int(j, "tid", r->rows[row].tid);
+			json_string(j, "comm", r->rows[row].comm);
+		}
+		if (isnan(v))
+			json_null(j, "value");
+		else
+			json_double(j, "value", v);
+		json_string(j, "unit", m->unit);
+		if (over < 0)
+			json_null(j, "over_threshold");
+		else
+			json_bool(j, "over_threshold", over);
+		json_object_end(j);
+		break;
+	}
+	}
+}
+
+static void metric_lines(struct stat_report *r, const char *time, size_t row)
+{
+	for (size_t i = 0; r->metrics && i < hwc_metrics_count(r->metrics); i++)
+		metric_line(r, time, row, i);
+}
+
+/* JSON: every row's metrics as the array "metrics" (V as above). */
+static void json_metrics(struct stat_report *r, const struct hwc_value *v, double seconds)
+{
+	if (!r->metrics)
+		return;
+	json_array(&r->json, "metrics");
+	for (size_t row = 0; row < r->nrows; row++) {
+		compute_metrics(r, row, v, seconds);
+		metric_lines(r, "", row);
+	}
+	json_array_end(&r->json);
+}
+
 /* ------------------------------------------------------------ rows */
 
 static void print_line(struct stat_report *r, const char *time, const struct line *l)
@@ -383,7 +494,12 @@ static void print_sample(struct stat_report *r, const char *time, const struct h
 			struct line l = {.row = row, .ev = e, .sum = &v[SLOT(r, row, e)],
 					 .count = count[e], .exact = true};
 			l.metric = metric_of(r, e, count, seconds, &l.metric_value);
-			print_line(r, time, &l);
+			if (!r->metric_only || !r->metrics)
+				print_line(r, time, &l);
+		}
+		if (r->metrics && r->format != STAT_JSON) {
+			compute_metrics(r, row, v, seconds);
+			metric_lines(r, time, row);
 		}
 	}
 	free(count);
@@ -417,6 +533,7 @@ void stat_report_interval(struct stat_report *r, double time, double duration,
 	print_sample(r, t, v, duration);
 	if (r->format == STAT_JSON) {
 		json_array_end(&r->json);
+		json_metrics(r, v, duration);
 		json_object_end(&r->json);
 	}
 	fflush(r->out);
@@ -476,7 +593,12 @@ static void print_totals(struct stat_report *r)
 				l.run_stride = r->nrows * r->nev;
 			}
 			l.metric = metric_of(r, e, count, r->elapsed_mean, &l.metric_value);
-			print_line(r, "", &l);
+			if (!r->metric_only || !r->metrics)
+				print_line(r, "", &l);
+		}
+		if (r->metrics && r->format != STAT_JSON) {
+			compute_metrics(r, row, NULL, r->elapsed_mean);
+			metric_lines(r, "", row);
 		}
 	}
 	free(count);
@@ -540,6 +662,7 @@ void stat_report_end(struct stat_report *r)
 		json_array(j, "counters");
 		print_totals(r);
 		json_array_end(j);
+		json_metrics(r, NULL, r->elapsed_mean);
 		json_double(j, "elapsed_s", r->elapsed_mean);
 		if (r->repeat)
 			json_double(j, "elapsed_stddev_s", stddev(r->elapsed_m2, r->runs));
