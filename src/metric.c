@@ -236,7 +236,9 @@ static struct hwc__mexpr_env env_of(struct hwc_metrics *ms)
 struct resolve {
 	struct hwc_metrics *ms;
 	struct metric *m;
+	bool threshold;                        /* resolving the root's threshold */
 	int depth;
+	const char *chain[MAX_DEPTH];          /* the metrics being resolved */
 };
 
 static int resolve_expr(struct resolve *rs, const struct hwc__mexpr *e);
@@ -245,16 +247,19 @@ static int add_id(void *arg, const char *id)
 {
 	struct resolve *rs = arg;
 	struct metric *m = rs->m;
-	if (!strcasecmp(id, m->info.name))
+	if (rs->threshold && !rs->depth && !strcasecmp(id, m->info.name))
 		return 0; /* a threshold names its own metric */
 	const struct hwc__pe_record *ref = hwc__pe_find(rs->ms->t, id, true);
 	if (ref) {
+		bool loop = rs->depth >= MAX_DEPTH - 1 || !strcasecmp(ref->name, m->info.name);
+		for (int i = 0; i < rs->depth && !loop; i++)
+			loop = !strcasecmp(rs->chain[i], ref->name);
+		if (loop)
+			return hwc__fail(-EINVAL, "metric %s: the metrics it refers to refer back to "
+					 "themselves (through %s)", m->info.name, ref->name);
 		for (size_t i = 0; i < m->nref; i++)
 			if (m->ref[i].rec == ref)
 				return 0;
-		if (rs->depth >= MAX_DEPTH)
-			return hwc__fail(-EINVAL, "metric %s: the metrics it refers to refer back to "
-					 "each other (through %s)", m->info.name, ref->name);
 		if (hwc__reserve(&m->ref, &m->refcap, m->nref + 1, sizeof(*m->ref)))
 			return -ENOMEM;
 		struct mref *r = &m->ref[m->nref];
@@ -266,7 +271,7 @@ static int add_id(void *arg, const char *id)
 		}
 		m->nref++;
 		struct hwc__mexpr *sub = r->expr; /* m->ref may move while resolving */
-		rs->depth++;
+		rs->chain[rs->depth++] = ref->name;
 		err = resolve_expr(rs, sub);
 		rs->depth--;
 		return err;
@@ -413,7 +418,7 @@ static int add_metric(struct hwc_metrics *ms, const struct hwc__pe_record *rec, 
 	struct metric *m = &ms->m[ms->n];
 	*m = (struct metric){ .rec = rec, .over = -1, .value = NAN };
 	info_of(rec, &m->info);
-	struct resolve rs = { ms, m, 0 };
+	struct resolve rs = { .ms = ms, .m = m };
 	int err = hwc__mexpr_parse(m->info.expr, 0, &m->expr);
 	if (!err && m->info.threshold[0])
 		err = hwc__mexpr_parse(m->info.threshold, 0, &m->threshold);
@@ -421,6 +426,7 @@ static int add_metric(struct hwc_metrics *ms, const struct hwc__pe_record *rec, 
 		hwc__fail_append(" (metric %s)", m->info.name);
 	if (!err)
 		err = resolve_expr(&rs, m->expr);
+	rs.threshold = true;
 	if (!err && m->threshold)
 		err = resolve_expr(&rs, m->threshold);
 	if (!err)
