@@ -146,6 +146,34 @@ class HostAndListing(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn(f"unknown event '{name}'", r.stderr)
 
+    def test_libpfm4_wins_a_name_both_know(self):
+        # A tree whose model matches any x86 CPU, with one event named as a
+        # libpfm4 event of this CPU and one only it has.
+        r = hwc("list", "--pmu", "help", "--json")
+        pfm = [m["name"] for m in json.loads(r.stdout)["models"] if m["present"] and m["core"]]
+        if not pfm or not os.uname().machine.startswith("x86"):
+            self.skipTest("needs an x86 CPU that libpfm4 knows")
+        r = hwc("list", "--pmu", pfm[0], "--json")
+        plain = [e["name"] for e in json.loads(r.stdout)["events"]
+                 if hwc("list", "-v", e["name"]).returncode == 0]
+        if not plain:
+            self.skipTest(f"no event of {pfm[0]} resolves without a unit mask")
+        name = plain[0]
+        with tempfile.TemporaryDirectory() as tree:
+            os.makedirs(os.path.join(tree, "x86/fake"))
+            with open(os.path.join(tree, "x86/mapfile.csv"), "w") as f:
+                f.write("Family-model,Version,Filename,EventType\n")
+                f.write("[[:alnum:]]+-[[:alnum:]]+-[[:alnum:]]+-[[:alnum:]]+,v1,fake,core\n")
+            with open(os.path.join(tree, "x86/fake/events.json"), "w") as f:
+                json.dump([{"EventName": name, "EventCode": "0x77"},
+                           {"EventName": "FAKE_ONLY.EVENT", "EventCode": "0x78"}], f)
+            env = {"HWC_EVENTS_DIR": tree}
+            self.assertEqual(encoding(name, env)["origin"].split()[0], "libpfm4")
+            self.assertEqual(num(encoding("fake::" + name, env)["config"]), 0x77)
+            enc = encoding("FAKE_ONLY.EVENT", env)
+            self.assertEqual(num(enc["config"]), 0x78)
+            self.assertTrue(enc["origin"].startswith("JSON fake/events.json"), enc["origin"])
+
     def test_events_dir_option_wins(self):
         empty = tempfile.mkdtemp()
         try:
@@ -175,8 +203,10 @@ class StartUp(unittest.TestCase):
             log = os.path.join(d, "trace")
 
             def traced(event):
+                # LeakSanitizer cannot run under a tracer (a sanitized build)
+                env = dict(os.environ, HWC_EVENTS_DIR=TREE, ASAN_OPTIONS="detect_leaks=0")
                 r = run(["strace", "-f", "-o", log, "-e", "trace=%file", HWC, "stat", "-e",
-                         event, "true"], env=dict(os.environ, HWC_EVENTS_DIR=TREE))
+                         event, "true"], env=env)
                 with open(log) as f:
                     return r, f.read()
 

@@ -33,7 +33,7 @@ static const struct {
 	const char *summary;
 } commands[] = {
 	{"stat", cmd_stat, "count events for a command, process, thread or the whole system"},
-	{"list", cmd_list, "list the events this machine (or any libpfm4 model) knows"},
+	{"list", cmd_list, "list the events this machine (or any libpfm4 or JSON model) knows"},
 	{"report", cmd_report, "summarize a recording (hwc's or perf's): views, JSON, pprof, flame graphs"},
 	{"info", cmd_info, "describe this machine's counters, PMUs and permissions"},
 	{"record", cmd_record, "sample a command, process or the whole system into a perf.data file"},
