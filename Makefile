@@ -399,6 +399,7 @@ $(BUILD)/tests/pmu/pmc_%: tests/pmu/pmc_%.c tests/pmu/pmu.h tests/check.h $(PMC_
 $(BUILD)/tests/pmu/%: tests/pmu/%.c tests/pmu/pmu.h tests/check.h $(BUILD)/lib/libhwc.so
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(PMU_CFLAGS) -o $@ $< -L$(BUILD)/lib -lhwc -lpthread -lm $(RPATH)
+JSON_TEST_TREE := /usr/local/share/hwc-test/events
 pmu-tests: all $(PMU_BINS)
 	rm -rf $(PMU_SUITE) && mkdir -p $(PMU_SUITE)/pmu $(PMU_SUITE)/native $(PMU_SUITE)/src/tests
 	cp tests/pmu/run tests/pmu/lib $(wildcard tests/pmu/*.sh) $(PMU_SUITE)/
@@ -409,6 +410,9 @@ pmu-tests: all $(PMU_BINS)
 	cp -r $(BUILD)/workloads $(PMU_SUITE)/build/
 	cp $(BUILD)/bin/hwc $(PMU_SUITE)/build/bin/
 	cp -P $(BUILD)/lib/libhwc.so* $(PMU_SUITE)/build/lib/
+	# perf's arm64 JSON tables, for pmu/neoverse_n1_metrics.sh (when extracted)
+	if [ -d $(JSON_TEST_TREE)/arm64 ]; then mkdir -p $(PMU_SUITE)/events && \
+		cp -r $(JSON_TEST_TREE)/arm64 $(PMU_SUITE)/events/; fi
 check-pmu:
 	$(MAKE) ARCH=arm64 pmu-tests
 	scripts/pmu-vm --copy build-arm64/pmu-suite -- sh pmu-suite/run

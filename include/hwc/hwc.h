@@ -592,7 +592,7 @@ void hwc_metrics_compute(hwc_metrics *m, const double *counts, size_t n, double 
 			 double user_s, double sys_s);
 
 /* Metric I as last computed, times its ScaleUnit factor; NaN when an input
- * was not counted.  *OVER (may be NULL): 1 when its MetricThreshold holds
+ * was not counted or the formula divides by zero.  *OVER (may be NULL): 1 when its MetricThreshold holds
  * (perf shows it red), 0 when not, -1 without a threshold or its value. */
 double hwc_metrics_value(const hwc_metrics *m, size_t i, int *over);
 

@@ -389,7 +389,7 @@ static void metric_line(struct stat_report *r, const char *time, size_t row, siz
 		char prefix[64];
 		human_prefix(r, row, prefix, sizeof(prefix));
 		if (isnan(v))
-			fprintf(r->out, "%s%s%18s      %s", time, prefix, "<not counted>", m->name);
+			fprintf(r->out, "%s%s%18s      %s", time, prefix, "<no value>", m->name);
 		else
 			fprintf(r->out, "%s%s%'18.2f      %-26s", time, prefix, v, m->name);
 		if (m->unit[0] && !isnan(v))
