@@ -276,6 +276,10 @@ $(BUILD)/tests/symtab: tests/symtab.c tests/check.h src/symbol_internal.h $(BUIL
 $(BUILD)/tests/pmu_events: tests/pmu_events.c tests/check.h src/pmu_events.h $(BUILD)/lib/libhwc.a
 	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/lib/libhwc.a $(LDLIBS_HWC)
 
+# The metric expression engine: an internal of libhwc; json-c walks the tree.
+$(BUILD)/tests/metric_expr: tests/metric_expr.c tests/check.h src/metric_expr.h $(BUILD)/lib/libhwc.a
+	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/lib/libhwc.a $(LDLIBS_HWC) -ljson-c -lm
+
 # hwc stat's formatter, fed values this machine cannot produce (no PMU).
 STAT_PRINT := tools/hwc/stat_print.c tools/hwc/json.c
 $(BUILD)/tests/stat_print: tests/stat_print.c $(STAT_PRINT) tools/hwc/stat.h tools/hwc/json.h \
@@ -395,6 +399,7 @@ $(BUILD)/tests/pmu/pmc_%: tests/pmu/pmc_%.c tests/pmu/pmu.h tests/check.h $(PMC_
 $(BUILD)/tests/pmu/%: tests/pmu/%.c tests/pmu/pmu.h tests/check.h $(BUILD)/lib/libhwc.so
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(PMU_CFLAGS) -o $@ $< -L$(BUILD)/lib -lhwc -lpthread -lm $(RPATH)
+JSON_TEST_TREE := /usr/local/share/hwc-test/events
 pmu-tests: all $(PMU_BINS)
 	rm -rf $(PMU_SUITE) && mkdir -p $(PMU_SUITE)/pmu $(PMU_SUITE)/native $(PMU_SUITE)/src/tests
 	cp tests/pmu/run tests/pmu/lib $(wildcard tests/pmu/*.sh) $(PMU_SUITE)/
@@ -405,6 +410,9 @@ pmu-tests: all $(PMU_BINS)
 	cp -r $(BUILD)/workloads $(PMU_SUITE)/build/
 	cp $(BUILD)/bin/hwc $(PMU_SUITE)/build/bin/
 	cp -P $(BUILD)/lib/libhwc.so* $(PMU_SUITE)/build/lib/
+	# perf's arm64 JSON tables, for pmu/neoverse_n1_metrics.sh (when extracted)
+	if [ -d $(JSON_TEST_TREE)/arm64 ]; then mkdir -p $(PMU_SUITE)/events && \
+		cp -r $(JSON_TEST_TREE)/arm64 $(PMU_SUITE)/events/; fi
 check-pmu:
 	$(MAKE) ARCH=arm64 pmu-tests
 	scripts/pmu-vm --copy build-arm64/pmu-suite -- sh pmu-suite/run

@@ -567,6 +567,58 @@ struct hwc_user_reads {
  * (rdpmc) on the calling thread and reading their mmap pages. */
 int hwc_user_reads(struct hwc_user_reads *out);
 
+/* ------------------------------------------------------------ metrics */
+
+/* A metric of perf's JSON tables (see hwc_set_events_dir()): a formula in
+ * perf's metric expression language over event counts. */
+struct hwc_metric_info {
+	const char *name;      /* MetricName: "tma_frontend_bound", "ipc" */
+	const char *groups;    /* MetricGroup, ';'-separated: "TopdownL1;tma_L1_group"; "" */
+	const char *desc;      /* BriefDescription; "" */
+	const char *expr;      /* MetricExpr */
+	const char *threshold; /* MetricThreshold; "" for none */
+	const char *unit;      /* ScaleUnit's unit: "%", "percent of slots"; "" */
+	double scale;          /* ScaleUnit's factor, 1 without one */
+};
+
+/* Call FN for every metric of MODEL's table (a JSON model directory as
+ * hwc_json_models_walk() names it; NULL: this CPU's), in file order; stops
+ * at FN's non-zero result.  -ENOENT with detail when there is no table. */
+int hwc_metrics_walk(const char *model, int (*fn)(const struct hwc_metric_info *m, void *arg),
+		     void *arg);
+
+typedef struct hwc_metrics hwc_metrics;
+
+enum {
+	HWC_METRICS_NO_GROUP = 1 << 0,    /* never group a metric's events */
+	HWC_METRICS_SYSTEM_WIDE = 1 << 1, /* every online CPU is counted (#core_wide) */
+};
+
+/* Select NAMES (a comma list of metric names and MetricGroup names, any
+ * case, as perf stat -M takes them) from this CPU's table and append the
+ * events they need to LIST: a metric's core events in one group unless its
+ * MetricConstraint (NO_GROUP_EVENTS, _NMI with the NMI watchdog on, _SMT
+ * with SMT on) or FLAGS say not; metrics it refers to resolved; tool events
+ * (duration_time, user_time, system_time) come from hwc_metrics_compute().
+ * -EINVAL with detail for an unknown name, an expression that does not
+ * parse, or an event this CPU's PMUs lack (named). */
+int hwc_metrics_new(hwc_metrics **out, const char *names, unsigned flags, hwc_evlist *list);
+void hwc_metrics_free(hwc_metrics *m);
+
+size_t hwc_metrics_count(const hwc_metrics *m);
+const struct hwc_metric_info *hwc_metrics_info(const hwc_metrics *m, size_t i);
+
+/* Evaluate every metric from COUNTS[e], the scaled count of event e of the
+ * list given to hwc_metrics_new() (NaN for one not counted; N its size),
+ * over SECONDS of wall time, USER_S and SYS_S of CPU time (NaN: unknown). */
+void hwc_metrics_compute(hwc_metrics *m, const double *counts, size_t n, double seconds,
+			 double user_s, double sys_s);
+
+/* Metric I as last computed, times its ScaleUnit factor; NaN when an input
+ * was not counted or the formula divides by zero.  *OVER (may be NULL): 1 when its MetricThreshold holds
+ * (perf shows it red), 0 when not, -1 without a threshold or its value. */
+double hwc_metrics_value(const hwc_metrics *m, size_t i, int *over);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,6 +3,7 @@
 #include "hwc.h"
 #include "json.h"
 
+#include <fnmatch.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: hwc list [-v] [--json] [--pmu NAME] [PATTERN]\n"
+		"       hwc list --metrics [-v] [--json] [PATTERN]\n"
 		"       hwc list -v SPEC\n"
 		"       hwc list --pmu help\n"
 		"\n"
@@ -30,6 +32,8 @@ static void usage(FILE *f)
 		"                 config2, exclude bits), its origin and every modifier; with\n"
 		"                 a SPEC that resolves (cycles:u, skl::INST_RETIRED:ANY_P),\n"
 		"                 show what that spec would open\n"
+		"  --metrics      the metrics of perf's JSON tables for this CPU (hwc stat -M),\n"
+		"                 with their groups; -v adds each formula and threshold\n"
 		"  --json         machine-readable output (schema hwc-list/1; see hwc-list(1))\n"
 		"  -h, --help     this help\n");
 }
@@ -37,7 +41,7 @@ static void usage(FILE *f)
 struct opts {
 	const char *pmu;
 	const char *pattern;
-	bool verbose, json;
+	bool verbose, json, metrics;
 };
 
 /* ------------------------------------------------------------- helpers */
@@ -514,6 +518,92 @@ static int pmu_help(const struct opts *o)
 	return 0;
 }
 
+/* ------------------------------------------------------------- --metrics */
+
+struct mctx {
+	const struct opts *o;
+	struct json *j;
+	size_t shown;
+};
+
+/* PATTERN (a glob, or a substring without glob characters, any case)
+ * against the metric's name or one of its groups. */
+static bool metric_matches(const char *pattern, const struct hwc_metric_info *m)
+{
+	if (!pattern)
+		return true;
+	if (!strpbrk(pattern, "*?["))
+		return strcasestr(m->name, pattern) || strcasestr(m->groups, pattern);
+	if (!fnmatch(pattern, m->name, FNM_CASEFOLD))
+		return true;
+	char *groups = strdup(m->groups), *save = NULL;
+	bool yes = false;
+	for (char *g = groups ? strtok_r(groups, ";", &save) : NULL; g && !yes;
+	     g = strtok_r(NULL, ";", &save))
+		yes = !fnmatch(pattern, g, FNM_CASEFOLD);
+	free(groups);
+	return yes;
+}
+
+static int one_metric(const struct hwc_metric_info *m, void *arg)
+{
+	struct mctx *mc = arg;
+	if (!metric_matches(mc->o->pattern, m))
+		return 0;
+	mc->shown++;
+	if (mc->j) {
+		json_object(mc->j, NULL);
+		json_string(mc->j, "name", m->name);
+		json_string(mc->j, "groups", m->groups);
+		json_string(mc->j, "desc", m->desc);
+		json_string(mc->j, "expr", m->expr);
+		json_string(mc->j, "threshold", m->threshold);
+		json_string(mc->j, "unit", m->unit);
+		json_double(mc->j, "scale", m->scale);
+		json_object_end(mc->j);
+		return 0;
+	}
+	printf("%-40s [%s]\n", m->name, m->groups[0] ? m->groups : "no group");
+	if (m->desc[0])
+		printf("    %s\n", m->desc);
+	if (mc->o->verbose) {
+		printf("    expr: %s\n", m->expr);
+		if (m->threshold[0])
+			printf("    threshold: %s\n", m->threshold);
+		if (m->unit[0])
+			printf("    unit: %g %s\n", m->scale, m->unit);
+	}
+	return 0;
+}
+
+static int list_metrics(const struct opts *o)
+{
+	struct json j;
+	struct mctx mc = {o, o->json ? &j : NULL, 0};
+	if (o->json) {
+		json_init(&j, stdout);
+		json_object(&j, NULL);
+		json_string(&j, "schema", "hwc-list/1");
+		json_string(&j, "pattern", o->pattern);
+		json_array(&j, "metrics");
+	}
+	int err = hwc_metrics_walk(NULL, one_metric, &mc);
+	if (o->json) {
+		json_array_end(&j);
+		json_object_end(&j);
+		json_end(&j);
+	}
+	if (err) {
+		fprintf(stderr, "hwc list: %s\n", hwc_errdetail());
+		return 1;
+	}
+	if (!mc.shown && o->pattern) {
+		fprintf(stderr, "hwc list: no metric matches '%s'\n", o->pattern);
+		return 1;
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------- main */
 
 int cmd_list(int argc, char **argv)
@@ -522,6 +612,7 @@ int cmd_list(int argc, char **argv)
 		{"pmu", required_argument, NULL, 'p'},
 		{"json", no_argument, NULL, 'j'},
 		{"verbose", no_argument, NULL, 'v'},
+		{"metrics", no_argument, NULL, 'M'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -534,6 +625,7 @@ int cmd_list(int argc, char **argv)
 		case 'p': o.pmu = optarg; break;
 		case 'j': o.json = true; break;
 		case 'v': o.verbose = true; break;
+		case 'M': o.metrics = true; break;
 		case 'h': usage(stdout); return 0;
 		default:
 			if (optopt == 'p')
@@ -558,6 +650,12 @@ int cmd_list(int argc, char **argv)
 		fprintf(stderr, "hwc list: --pmu needs a name (`hwc list --pmu help` lists them)\n");
 		return 2;
 	}
+	if (o.metrics && o.pmu) {
+		fprintf(stderr, "hwc list: --metrics lists this CPU's metrics: no --pmu\n");
+		return 2;
+	}
+	if (o.metrics)
+		return list_metrics(&o);
 	if (o.pmu && strcmp(o.pmu, "help") == 0)
 		return pmu_help(&o);
 

@@ -42,6 +42,8 @@ struct options {
 	const char *topology_opt; /* its name, for messages */
 	int cache_level;          /* --per-cache: 0 for the last level */
 	int big_num;              /* -B 1, --no-big-num 0, -1 unsaid */
+	const char *metrics;          /* -M */
+	bool topdown, metric_only, metric_no_group;
 	long interval_ms, repeat, interval_count, delay_ms, timeout_ms;
 	const char *sep, *output;
 };
@@ -57,6 +59,11 @@ static const char usage_text[] =
 	"                            (`hwc list` shows them); default: task-clock,\n"
 	"                            context-switches, cpu-migrations, page-faults, cycles,\n"
 	"                            instructions, branches, branch-misses\n"
+	"  -M, --metrics LIST        metrics or metric groups of perf's JSON tables for this\n"
+	"                            CPU (`hwc list --metrics`), comma-separated\n"
+	"      --topdown             the top-down level 1 metrics (TopdownL1; PipelineL1 on AMD)\n"
+	"      --metric-only         print the metrics, not the events they use\n"
+	"      --metric-no-group     never group the events of a metric\n"
 	"  -p, --pid PID             count an existing process, all its threads\n"
 	"  -t, --tid TID             count one existing thread\n"
 	"  -a, --all-cpus            count system-wide, on every online CPU\n"
@@ -112,9 +119,14 @@ static int parse_options(int argc, char **argv, struct options *o)
 	enum {
 		OPT_PER_THREAD = 256, OPT_PER_CORE, OPT_PER_CACHE, OPT_PER_DIE, OPT_PER_SOCKET,
 		OPT_PER_NODE, OPT_INTERVAL_COUNT, OPT_TIMEOUT, OPT_NO_BIG_NUM, OPT_HYBRID_MERGE, OPT_REGIONS,
+		OPT_TOPDOWN, OPT_METRIC_ONLY, OPT_METRIC_NO_GROUP,
 	};
 	static const struct option longopts[] = {
 		{"event", required_argument, NULL, 'e'},
+		{"metrics", required_argument, NULL, 'M'},
+		{"topdown", no_argument, NULL, OPT_TOPDOWN},
+		{"metric-only", no_argument, NULL, OPT_METRIC_ONLY},
+		{"metric-no-group", no_argument, NULL, OPT_METRIC_NO_GROUP},
 		CLI_TARGET_LONGOPTS,
 		{"no-aggr", no_argument, NULL, 'A'},
 		{"per-thread", no_argument, NULL, OPT_PER_THREAD},
@@ -141,7 +153,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	int c, rc;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:e:AI:r:x:jo:hD:B" CLI_TARGET_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:e:M:AI:r:x:jo:hD:B" CLI_TARGET_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (!cli_add_spec(&o->specs, &o->nspecs, optarg))
@@ -158,6 +170,14 @@ static int parse_options(int argc, char **argv, struct options *o)
 			g[o->ncgroups++] = (struct cgroup_opt){optarg, o->nspecs};
 			break;
 		}
+		case 'M':
+			if (o->metrics)
+				return usage_error("%s", "give -M once, with a comma list");
+			o->metrics = optarg;
+			break;
+		case OPT_TOPDOWN: o->topdown = true; break;
+		case OPT_METRIC_ONLY: o->metric_only = true; break;
+		case OPT_METRIC_NO_GROUP: o->metric_no_group = true; break;
 		case 'A': o->per_cpu = true; break;
 		case OPT_PER_THREAD: o->per_thread = true; break;
 		case OPT_REGIONS: o->regions = true; break;
@@ -270,6 +290,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 		return usage_error("%s", "-r repeats a command; give one");
 	if (o->repeat && o->interval_ms)
 		return usage_error("%s", "-r and -I cannot be combined");
+	if (o->metrics && o->topdown)
+		return usage_error("%s", "-M and --topdown cannot be combined");
+	if ((o->metric_only || o->metric_no_group) && !o->metrics && !o->topdown)
+		return usage_error("%s", "--metric-only and --metric-no-group need -M or --topdown");
 	if (o->sep && o->json)
 		return usage_error("%s", "-x (CSV) and --json cannot be combined");
 	if (o->regions && (!o->t.argv || system || o->repeat || o->interval_ms))
@@ -735,6 +759,8 @@ static int describe(struct stat_run *s, hwc_counters *c)
 	struct stat_report *r = &s->rep;
 	size_t nlist = hwc_evlist_size(s->list);
 	s->map = calloc(nlist, sizeof(*s->map));
+	r->evlist_of = s->map;
+	r->nlist = nlist;
 	r->ev = calloc(nlist, sizeof(*r->ev));
 	r->skipped = calloc(nlist, sizeof(*r->skipped));
 	r->skip_reason = calloc(nlist, sizeof(*r->skip_reason));
@@ -946,6 +972,7 @@ static void free_run(struct stat_run *s)
 	for (size_t i = 0; i < s->nmerged; i++)
 		free(s->merged[i]);
 	free(s->merged);
+	hwc_metrics_free(r->metrics);
 	hwc_evlist_free(s->list);
 }
 
@@ -986,6 +1013,32 @@ static int apply_cgroups(hwc_evlist *list, const char *arg, size_t *given)
 				return -1;
 	}
 	return 0;
+}
+
+/* -M LIST or --topdown: the metrics, and the events they need appended. */
+static int add_metrics(struct stat_run *s, const struct options *o)
+{
+	unsigned flags = (o->metric_no_group ? HWC_METRICS_NO_GROUP : 0) |
+			 (o->t.all_cpus && !o->t.cpus ? HWC_METRICS_SYSTEM_WIDE : 0);
+	int err;
+	s->rep.metric_only = o->metric_only;
+	if (o->metrics) {
+		err = hwc_metrics_new(&s->rep.metrics, o->metrics, flags, s->list);
+	} else {
+		/* Intel's TMA level 1, else AMD's pipeline utilization */
+		static const char *const groups[] = { "TopdownL1", "PipelineL1" };
+		err = -EINVAL;
+		for (size_t i = 0; i < 2 && err == -EINVAL; i++)
+			err = hwc_metrics_new(&s->rep.metrics, groups[i], flags, s->list);
+		if (err == -EINVAL && strstr(hwc_errdetail(), "no metric or metric group")) {
+			fprintf(stderr, "hwc stat: --topdown: this CPU's metrics have no top-down group "
+					"(TopdownL1 or PipelineL1); `hwc list --metrics` lists its metrics\n");
+			return -1;
+		}
+	}
+	if (err)
+		fprintf(stderr, "hwc stat: %s\n", hwc_errdetail());
+	return err ? -1 : 0;
 }
 
 int cmd_stat(int argc, char **argv)
@@ -1030,7 +1083,13 @@ int cmd_stat(int argc, char **argv)
 		fprintf(stderr, "hwc stat: %s\n", hwc_errdetail());
 		goto out;
 	}
-	if (!o.nspecs) {
+	if (o.metrics || o.topdown) {
+		if (add_metrics(&s, &o))
+			goto out;
+		/* Metrics alone show what they could not count as not counted. */
+		if (!o.nspecs)
+			t->flags |= HWC_SKIP_UNSUPPORTED;
+	} else if (!o.nspecs) {
 		/* Only the default set may leave out what this machine lacks. */
 		t->flags |= HWC_SKIP_UNSUPPORTED;
 		if (hwc_evlist_add(s.list, STAT_DEFAULT_EVENTS)) {

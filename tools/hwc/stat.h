@@ -85,6 +85,10 @@ struct stat_report {
 	const char **notes;        /* lines also printed to stderr */
 	size_t nnotes;
 	const char **skipped, **skip_reason; /* default events the machine lacks */
+	hwc_metrics *metrics;      /* -M, --topdown: computed from the evlist's counts */
+	const size_t *evlist_of;   /* report event -> evlist index, for the metrics */
+	size_t nlist;              /* events in the evlist */
+	bool metric_only;          /* --metric-only: no event rows */
 	size_t nskipped;
 
 	/* Filled by stat_report_add_run(). */

@@ -415,6 +415,148 @@ static void json_begin(struct stat_report *r)
 		json_array(j, "intervals");
 }
 
+/* ------------------------------------------------------------ -M metrics */
+
+/* Compute the metrics of ROW from the values V of one sample, or (V NULL)
+ * from the totals: an event that never ran (or was skipped) is NaN, never
+ * a 0. */
+/* The counts of group G (its rows summed): from V, one sample, or from
+ * the totals' cells (their mean over -r runs) when V is NULL. */
+static void group_counts(const struct stat_report *r, size_t g, const struct hwc_value *v,
+			 double *count, struct hwc_value *sum)
+{
+	const struct stat_group *grp = &r->groups[g];
+	for (size_t e = 0; e < r->nev; e++) {
+		memset(&sum[e], 0, sizeof(sum[e]));
+		count[e] = 0;
+		for (size_t i = 0; i < grp->nrows; i++) {
+			const struct stat_cell *cell = &r->cells[SLOT(r, grp->row[i], e)];
+			stat_add_values(&sum[e], v ? &v[SLOT(r, grp->row[i], e)] : &cell->sum, 1);
+			count[e] += v ? (double)v[SLOT(r, grp->row[i], e)].scaled : cell->mean;
+		}
+	}
+}
+
+/* Evaluate the metrics on COUNT (per event; SUM says which ran); TIMES:
+ * user and system time are known (the totals). */
+static void compute_metrics(struct stat_report *r, const double *count,
+			    const struct hwc_value *sum, bool times, double seconds)
+{
+	double *c = malloc((r->nlist + 1) * sizeof(*c));
+	if (!c)
+		return;
+	for (size_t k = 0; k < r->nlist; k++)
+		c[k] = NAN;
+	for (size_t e = 0; e < r->nev; e++)
+		if (sum[e].running)
+			c[r->evlist_of[e]] = count[e];
+	times = times && r->rusage_runs;
+	hwc_metrics_compute(r->metrics, c, r->nlist, seconds,
+			    times ? r->user_s / (double)r->rusage_runs : NAN,
+			    times ? r->sys_s / (double)r->rusage_runs : NAN);
+	free(c);
+}
+
+static void metric_line(struct stat_report *r, const char *time, size_t g, size_t i)
+{
+	size_t row = r->groups[g].row[0];
+	const struct hwc_metric_info *m = hwc_metrics_info(r->metrics, i);
+	int over;
+	double v = hwc_metrics_value(r->metrics, i, &over);
+	char buf[64];
+	switch (r->format) {
+	case STAT_HUMAN: {
+		char prefix[64];
+		human_prefix(r, stat_aggr_topology(r->aggr) ? g : row, prefix, sizeof(prefix));
+		if (isnan(v))
+			fprintf(r->out, "%s%s%18s      %s", time, prefix, "<no value>", m->name);
+		else
+			fprintf(r->out, "%s%s%'18.2f      %-26s", time, prefix, v, m->name);
+		if (m->unit[0] && !isnan(v))
+			fprintf(r->out, " # %s", m->unit);
+		if (over == 1)
+			fputs("  (over threshold)", r->out);
+		fputc('\n', r->out);
+		break;
+	}
+	case STAT_CSV:
+		if (time[0])
+			csv_field(r, time, false);
+		if (stat_aggr_topology(r->aggr)) {
+			csv_field(r, r->groups[g].id, false);
+			snprintf(buf, sizeof(buf), "%zu", r->groups[g].nrows);
+			csv_field(r, buf, false);
+		} else if (r->aggr == STAT_PER_CPU) {
+			snprintf(buf, sizeof(buf), "%d", r->rows[row].cpu);
+			csv_field(r, buf, false);
+		} else if (r->aggr == STAT_PER_THREAD) {
+			snprintf(buf, sizeof(buf), "%d", (int)r->rows[row].tid);
+			csv_field(r, buf, false);
+			csv_field(r, r->rows[row].comm, false);
+		}
+		buf[0] = '\0';
+		if (!isnan(v))
+			snprintf(buf, sizeof(buf), "%.6f", v);
+		csv_field(r, buf, false);
+		csv_field(r, m->unit, false);
+		csv_field(r, m->name, false);
+		csv_field(r, "metric", false);
+		csv_field(r, over < 0 ? "" : over ? "over" : "within", true);
+		break;
+	case STAT_JSON: {
+		struct json *j = &r->json;
+		json_object(j, NULL);
+		json_string(j, "metric", m->name);
+		if (r->aggr == STAT_PER_CPU)
+			json_int(j, "cpu", r->rows[row].cpu);
+		if (stat_aggr_topology(r->aggr)) {
+			json_string(j, topo_column[r->aggr].key, r->groups[g].id);
+			json_uint(j, "aggregate_number", r->groups[g].nrows);
+		}
+		if (r->aggr == STAT_PER_THREAD) {
+			json_int(j, "tid", r->rows[row].tid);
+			json_string(j, "comm", r->rows[row].comm);
+		}
+		if (isnan(v))
+			json_null(j, "value");
+		else
+			json_double(j, "value", v);
+		json_string(j, "unit", m->unit);
+		if (over < 0)
+			json_null(j, "over_threshold");
+		else
+			json_bool(j, "over_threshold", over);
+		json_object_end(j);
+		break;
+	}
+	}
+}
+
+static void metric_lines(struct stat_report *r, const char *time, size_t g)
+{
+	for (size_t i = 0; r->metrics && i < hwc_metrics_count(r->metrics); i++)
+		metric_line(r, time, g, i);
+}
+
+/* JSON: every row's (or aggregate's) metrics as the array "metrics" (V as
+ * in group_counts). */
+static void json_metrics(struct stat_report *r, const struct hwc_value *v, double seconds)
+{
+	double *count = calloc(r->nev ? r->nev : 1, sizeof(*count));
+	struct hwc_value *sum = calloc(r->nev ? r->nev : 1, sizeof(*sum));
+	if (r->metrics && count && sum) {
+		json_array(&r->json, "metrics");
+		for (size_t g = 0; g < r->ngroups; g++) {
+			group_counts(r, g, v, count, sum);
+			compute_metrics(r, count, sum, !v, seconds);
+			metric_lines(r, "", g);
+		}
+		json_array_end(&r->json);
+	}
+	free(sum);
+	free(count);
+}
+
 /* ------------------------------------------------------------ rows */
 
 static void print_line(struct stat_report *r, const char *time, const struct line *l)
@@ -462,7 +604,12 @@ static void print_sample(struct stat_report *r, const char *time, const struct h
 			struct line l = {.row = grp->row[0], .group = g, .ev = e, .sum = &sum[e],
 					 .members = members, .count = count[e], .exact = true};
 			l.metric = metric_of(r, e, count, seconds, &l.metric_value);
-			print_line(r, time, &l);
+			if (!r->metric_only || !r->metrics)
+				print_line(r, time, &l);
+		}
+		if (r->metrics && r->format != STAT_JSON) {
+			compute_metrics(r, count, sum, false, seconds);
+			metric_lines(r, time, g);
 		}
 	}
 	free(members);
@@ -501,6 +648,7 @@ void stat_report_interval(struct stat_report *r, double time, double duration,
 	print_sample(r, t, v, duration);
 	if (r->format == STAT_JSON) {
 		json_array_end(&r->json);
+		json_metrics(r, v, duration);
 		json_object_end(&r->json);
 	}
 	fflush(r->out);
@@ -581,7 +729,9 @@ static void print_totals(struct stat_report *r)
 	struct hwc_value *members = calloc(r->nrows ? r->nrows : 1, sizeof(*members));
 	const struct hwc_value **run_of = calloc(r->nev ? r->nev : 1, sizeof(*run_of));
 	size_t *stride = calloc(r->nev ? r->nev : 1, sizeof(*stride));
-	for (size_t g = 0; count && cell && runs && members && run_of && stride && g < r->ngroups; g++) {
+	struct hwc_value *sum = calloc(r->nev ? r->nev : 1, sizeof(*sum));
+	for (size_t g = 0; count && cell && runs && members && run_of && stride && sum && g < r->ngroups;
+	     g++) {
 		const struct stat_group *grp = &r->groups[g];
 		for (size_t e = 0; e < r->nev; e++) {
 			stride[e] = group_cell(r, g, e, &cell[e], runs + e * r->runs, &run_of[e]);
@@ -602,9 +752,17 @@ static void print_totals(struct stat_report *r)
 				l.run_stride = stride[e];
 			}
 			l.metric = metric_of(r, e, count, r->elapsed_mean, &l.metric_value);
-			print_line(r, "", &l);
+			if (!r->metric_only || !r->metrics)
+				print_line(r, "", &l);
+		}
+		if (r->metrics && r->format != STAT_JSON) {
+			for (size_t e = 0; e < r->nev; e++)
+				sum[e] = cell[e].sum;
+			compute_metrics(r, count, sum, true, r->elapsed_mean);
+			metric_lines(r, "", g);
 		}
 	}
+	free(sum);
 	free(stride);
 	free(run_of);
 	free(members);
@@ -671,6 +829,7 @@ void stat_report_end(struct stat_report *r)
 		json_array(j, "counters");
 		print_totals(r);
 		json_array_end(j);
+		json_metrics(r, NULL, r->elapsed_mean);
 		json_double(j, "elapsed_s", r->elapsed_mean);
 		if (r->repeat)
 			json_double(j, "elapsed_stddev_s", stddev(r->elapsed_m2, r->runs));

@@ -1,0 +1,597 @@
+/* Metrics of perf's JSON tables: choosing them by name or group as perf
+ * stat -M does, the events they need (metrics they refer to resolved, the
+ * #literals of this machine), their groups as MetricConstraint says, and
+ * their values from counts (metric_expr.c evaluates).  perf's
+ * tools/perf/util/metricgroup.c and stat-shadow.c are the reference. */
+#include "internal.h"
+#include "metric_expr.h"
+#include "pmu_events.h"
+
+#include <errno.h>
+#include <math.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#define MAX_DEPTH 32 /* metrics referring to metrics: deeper is a loop */
+#define TOOL ((size_t)-1)
+
+struct mevent {
+	char *id;            /* as the expression names it */
+	size_t first, n;     /* its events in the list; first TOOL: a tool event */
+};
+
+struct mref {
+	const struct hwc__pe_record *rec;
+	struct hwc__mexpr *expr;
+	double value;
+	int state; /* 0 not computed, 1 computing, 2 done */
+};
+
+struct metric {
+	struct hwc_metric_info info;
+	const struct hwc__pe_record *rec;
+	struct hwc__mexpr *expr, *threshold;
+	struct mevent *ev;
+	size_t nev, evcap;
+	struct mref *ref;
+	size_t nref, refcap;
+	double value; /* unscaled */
+	int over;
+};
+
+struct hwc_metrics {
+	const struct hwc__pe_table *t;
+	struct metric *m;
+	size_t n, cap;
+	unsigned flags;
+	/* while computing */
+	const double *counts;
+	size_t ncounts;
+	double seconds, user_s, sys_s;
+	struct metric *cur;
+	bool in_threshold;
+};
+
+/* ------------------------------------------------------------ the table's fields */
+
+static const char *field(const struct hwc__pe_record *r, const char *key)
+{
+	const char *v = hwc__pe_get(r, key);
+	return v ? v : "";
+}
+
+static void info_of(const struct hwc__pe_record *r, struct hwc_metric_info *out)
+{
+	out->name = r->name;
+	out->groups = field(r, "MetricGroup");
+	out->desc = field(r, "BriefDescription");
+	out->expr = field(r, "MetricExpr");
+	out->threshold = field(r, "MetricThreshold");
+	/* ScaleUnit "100%", "1percent of slots", "1MPKI": a factor, a unit */
+	const char *su = field(r, "ScaleUnit");
+	char *end;
+	out->scale = strtod(su, &end);
+	if (end == su)
+		out->scale = 1;
+	while (*end == ' ')
+		end++;
+	out->unit = end;
+}
+
+/* perf's match_metric: "all", or one of the ';'-separated LIST, any case. */
+static bool matches(const char *list, const char *sought)
+{
+	if (!strcasecmp(sought, "all"))
+		return true;
+	size_t len = strlen(sought);
+	for (const char *p = list; *p;) {
+		size_t n = strcspn(p, ";");
+		if (n == len && !strncasecmp(p, sought, len))
+			return true;
+		p += n + (p[n] == ';');
+	}
+	return false;
+}
+
+/* ------------------------------------------------------------ this machine */
+
+static double count_distinct(const char *file)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+	char **seen = calloc(n > 0 ? (size_t)n : 1, sizeof(*seen));
+	size_t nseen = 0;
+	if (!seen)
+		return NAN;
+	for (long cpu = 0; cpu < n; cpu++) {
+		char path[256], buf[256];
+		snprintf(path, sizeof(path), "%s/devices/system/cpu/cpu%ld/topology/%s",
+			 hwc__sysfs_root(), cpu, file);
+		if (hwc__read_file(path, buf, sizeof(buf)))
+			continue; /* offline */
+		bool dup = false;
+		for (size_t i = 0; i < nseen && !dup; i++)
+			dup = !strcmp(seen[i], buf);
+		if (!dup && (seen[nseen] = strdup(buf)))
+			nseen++;
+	}
+	for (size_t i = 0; i < nseen; i++)
+		free(seen[i]);
+	free(seen);
+	return nseen ? (double)nseen : NAN;
+}
+
+static bool smt_on(void)
+{
+	char path[256];
+	long long v = 0;
+	snprintf(path, sizeof(path), "%s/devices/system/cpu/smt/active", hwc__sysfs_root());
+	return !hwc__read_int_file(path, &v) && v;
+}
+
+/* The number of slots per cycle the core PMU gives in caps/slots. */
+static double slots(void)
+{
+	const char *pmu = hwc__core_pmu(NULL);
+	char path[512];
+	long long v;
+	if (!pmu)
+		return NAN;
+	snprintf(path, sizeof(path), "%s/bus/event_source/devices/%s/caps/slots", hwc__sysfs_root(),
+		 pmu);
+	return hwc__read_int_file(path, &v) ? NAN : (double)v;
+}
+
+static double host_literal(void *arg, const char *name)
+{
+	const struct hwc_metrics *ms = arg;
+	if (!strcasecmp(name, "#smt_on"))
+		return smt_on();
+	if (!strcmp(name, "#num_cpus_online"))
+		return (double)sysconf(_SC_NPROCESSORS_ONLN);
+	if (!strcmp(name, "#num_cpus"))
+		return (double)sysconf(_SC_NPROCESSORS_CONF);
+	if (!strcmp(name, "#num_cores"))
+		return count_distinct("core_cpus_list");
+	if (!strcmp(name, "#num_packages"))
+		return count_distinct("package_cpus_list");
+	if (!strcmp(name, "#num_dies"))
+		return count_distinct("die_cpus_list");
+	if (!strcmp(name, "#slots"))
+		return slots();
+	if (!strcmp(name, "#core_wide")) /* perf's core_wide(): whole cores counted */
+		return (ms->flags & HWC_METRICS_SYSTEM_WIDE) != 0;
+	if (!strcmp(name, "#has_pmem")) {
+		char path[256];
+		snprintf(path, sizeof(path), "%s/firmware/acpi/tables/NFIT", hwc__sysfs_root());
+		return access(path, F_OK) == 0;
+	}
+	return NAN; /* #system_tsc_freq: not known here */
+}
+
+static bool is_tool(const char *id)
+{
+	return !strcmp(id, "duration_time") || !strcmp(id, "user_time") || !strcmp(id, "system_time");
+}
+
+/* The event spec of an expression's ID: its @s stand for the /s of
+ * PMU/TERMS/ ("cpu@EVENT,cmask=4@" is cpu/EVENT,cmask=4/). */
+static char *spec_of(const char *id)
+{
+	char *s = strdup(id);
+	char *first = s ? strchr(s, '@') : NULL;
+	if (first) {
+		*first = '/';
+		char *last = strrchr(s, '@');
+		if (last)
+			*last = '/';
+	}
+	return s;
+}
+
+static double host_has_event(void *arg, const char *id)
+{
+	(void)arg;
+	hwc_evlist *scratch;
+	char *spec = spec_of(id);
+	double yes = 0;
+	if (spec && !hwc_evlist_new(&scratch)) {
+		yes = hwc_evlist_add(scratch, spec) == 0;
+		hwc_evlist_free(scratch);
+	}
+	free(spec);
+	hwc__clear_error();
+	return yes;
+}
+
+/* perf's strcmp_cpuid_str: ID, a regular expression, matches all of this
+ * CPU's identifier. */
+static double host_cpuid(void *arg, const char *id)
+{
+	(void)arg;
+	char cpuid[128], pattern[512];
+	regex_t re;
+	if (!hwc__pe_host_cpuid(cpuid, sizeof(cpuid)))
+		return 0;
+	snprintf(pattern, sizeof(pattern), "^(%s)$", id);
+	if (regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB | REG_ICASE))
+		return !strcasecmp(id, cpuid);
+	double yes = regexec(&re, cpuid, 0, NULL, 0) == 0;
+	regfree(&re);
+	return yes;
+}
+
+static double value_of(void *arg, const char *id, bool source_count);
+
+static struct hwc__mexpr_env env_of(struct hwc_metrics *ms)
+{
+	return (struct hwc__mexpr_env){ value_of, host_literal, host_has_event, host_cpuid, ms };
+}
+
+/* ------------------------------------------------------------ resolving */
+
+struct resolve {
+	struct hwc_metrics *ms;
+	struct metric *m;
+	bool threshold;                        /* resolving the root's threshold */
+	int depth;
+	const char *chain[MAX_DEPTH];          /* the metrics being resolved */
+};
+
+static int resolve_expr(struct resolve *rs, const struct hwc__mexpr *e);
+
+static int add_id(void *arg, const char *id)
+{
+	struct resolve *rs = arg;
+	struct metric *m = rs->m;
+	if (rs->threshold && !rs->depth && !strcasecmp(id, m->info.name))
+		return 0; /* a threshold names its own metric */
+	const struct hwc__pe_record *ref = hwc__pe_find(rs->ms->t, id, true);
+	if (ref) {
+		bool loop = rs->depth >= MAX_DEPTH - 1 || !strcasecmp(ref->name, m->info.name);
+		for (int i = 0; i < rs->depth && !loop; i++)
+			loop = !strcasecmp(rs->chain[i], ref->name);
+		if (loop)
+			return hwc__fail(-EINVAL, "metric %s: the metrics it refers to refer back to "
+					 "themselves (through %s)", m->info.name, ref->name);
+		for (size_t i = 0; i < m->nref; i++)
+			if (m->ref[i].rec == ref)
+				return 0;
+		if (hwc__reserve(&m->ref, &m->refcap, m->nref + 1, sizeof(*m->ref)))
+			return -ENOMEM;
+		struct mref *r = &m->ref[m->nref];
+		*r = (struct mref){ .rec = ref };
+		int err = hwc__mexpr_parse(field(ref, "MetricExpr"), 0, &r->expr);
+		if (err) {
+			hwc__fail_append(" (in metric %s, which %s refers to)", ref->name, m->info.name);
+			return err;
+		}
+		m->nref++;
+		struct hwc__mexpr *sub = r->expr; /* m->ref may move while resolving */
+		rs->chain[rs->depth++] = ref->name;
+		err = resolve_expr(rs, sub);
+		rs->depth--;
+		return err;
+	}
+	for (size_t i = 0; i < m->nev; i++)
+		if (!strcmp(m->ev[i].id, id))
+			return 0;
+	if (hwc__reserve(&m->ev, &m->evcap, m->nev + 1, sizeof(*m->ev)))
+		return -ENOMEM;
+	if (!(m->ev[m->nev].id = strdup(id)))
+		return hwc__fail(-ENOMEM, "out of memory");
+	m->ev[m->nev++].first = TOOL;
+	return 0;
+}
+
+static int resolve_expr(struct resolve *rs, const struct hwc__mexpr *e)
+{
+	struct hwc__mexpr_env env = env_of(rs->ms);
+	return hwc__mexpr_ids(e, &env, add_id, rs);
+}
+
+/* Does the metric's MetricConstraint (or the group it was asked by) let its
+ * events share a group? */
+static bool may_group(const struct hwc_metrics *ms, const struct metric *m, const char *asked)
+{
+	if (ms->flags & HWC_METRICS_NO_GROUP)
+		return false;
+	if (matches(field(m->rec, "MetricgroupNoGroup"), asked) && strcasecmp(asked, "all"))
+		return false;
+	const char *c = field(m->rec, "MetricConstraint");
+	if (!strcmp(c, "NO_GROUP_EVENTS"))
+		return false;
+	if (!strcmp(c, "NO_GROUP_EVENTS_NMI")) {
+		long long wd = 0;
+		return hwc__read_int_file("/proc/sys/kernel/nmi_watchdog", &wd) || !wd;
+	}
+	if (!strcmp(c, "NO_GROUP_EVENTS_SMT"))
+		return !smt_on();
+	return true;
+}
+
+/* Append M's events to LIST: each checked alone first, so that an event
+ * this machine lacks is named; then the core ones as one group. */
+static int add_events(struct hwc_metrics *ms, struct metric *m, const char *asked, hwc_evlist *list)
+{
+	hwc_evlist *scratch;
+	int err = hwc_evlist_new(&scratch);
+	if (err)
+		return err;
+	bool *core = calloc(m->nev + 1, sizeof(*core));
+	char *group = NULL;
+	size_t ncore = 0, glen = 0;
+	if (!core) {
+		err = hwc__fail(-ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < m->nev && !err; i++) {
+		if (is_tool(m->ev[i].id))
+			continue;
+		char *spec = spec_of(m->ev[i].id);
+		size_t before = hwc_evlist_size(scratch);
+		if (!spec) {
+			err = hwc__fail(-ENOMEM, "out of memory");
+			break;
+		}
+		err = hwc_evlist_add(scratch, spec);
+		if (err) {
+			char detail[512];
+			snprintf(detail, sizeof(detail), "%s", hwc_errdetail());
+			err = hwc__fail(err, "metric %s needs the event %s, which this machine lacks: %s",
+					m->info.name, m->ev[i].id, detail);
+			free(spec);
+			break;
+		}
+		size_t n = hwc_evlist_size(scratch) - before;
+		core[i] = n == 1 && hwc__is_core_hw(&hwc_evlist_event(scratch, before)->attr);
+		ncore += core[i];
+		m->ev[i].n = n;
+		free(spec);
+	}
+	bool grouped = !err && ncore > 1 && may_group(ms, m, asked);
+	if (grouped) { /* the core events as one group, then the others alone */
+		for (size_t i = 0; i < m->nev && !err; i++) {
+			if (!core[i])
+				continue;
+			char *spec = spec_of(m->ev[i].id);
+			size_t len = spec ? strlen(spec) : 0;
+			char *g = spec ? realloc(group, glen + len + 3) : NULL;
+			if (!g) {
+				free(spec);
+				err = hwc__fail(-ENOMEM, "out of memory");
+				break;
+			}
+			group = g;
+			group[glen] = glen ? ',' : '{';
+			memcpy(group + glen + 1, spec, len + 1);
+			glen += len + 1;
+			free(spec);
+		}
+		size_t base = hwc_evlist_size(list), k = 0;
+		if (!err) {
+			strcpy(group + glen, "}");
+			err = hwc_evlist_add(list, group);
+		}
+		for (size_t i = 0; i < m->nev && !err; i++)
+			if (core[i])
+				m->ev[i].first = base + k++;
+	}
+	for (size_t i = 0; i < m->nev && !err; i++) {
+		if (is_tool(m->ev[i].id) || (grouped && core[i]))
+			continue;
+		char *spec = spec_of(m->ev[i].id);
+		m->ev[i].first = hwc_evlist_size(list);
+		err = spec ? hwc_evlist_add(list, spec) : hwc__fail(-ENOMEM, "out of memory");
+		free(spec);
+	}
+out:
+	free(group);
+	free(core);
+	hwc_evlist_free(scratch);
+	return err;
+}
+
+static void metric_fini(struct metric *m)
+{
+	hwc__mexpr_free(m->expr);
+	hwc__mexpr_free(m->threshold);
+	for (size_t i = 0; i < m->nev; i++)
+		free(m->ev[i].id);
+	free(m->ev);
+	for (size_t i = 0; i < m->nref; i++)
+		hwc__mexpr_free(m->ref[i].expr);
+	free(m->ref);
+}
+
+static int add_metric(struct hwc_metrics *ms, const struct hwc__pe_record *rec, const char *asked,
+		      hwc_evlist *list)
+{
+	for (size_t i = 0; i < ms->n; i++)
+		if (ms->m[i].rec == rec)
+			return 0;
+	if (hwc__reserve(&ms->m, &ms->cap, ms->n + 1, sizeof(*ms->m)))
+		return -ENOMEM;
+	struct metric *m = &ms->m[ms->n];
+	*m = (struct metric){ .rec = rec, .over = -1, .value = NAN };
+	info_of(rec, &m->info);
+	struct resolve rs = { .ms = ms, .m = m };
+	int err = hwc__mexpr_parse(m->info.expr, 0, &m->expr);
+	if (!err && m->info.threshold[0])
+		err = hwc__mexpr_parse(m->info.threshold, 0, &m->threshold);
+	if (err)
+		hwc__fail_append(" (metric %s)", m->info.name);
+	if (!err)
+		err = resolve_expr(&rs, m->expr);
+	rs.threshold = true;
+	if (!err && m->threshold)
+		err = resolve_expr(&rs, m->threshold);
+	if (!err)
+		err = add_events(ms, m, asked, list);
+	if (err) {
+		metric_fini(m);
+		return err;
+	}
+	ms->n++;
+	return 0;
+}
+
+HWC_EXPORT int hwc_metrics_new(hwc_metrics **out, const char *names, unsigned flags,
+			       hwc_evlist *list)
+{
+	hwc__clear_error();
+	*out = NULL;
+	struct hwc_metrics *ms = calloc(1, sizeof(*ms));
+	char *copy = strdup(names);
+	int err = ms && copy ? 0 : hwc__fail(-ENOMEM, "out of memory");
+	if (!err)
+		ms->flags = flags;
+	if (!err && (err = hwc__pe_table(NULL, &ms->t)))
+		hwc__fail_append(" (metrics come from perf's JSON tables)");
+	char *save = NULL;
+	for (char *name = err ? NULL : strtok_r(copy, ",", &save); name && !err;
+	     name = strtok_r(NULL, ",", &save)) {
+		bool found = false;
+		for (size_t i = 0; i < ms->t->n && !err; i++) {
+			const struct hwc__pe_record *r = &ms->t->rec[i];
+			if (!r->metric || !hwc__pe_get(r, "MetricExpr"))
+				continue;
+			if (matches(r->name, name) || matches(field(r, "MetricGroup"), name)) {
+				found = true;
+				err = add_metric(ms, r, name, list);
+			}
+		}
+		if (!err && !found)
+			err = hwc__fail(-EINVAL, "no metric or metric group '%s' for this CPU (model %s): "
+					"`hwc list --metrics` lists them", name, ms->t->model);
+	}
+	if (!err && !ms->n)
+		err = hwc__fail(-EINVAL, "no metric named");
+	free(copy);
+	if (err) {
+		hwc_metrics_free(ms);
+		return err;
+	}
+	*out = ms;
+	return 0;
+}
+
+HWC_EXPORT void hwc_metrics_free(hwc_metrics *ms)
+{
+	if (!ms)
+		return;
+	for (size_t i = 0; i < ms->n; i++)
+		metric_fini(&ms->m[i]);
+	free(ms->m);
+	free(ms);
+}
+
+HWC_EXPORT size_t hwc_metrics_count(const hwc_metrics *ms)
+{
+	return ms->n;
+}
+
+HWC_EXPORT const struct hwc_metric_info *hwc_metrics_info(const hwc_metrics *ms, size_t i)
+{
+	return i < ms->n ? &ms->m[i].info : NULL;
+}
+
+/* ------------------------------------------------------------ values */
+
+static double value_of(void *arg, const char *id, bool source_count)
+{
+	struct hwc_metrics *ms = arg;
+	struct metric *m = ms->cur;
+	if (!strcasecmp(id, m->info.name) && ms->in_threshold)
+		return m->value;
+	for (size_t i = 0; i < m->nev; i++) {
+		struct mevent *e = &m->ev[i];
+		if (strcmp(e->id, id))
+			continue;
+		if (e->first == TOOL) {
+			if (source_count)
+				return 1;
+			/* perf's tool events: seconds of wall, user and system time */
+			return !strcmp(id, "duration_time") ? ms->seconds
+			       : !strcmp(id, "user_time")   ? ms->user_s
+							    : ms->sys_s;
+		}
+		if (source_count)
+			return (double)e->n;
+		double sum = 0;
+		for (size_t k = e->first; k < e->first + e->n; k++)
+			sum += k < ms->ncounts ? ms->counts[k] : NAN;
+		return sum;
+	}
+	for (size_t i = 0; i < m->nref; i++) {
+		struct mref *r = &m->ref[i];
+		if (strcasecmp(r->rec->name, id))
+			continue;
+		if (r->state == 0) {
+			struct hwc__mexpr_env env = env_of(ms);
+			r->state = 1;
+			if (hwc__mexpr_eval(r->expr, &env, &r->value))
+				r->value = NAN;
+			r->state = 2;
+		}
+		return r->state == 2 ? r->value : NAN;
+	}
+	return NAN;
+}
+
+HWC_EXPORT void hwc_metrics_compute(hwc_metrics *ms, const double *counts, size_t n,
+				    double seconds, double user_s, double sys_s)
+{
+	ms->counts = counts;
+	ms->ncounts = n;
+	ms->seconds = seconds;
+	ms->user_s = user_s;
+	ms->sys_s = sys_s;
+	struct hwc__mexpr_env env = env_of(ms);
+	for (size_t i = 0; i < ms->n; i++) {
+		struct metric *m = &ms->m[i];
+		ms->cur = m;
+		for (size_t k = 0; k < m->nref; k++)
+			m->ref[k].state = 0;
+		ms->in_threshold = false;
+		if (hwc__mexpr_eval(m->expr, &env, &m->value))
+			m->value = NAN;
+		double th = NAN;
+		ms->in_threshold = true;
+		if (m->threshold && !isnan(m->value) && hwc__mexpr_eval(m->threshold, &env, &th))
+			th = NAN;
+		m->over = isnan(th) ? -1 : fpclassify(th) != FP_ZERO;
+	}
+	hwc__clear_error();
+	ms->cur = NULL;
+	ms->counts = NULL;
+}
+
+HWC_EXPORT double hwc_metrics_value(const hwc_metrics *ms, size_t i, int *over)
+{
+	if (over)
+		*over = i < ms->n ? ms->m[i].over : -1;
+	return i < ms->n ? ms->m[i].value * ms->m[i].info.scale : NAN;
+}
+
+HWC_EXPORT int hwc_metrics_walk(const char *model,
+				int (*fn)(const struct hwc_metric_info *m, void *arg), void *arg)
+{
+	hwc__clear_error();
+	const struct hwc__pe_table *t;
+	int err = hwc__pe_table(model, &t);
+	if (err)
+		return err;
+	for (size_t i = 0; i < t->n; i++) {
+		if (!t->rec[i].metric || !hwc__pe_get(&t->rec[i], "MetricExpr"))
+			continue;
+		struct hwc_metric_info info;
+		info_of(&t->rec[i], &info);
+		if ((err = fn(&info, arg)))
+			return err;
+	}
+	return 0;
+}

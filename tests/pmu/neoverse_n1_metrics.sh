@@ -1,0 +1,55 @@
+#!/bin/sh
+# hwc stat -M on a real PMU (busybox sh, in scripts/pmu-vm --cpu
+# neoverse-n1): the metrics of perf's JSON tables for the Neoverse N1 whose
+# events QEMU's PMU counts, each checked twice: against the formula applied
+# to the counts hwc printed in the same run, and against the same formula
+# applied to perf stat's counts of those events (perf is the oracle; Debian
+# 12's perf 6.1 has no N1 metrics of its own, so perf stat -M cannot be).
+# Needs the arm64 JSON tree in $HWC_EVENTS_DIR (make pmu-tests stages it) and
+# json-c in the guest (libjson-c5 is not among pmu-vm's BASE_PACKAGES yet:
+# skipped without it).
+. "$(dirname "$0")/lib"
+
+[ -d "${HWC_EVENTS_DIR:-}/arm64" ] || { echo "skip: no arm64 JSON tree in HWC_EVENTS_DIR" >&2; exit 77; }
+midr=$(cat /sys/devices/system/cpu/cpu0/regs/identification/midr_el1)
+if [ "$((midr))" != "$((0x414fd0c1))" ]; then
+	echo "skip: the CPU is no Neoverse N1 (MIDR_EL1 $midr): boot with --cpu neoverse-n1" >&2
+	exit 77
+fi
+hwc list --metrics >"$tmp/list" 2>"$tmp/err" || {
+	grep -q json-c "$tmp/err" && { echo "skip: $(cat "$tmp/err")" >&2; exit 77; }
+	fail "hwc list --metrics: $(cat "$tmp/err")"; finish; }
+grep -q '^ipc  ' "$tmp/list" || fail "hwc list --metrics lacks ipc: $(head -5 "$tmp/list")"
+
+# metric, its two events, the factor: metric = factor * A / B
+for m in "ipc INST_RETIRED CPU_CYCLES 1" \
+	 "branch_mpki BR_MIS_PRED_RETIRED INST_RETIRED 1000" \
+	 "frontend_stalled_cycles STALL_FRONTEND CPU_CYCLES 100" \
+	 "backend_stalled_cycles STALL_BACKEND CPU_CYCLES 100" \
+	 "l1d_cache_miss_ratio L1D_CACHE_REFILL L1D_CACHE 1" \
+	 "branch_misprediction_ratio BR_MIS_PRED_RETIRED BR_RETIRED 1"; do
+	set -- $m
+	hwc stat -x, -M "$1" -- "$W" loop $N 2>"$tmp/hwc" >/dev/null || { fail "hwc stat -M $1: $(cat "$tmp/hwc")"; continue; }
+	perf stat -x, -e "$2,$3" -- "$W" loop $N 2>"$tmp/perf" >/dev/null
+	# hwc: the metric line (value,unit,name,metric,threshold) and its events
+	set -- "$@" $(awk -F, -v m="$1" -v a="$2" -v b="$3" '
+		$3 == m && $4 == "metric" { v = $1 }
+		$3 == a { x = $1 } $3 == b { y = $1 }
+		END { printf "%s %s %s", (v == "" ? "none" : v), x + 0, y + 0 }' "$tmp/hwc")
+	set -- "$@" $(awk -F, -v a="$2" -v b="$3" '$3 == a { x = $1 } $3 == b { y = $1 }
+		END { printf "%s %s", x + 0, y + 0 }' "$tmp/perf")
+	# $5 hwc's metric, $6 $7 hwc's counts, $8 $9 perf's counts
+	if [ "$5" = none ] || [ "$7" = 0 ] || [ "$9" = 0 ]; then
+		measured "$1: not counted by this PMU (hwc: $5 from $2 $6, $3 $7; perf: $8, $9)"
+		continue
+	fi
+	measured "$1: hwc stat -M $5 ($2 $6, $3 $7); perf stat -e: $2 $8, $3 $9"
+	awk -v v="$5" -v a="$6" -v b="$7" -v f="$4" 'BEGIN {
+		w = f * a / b; exit !(v - w <= 1e-6 * (w < 0 ? -w : w) + 1e-6 && w - v <= 1e-6 * (w < 0 ? -w : w) + 1e-6) }' ||
+		fail "$1 = $5, but $4 * $6 / $7 from its own counts"
+	# the other run, perf's (the kernel's share varies a little): within 1%
+	awk -v v="$5" -v a="$8" -v b="$9" -v f="$4" 'BEGIN {
+		w = f * a / b; d = v - w; if (d < 0) d = -d; exit !(d <= 0.01 * (w < 0 ? -w : w) + 1e-9) }' ||
+		fail "$1 = $5, but perf's counts give $4 * $8 / $9"
+done
+finish
