@@ -266,4 +266,4 @@ class ScriptFirefox(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    unittest.main(verbosity=2)

@@ -79,4 +79,4 @@ class SymbolVersions(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    unittest.main(verbosity=2)
