@@ -147,7 +147,7 @@ struct script {
 	struct rp_table procs;   /* struct thread_run keyed by pid: named once */
 };
 
-static void *xrealloc(void *p, size_t size)
+void *script_xrealloc(void *p, size_t size)
 {
 	void *q = realloc(p, size);
 	if (!q) {
@@ -430,7 +430,7 @@ static void chrome_sample(struct script *sc, const struct hwc_sample *s, const s
 	chrome_close(sc, r, d, now);
 	if (r->cap < n) {
 		r->cap = n;
-		r->open = xrealloc(r->open, n * sizeof(*r->open));
+		r->open = script_xrealloc(r->open, n * sizeof(*r->open));
 	}
 	for (; d < n; d++)
 		r->open[r->n++] = (struct open_frame){fr[n - 1 - d].loc, now};
@@ -537,7 +537,7 @@ static int flush(struct script *sc, uint64_t limit)
 	size_t len = 0, cap = 4096;
 	for (size_t i = k; i < sc->npend; i++)
 		cap += record_size(sc, &sc->pend[i]);
-	uint8_t *arena = xrealloc(NULL, cap);
+	uint8_t *arena = script_xrealloc(NULL, cap);
 	for (size_t i = k; i < sc->npend; i++) {
 		struct pending p = sc->pend[i];
 		size_t size = record_size(sc, &p);
@@ -566,11 +566,11 @@ static int buffer(struct script *sc, const struct hwc_perfdata_record *rec)
 	uint64_t time = s.sample_type & PERF_SAMPLE_TIME ? s.time : 0;
 	if (sc->npend == sc->cappend) {
 		sc->cappend = sc->cappend ? 2 * sc->cappend : 1024;
-		sc->pend = xrealloc(sc->pend, sc->cappend * sizeof(*sc->pend));
+		sc->pend = script_xrealloc(sc->pend, sc->cappend * sizeof(*sc->pend));
 	}
 	if (sc->arena_len + h->size > sc->arena_cap) {
 		sc->arena_cap = (sc->arena_len + h->size) * 2;
-		sc->arena = xrealloc(sc->arena, sc->arena_cap);
+		sc->arena = script_xrealloc(sc->arena, sc->arena_cap);
 	}
 	memcpy(sc->arena + sc->arena_len, h, h->size);
 	sc->pend[sc->npend++] = (struct pending){time, sc->seq++, sc->arena_len, rec->attr};

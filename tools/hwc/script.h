@@ -16,6 +16,9 @@ struct frame {
  * script says of a thread never named. */
 const char *script_comm(hwc_symbols *syms, uint32_t tid, uint64_t time, char *buf, size_t size);
 
+/* realloc, or exit saying "out of memory". */
+void *script_xrealloc(void *p, size_t size);
+
 /* A function's name in the exports: the symbol, else "[unknown] dso+0x..". */
 void script_frame_name(const struct hwc_location *l, char *buf, size_t size);
 

@@ -73,7 +73,7 @@ struct ff_thread {
 	do {                                                                         \
 		if ((col).n == (col).cap) {                                          \
 			(col).cap = (col).cap ? 2 * (col).cap : 256;                 \
-			(col).v = xrealloc((col).v, (col).cap * sizeof(*(col).v));  \
+			(col).v = script_xrealloc((col).v, (col).cap * sizeof(*(col).v));  \
 		}                                                                    \
 		(col).v[(col).n++] = (x);                                            \
 	} while (0)
@@ -96,16 +96,6 @@ struct firefox {
 	const struct hwc_perfdata_attr *first_attr;
 	bool chains;
 };
-
-static void *xrealloc(void *p, size_t size)
-{
-	void *q = realloc(p, size);
-	if (!q) {
-		fprintf(stderr, "hwc script: out of memory\n");
-		exit(1);
-	}
-	return q;
-}
 
 static uint64_t mix(uint64_t x)
 {
@@ -301,8 +291,8 @@ void firefox_sample(struct firefox *ff, const struct hwc_sample *s, const struct
 		stack = stack_index(ff, frame_index(ff, &fr[i], i > 0), stack);
 	if (t->n == t->cap) {
 		t->cap = t->cap ? 2 * t->cap : 64;
-		t->stack = xrealloc(t->stack, t->cap * sizeof(*t->stack));
-		t->time = xrealloc(t->time, t->cap * sizeof(*t->time));
+		t->stack = script_xrealloc(t->stack, t->cap * sizeof(*t->stack));
+		t->time = script_xrealloc(t->time, t->cap * sizeof(*t->time));
 	}
 	/* Samples come in time order; a misordered file's are kept in order. */
 	uint64_t time = s->sample_type & PERF_SAMPLE_TIME ? s->time : 0;
