@@ -227,8 +227,14 @@ class ScriptFirefox(unittest.TestCase):
             m = re.match(r"^\s+[\d.]+%\s+(\d+)\s+(\S+)\s+\[[.k]\] (.+?)\s*$", line)
             if m and not m.group(3).startswith("0x"):
                 theirs[(m.group(2), m.group(3))] = int(m.group(1))
-        self.assertGreater(len(theirs), 2, r.stdout)
+        self.maxDiff = None
         self_, _ = self.export("perf").counts()
+        # Rows from 1% up, as tests/report.py compares: a stray sample in
+        # libc may be named by another alias of its address by perf
+        # (__GI_strtoll), see hwc-script(1) BUGS.
+        total = sum(self_.values())
+        theirs = {k: v for k, v in theirs.items() if v * 100 >= total}
+        self.assertGreaterEqual(len(theirs), 2, r.stdout)
         self.assertEqual({k: self_[k] for k in theirs}, theirs)
 
     def test_libs_and_threads(self):
