@@ -123,16 +123,9 @@ const struct hwc_location *hwc__resolve_vaddr(hwc_symbols *s, struct hwc__dso *d
 		uint64_t start, size;
 		const char *name = elf_symbol(d, rel, &start, &size);
 		if (name) {
-			/* Drop the symbol version ("memcpy@@GLIBC_2.14"), as perf shows
-			 * names; "@plt" is ours. */
-			char plain[1024];
-			const char *at = strchr(name, '@');
-			if (at && at != name && strcmp(at, "@plt") != 0 &&
-			    (size_t)(at - name) < sizeof(plain)) {
-				memcpy(plain, name, (size_t)(at - name));
-				plain[at - name] = '\0';
-				name = plain;
-			}
+			/* The name as the symbol table has it, a version included
+			 * ("pthread_cond_signal@@GLIBC_2.3.2" in glibc's .symtab), as
+			 * perf names it. */
 			sym = hwc__symbol_at(s, &d->syms, hwc__display_name(s, hwc__intern(s, name)),
 					     d->name, start, size, true, false);
 		}

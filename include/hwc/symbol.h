@@ -5,7 +5,9 @@
  * addresses.  Symbols come from ELF .symtab/.dynsym and DWARF (elfutils),
  * found by build-id: the file at its recorded path when its build-id
  * matches, else /usr/lib/debug/.build-id/ and ~/.debug/.build-id/; kernel
- * addresses from /proc/kallsyms.  An address nothing explains resolves to
+ * addresses from /proc/kallsyms (a module's: DSO "[module]").  Names are
+ * the symbol table's, a version included ("memcpy@@GLIBC_2.14"), as perf
+ * shows them.  An address nothing explains resolves to
  * the symbol "[unknown]" of its DSO (or of "[unknown]") with its offset:
  * never dropped.  Each distinct address is resolved once and cached.
  */

@@ -9,6 +9,7 @@
 #include "json.h"
 #include "out.h"
 #include "profile.h"
+#include "script.h"
 
 #include <hwc/output.h>
 #include <hwc/perfdata.h>
@@ -38,6 +39,8 @@ static const char usage_text[] =
 	"      --json         one JSON object per sample and line instead of text\n"
 	"      --chrome FILE  write a Chrome trace-event file (chrome://tracing,\n"
 	"                     Perfetto): one complete event per run of a function\n"
+	"      --firefox FILE write a Firefox Profiler profile (its processed format,\n"
+	"                     profiler.firefox.com): every sample with its stack\n"
 	"  -h, --help         show this help\n"
 	"See hwc-script(1).\n";
 
@@ -124,6 +127,8 @@ struct script {
 	unsigned named;    /* of those, named by -F (must be present) */
 	bool json;
 	const char *chrome;
+	const char *firefox;
+	struct firefox *ff;
 	hwc_perfdata *file;
 	hwc_symbols *syms;
 	int name_width;
@@ -142,7 +147,7 @@ struct script {
 	struct rp_table procs;   /* struct thread_run keyed by pid: named once */
 };
 
-static void *xrealloc(void *p, size_t size)
+void *script_xrealloc(void *p, size_t size)
 {
 	void *q = realloc(p, size);
 	if (!q) {
@@ -151,12 +156,6 @@ static void *xrealloc(void *p, size_t size)
 	}
 	return q;
 }
-
-struct frame {
-	uint64_t ip;
-	const struct hwc_location *loc;
-	bool kernel;
-};
 
 static size_t frames_of(struct script *sc, const struct hwc_sample *s, const struct perf_event_attr *a,
 			struct frame *out)
@@ -197,13 +196,19 @@ static void print_where(unsigned f, uint64_t ip, const struct hwc_location *l)
 
 /* The name of thread TID at TIME; perf script says ":TID" for a thread
  * that was never named (NULL in JSON). */
+const char *script_comm(hwc_symbols *syms, uint32_t tid, uint64_t time, char *buf, size_t size)
+{
+	const char *comm = hwc_symbols_comm(syms, tid, time);
+	if (strcmp(comm, "[unknown]") == 0)
+		snprintf(buf, size, ":%d", (int)tid); /* signed, as perf: ":-1" */
+	else
+		snprintf(buf, size, "%s", comm);
+	return buf;
+}
+
 static const char *comm_of(struct script *sc, const struct hwc_sample *s, char *buf, size_t size)
 {
-	const char *comm = hwc_symbols_comm(sc->syms, s->tid, s->time);
-	if (strcmp(comm, "[unknown]") != 0)
-		return comm;
-	snprintf(buf, size, ":%d", (int)s->tid); /* signed, as perf: ":-1" */
-	return buf;
+	return script_comm(sc->syms, s->tid, s->time, buf, size);
 }
 
 static void print_text(struct script *sc, const struct hwc_sample *s, const char *event, unsigned f,
@@ -211,7 +216,7 @@ static void print_text(struct script *sc, const struct hwc_sample *s, const char
 {
 	bool chain = (f & F_WHERE) && has_chain(s);
 	if (f & F_COMM) {
-		char buf[16];
+		char buf[64];
 		const char *comm = comm_of(sc, s, buf, sizeof(buf));
 		if (chain)
 			printf("%s ", comm);
@@ -348,7 +353,7 @@ static struct thread_run *run_get(struct rp_table *t, uint32_t key, bool *create
 	return r;
 }
 
-static void chrome_name(const struct hwc_location *l, char *buf, size_t size)
+void script_frame_name(const struct hwc_location *l, char *buf, size_t size)
 {
 	if (l->sym->known)
 		snprintf(buf, size, "%s", l->sym->name);
@@ -376,7 +381,7 @@ static void chrome_close(struct script *sc, struct thread_run *r, size_t d, uint
 	while (r->n > d) {
 		struct open_frame *o = &r->open[--r->n];
 		char name[1024];
-		chrome_name(o->loc, name, sizeof(name));
+		script_frame_name(o->loc, name, sizeof(name));
 		json_object(&sc->tj, NULL);
 		json_string(&sc->tj, "name", name);
 		json_string(&sc->tj, "cat", rp_dso_base(o->loc->sym->dso));
@@ -402,7 +407,7 @@ static void chrome_sample(struct script *sc, const struct hwc_sample *s, const s
 {
 	bool created;
 	struct thread_run *r = run_get(&sc->threads, s->tid, &created);
-	char buf[16];
+	char buf[64];
 	const char *comm = comm_of(sc, s, buf, sizeof(buf));
 	if (created) {
 		r->pid = s->pid;
@@ -425,7 +430,7 @@ static void chrome_sample(struct script *sc, const struct hwc_sample *s, const s
 	chrome_close(sc, r, d, now);
 	if (r->cap < n) {
 		r->cap = n;
-		r->open = xrealloc(r->open, n * sizeof(*r->open));
+		r->open = script_xrealloc(r->open, n * sizeof(*r->open));
 	}
 	for (; d < n; d++)
 		r->open[r->n++] = (struct open_frame){fr[n - 1 - d].loc, now};
@@ -490,9 +495,11 @@ static int emit(struct script *sc, const struct pending *p)
 		if (fields[i].needs && !(a->sample_type & fields[i].needs) && !(sc->named & fields[i].field))
 			f &= ~fields[i].field;
 	static struct frame fr[MAX_FRAMES];
-	size_t n = (f & F_WHERE) || sc->chrome ? frames_of(sc, &s, a, fr) : 0;
+	size_t n = (f & F_WHERE) || sc->chrome || sc->ff ? frames_of(sc, &s, a, fr) : 0;
 	sc->samples++;
-	if (sc->chrome)
+	if (sc->ff)
+		firefox_sample(sc->ff, &s, p->attr, fr, n);
+	else if (sc->chrome)
 		chrome_sample(sc, &s, a, fr, n);
 	else if (sc->json)
 		print_json(sc, &s, p->attr->name, f, fr, n);
@@ -530,7 +537,7 @@ static int flush(struct script *sc, uint64_t limit)
 	size_t len = 0, cap = 4096;
 	for (size_t i = k; i < sc->npend; i++)
 		cap += record_size(sc, &sc->pend[i]);
-	uint8_t *arena = xrealloc(NULL, cap);
+	uint8_t *arena = script_xrealloc(NULL, cap);
 	for (size_t i = k; i < sc->npend; i++) {
 		struct pending p = sc->pend[i];
 		size_t size = record_size(sc, &p);
@@ -559,11 +566,11 @@ static int buffer(struct script *sc, const struct hwc_perfdata_record *rec)
 	uint64_t time = s.sample_type & PERF_SAMPLE_TIME ? s.time : 0;
 	if (sc->npend == sc->cappend) {
 		sc->cappend = sc->cappend ? 2 * sc->cappend : 1024;
-		sc->pend = xrealloc(sc->pend, sc->cappend * sizeof(*sc->pend));
+		sc->pend = script_xrealloc(sc->pend, sc->cappend * sizeof(*sc->pend));
 	}
 	if (sc->arena_len + h->size > sc->arena_cap) {
 		sc->arena_cap = (sc->arena_len + h->size) * 2;
-		sc->arena = xrealloc(sc->arena, sc->arena_cap);
+		sc->arena = script_xrealloc(sc->arena, sc->arena_cap);
 	}
 	memcpy(sc->arena + sc->arena_len, h, h->size);
 	sc->pend[sc->npend++] = (struct pending){time, sc->seq++, sc->arena_len, rec->attr};
@@ -619,10 +626,11 @@ static int check_fields(struct script *sc)
 
 static int parse_opts(int argc, char **argv, struct script *sc)
 {
-	enum { O_JSON = 256, O_CHROME, O_NODEMANGLE };
+	enum { O_JSON = 256, O_CHROME, O_FIREFOX, O_NODEMANGLE };
 	static const struct option longopts[] = {
 		{"input", required_argument, NULL, 'i'}, {"fields", required_argument, NULL, 'F'},
 		{"json", no_argument, NULL, O_JSON},     {"chrome", required_argument, NULL, O_CHROME},
+		{"firefox", required_argument, NULL, O_FIREFOX},
 		{"no-demangle", no_argument, NULL, O_NODEMANGLE},
 		{"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
 	};
@@ -638,6 +646,7 @@ static int parse_opts(int argc, char **argv, struct script *sc)
 			break;
 		case O_JSON: sc->json = true; break;
 		case O_CHROME: sc->chrome = optarg; break;
+		case O_FIREFOX: sc->firefox = optarg; break;
 		case O_NODEMANGLE: sc->no_demangle = true; break;
 		case 'h': fputs(usage_text, stdout); exit(0);
 		default: fprintf(stderr, "Try `hwc script --help`.\n"); return -1;
@@ -650,8 +659,9 @@ static int parse_opts(int argc, char **argv, struct script *sc)
 		}
 		sc->input = argv[optind];
 	}
-	if (sc->chrome && sc->json) {
-		fprintf(stderr, PROG ": --chrome writes a file; --json prints the samples: give one\n");
+	if ((sc->chrome != NULL) + (sc->firefox != NULL) + sc->json > 1) {
+		fprintf(stderr, PROG ": --chrome and --firefox write a file, --json prints the samples: "
+				"give one of them\n");
 		return -1;
 	}
 	return 0;
@@ -669,7 +679,8 @@ int cmd_script(int argc, char **argv)
 	struct script sc = {0};
 	if (parse_opts(argc, argv, &sc))
 		return 2;
-	if (!sc.input && !(sc.input = cli_default_recording(PROG, sc.chrome != NULL)))
+	const char *export = sc.chrome ? sc.chrome : sc.firefox;
+	if (!sc.input && !(sc.input = cli_default_recording(PROG, export != NULL)))
 		return 1;
 	cli_raise_fd_limit(); /* libdw keeps each DSO's file open */
 	int rc = 1;
@@ -685,8 +696,12 @@ int cmd_script(int argc, char **argv)
 		goto out;
 	if (sc.chrome && chrome_start(&sc))
 		goto out;
+	if (sc.firefox)
+		sc.ff = firefox_new(sc.file, sc.syms);
 	int err = read_all(&sc);
 	if (sc.chrome && chrome_finish(&sc, !err))
+		err = -1;
+	if (sc.ff && !err && firefox_write(sc.ff, sc.firefox, PROG))
 		err = -1;
 	if (err)
 		goto out;
@@ -698,12 +713,13 @@ int cmd_script(int argc, char **argv)
 		fprintf(stderr, PROG ": warning: %" PRIu64 " samples could not be unwound; they show "
 				"their sampled address only\n",
 			sc.unwind_failures);
-	if (sc.chrome)
-		fprintf(stderr, PROG ": %" PRIu64 " samples written to %s\n", sc.samples, sc.chrome);
+	if (export)
+		fprintf(stderr, PROG ": %" PRIu64 " samples written to %s\n", sc.samples, export);
 	if (out_close(stdout, NULL))
 		goto out;
 	rc = 0;
 out:
+	firefox_free(sc.ff);
 	free(sc.pend);
 	free(sc.arena);
 	hwc_symbols_free(sc.syms);
