@@ -397,6 +397,7 @@ int rp_load(struct rp_report *r)
 	}
 	if (pick_event(r) || check_selection(r) || read_samples(r))
 		return -1;
+	rp_settle(r);
 	r->have_callchains = r->attr && (r->attr->attr.sample_type & PERF_SAMPLE_CALLCHAIN ||
 					 r->attr->attr.sample_type & PERF_SAMPLE_STACK_USER);
 	if (!r->have_callchains)

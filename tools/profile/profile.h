@@ -172,6 +172,8 @@ struct rp_opts {
 	void *sample_arg;
 };
 
+struct rp_chain;
+
 struct rp_report {
 	struct rp_opts o;
 	hwc_perfdata *file;
@@ -188,6 +190,8 @@ struct rp_report {
 	struct rp_node croot; /* callees first: f2 -> g -> main */
 	struct rp_table nodes;   /* struct rp_node of both trees, by (parent, func) */
 	struct rp_table threads; /* struct rp_thread */
+	struct rp_table chains;  /* agg.c's samples summed per chain, to settle */
+	struct rp_chain *chains_first, *chains_last; /* in the order first seen */
 	struct rp_urec *urecs;
 	size_t nurecs, capurecs;
 	regex_t parent_re;       /* with the parent key */
@@ -224,8 +228,12 @@ size_t rp_sample_ips(hwc_symbols *syms, const struct hwc_sample *s, const struct
 		     uint64_t *ips, bool *kern, size_t max, bool *unwind_failed);
 /* Add sample S of an event opened with A: its frames resolved through
  * r->syms (call chain, or DWARF unwinding when it has the registers and
- * stack), summed under the --sort keys unless the selection leaves it out. */
+ * stack), summed under the --sort keys unless the selection leaves it out
+ * (into the functions, rows and trees at the next rp_settle()). */
 void rp_add_sample(struct rp_report *r, const struct hwc_sample *s, const struct perf_event_attr *a);
+/* Spread the samples rp_add_sample() has summed per chain into the
+ * functions, rows, edges and trees: before these are read. */
+void rp_settle(struct rp_report *r);
 /* The totals of thread TID, created on first use. */
 struct rp_thread *rp_thread_get(struct rp_report *r, uint32_t pid, uint32_t tid);
 /* Forget everything aggregated (options, file, symbols and event stay). */
