@@ -82,6 +82,17 @@ struct hwc__proc {
 
 struct hwc__ksym;
 
+/* A user address resolved before, in hwc_symbols_resolve()'s cache: it
+ * holds while its process has no new map (generation) and one map alone
+ * covers the address, whatever the time. */
+struct hwc__recent {
+	const struct hwc__proc *proc;
+	uint64_t addr;
+	unsigned generation;
+	const struct hwc_location *loc;
+};
+#define HWC__NRECENT 4096
+
 struct hwc_symbols {
 	unsigned flags;
 	const char *root; /* hwc_symbols_set_root(), interned; NULL: none */
@@ -98,6 +109,7 @@ struct hwc_symbols {
 	struct hwc__map kernel_locs, kernel_syms, unknown_locs, unknown_syms;
 	struct hwc_symbol oom_symbol;
 	struct hwc_location oom_location;
+	struct hwc__recent *recent; /* HWC__NRECENT, made on the first user address */
 };
 
 /* symbol.c: interned strings (equal text, equal pointer), symbols and locations. */

@@ -5,6 +5,7 @@
  * few hash look-ups per frame. */
 #include "profile.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,17 @@ static bool same_func(const void *entry, const void *key)
 /* The frame of L; AT_ADDR: at L's address, not the whole function. */
 static struct rp_func *intern_func(struct rp_report *r, const struct hwc_location *l, bool at_addr)
 {
+	/* Most frames are at a location seen just before: the cache first. */
+	struct rp_recent *c = NULL;
+	if (!at_addr) {
+		if (!r->recent && !(r->recent = calloc(RP_NRECENT, sizeof(*r->recent)))) {
+			fprintf(stderr, "%s: out of memory\n", program_invocation_short_name);
+			exit(1);
+		}
+		c = &r->recent[hash_ptr(l) & (RP_NRECENT - 1)];
+		if (c->loc == l)
+			return c->func;
+	}
 	struct rp_func key = {
 		.sym = l->sym,
 		.file = r->o.srcline ? l->file : NULL,
@@ -47,8 +59,11 @@ static struct rp_func *intern_func(struct rp_report *r, const struct hwc_locatio
 	};
 	uint64_t h = func_hash(&key);
 	struct rp_func *f = rp_table_find(&r->funcs, h, same_func, &key);
-	if (f)
+	if (f) {
+		if (c)
+			*c = (struct rp_recent){l, f};
 		return f;
+	}
 	f = rp_table_new(&r->funcs, sizeof(*f), h, func_hash);
 	f->sym = key.sym;
 	f->file = key.file;
@@ -56,6 +71,8 @@ static struct rp_func *intern_func(struct rp_report *r, const struct hwc_locatio
 	f->at_addr = key.at_addr;
 	f->addr = key.addr;
 	f->id = (unsigned)r->funcs.len;
+	if (c)
+		*c = (struct rp_recent){l, f};
 	return f;
 }
 
@@ -533,6 +550,8 @@ void rp_clear(struct rp_report *r)
 {
 	/* The nodes table owns both trees' nodes. */
 	rp_table_free(&r->funcs, NULL);
+	free(r->recent);
+	r->recent = NULL;
 	rp_table_free(&r->rows, NULL);
 	rp_table_free(&r->edges, NULL);
 	rp_table_free(&r->threads, free_thread);

@@ -174,6 +174,13 @@ struct rp_opts {
 
 struct rp_chain;
 
+/* A location's function, as agg.c found it last (a direct-mapped cache). */
+struct rp_recent {
+	const struct hwc_location *loc;
+	struct rp_func *func;
+};
+#define RP_NRECENT 4096
+
 struct rp_report {
 	struct rp_opts o;
 	hwc_perfdata *file;
@@ -184,6 +191,7 @@ struct rp_report {
 	bool have_callchains;
 	unsigned stamp;
 	struct rp_table funcs;   /* struct rp_func */
+	struct rp_recent *recent; /* RP_NRECENT, of funcs */
 	struct rp_table rows;    /* struct rp_row */
 	struct rp_table edges;   /* struct rp_edge */
 	struct rp_node root;  /* callers first: main -> g -> f2 */
