@@ -82,13 +82,14 @@ struct hwc__proc {
 
 struct hwc__ksym;
 
-/* A user address resolved before, in hwc_symbols_resolve()'s cache: it
- * holds while its process has no new map (generation) and one map alone
- * covers the address, whatever the time. */
+/* An address resolved before, in hwc_symbols_resolve()'s cache: a kernel
+ * one holds for good; a user one while its process has no new map
+ * (generation) and one map alone covers the address, whatever the time. */
 struct hwc__recent {
-	const struct hwc__proc *proc;
+	const struct hwc__proc *proc; /* NULL for the kernel */
 	uint64_t addr;
 	unsigned generation;
+	bool kernel;
 	const struct hwc_location *loc;
 };
 #define HWC__NRECENT 4096

@@ -217,14 +217,18 @@ static bool same_thread(const void *entry, const void *key)
 
 struct rp_thread *rp_thread_get(struct rp_report *r, uint32_t pid, uint32_t tid)
 {
+	/* Samples come in runs of one thread: the last one first. */
+	if (r->last_thread && r->last_thread->tid == tid)
+		return r->last_thread;
 	struct rp_thread key = {.tid = tid};
 	uint64_t h = thread_hash(&key);
 	struct rp_thread *t = rp_table_find(&r->threads, h, same_thread, &key);
-	if (t)
-		return t;
-	t = rp_table_new(&r->threads, sizeof(*t), h, thread_hash);
-	t->pid = pid;
-	t->tid = tid;
+	if (!t) {
+		t = rp_table_new(&r->threads, sizeof(*t), h, thread_hash);
+		t->pid = pid;
+		t->tid = tid;
+	}
+	r->last_thread = t;
 	return t;
 }
 
@@ -466,7 +470,7 @@ void rp_add_sample(struct rp_report *r, const struct hwc_sample *s, const struct
 	const char *comm = hwc_symbols_comm(r->syms, s->tid, s->time);
 	if (!in_list(r->o.comms, comm) || !rp_pid_selected(r->o.pids, s->pid, s->tid) ||
 	    !rp_pid_selected(r->o.tids, s->tid, s->tid) || !rp_cpu_selected(r->o.cpus, s->cpu, false) ||
-	    !in_list(r->o.dsos, rp_dso_base(chain[0]->sym->dso)) ||
+	    (r->o.dsos && !in_list(r->o.dsos, rp_dso_base(chain[0]->sym->dso))) ||
 	    !in_list(r->o.symbols, chain[0]->sym->name)) {
 		r->skipped++;
 		return;
@@ -555,6 +559,7 @@ void rp_clear(struct rp_report *r)
 	rp_table_free(&r->rows, NULL);
 	rp_table_free(&r->edges, NULL);
 	rp_table_free(&r->threads, free_thread);
+	r->last_thread = NULL;
 	rp_table_free(&r->nodes, NULL);
 	rp_table_free(&r->chains, NULL);
 	r->chains_first = r->chains_last = NULL;

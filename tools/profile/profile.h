@@ -198,6 +198,7 @@ struct rp_report {
 	struct rp_node croot; /* callees first: f2 -> g -> main */
 	struct rp_table nodes;   /* struct rp_node of both trees, by (parent, func) */
 	struct rp_table threads; /* struct rp_thread */
+	struct rp_thread *last_thread; /* rp_thread_get()'s latest */
 	struct rp_table chains;  /* agg.c's samples summed per chain, to settle */
 	struct rp_chain *chains_first, *chains_last; /* in the order first seen */
 	struct rp_urec *urecs;
