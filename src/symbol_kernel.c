@@ -4,6 +4,8 @@
 #include "symbol_internal.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,22 +21,30 @@ static int cmp_ksym(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* Text symbols of /proc/kallsyms; unusable when its addresses are hidden. */
-static void load_kallsyms(hwc_symbols *s)
+/* /proc/kallsyms read, on the caller's thread or on one of its own: what
+ * that thread touches is here alone (names copied, not interned). */
+struct hwc__kallsyms {
+	struct hwc__ksym *ksyms;
+	size_t n;
+	struct hwc__arena names;
+	int err;     /* -errno when it could not be read */
+	bool hidden; /* every address 0: kptr_restrict, or not root */
+	pthread_t thread;
+};
+
+/* Text symbols of /proc/kallsyms, sorted; unusable when its addresses are
+ * hidden. */
+static void read_kallsyms(struct hwc__kallsyms *k)
 {
-	s->kallsyms_tried = true;
 	FILE *f = fopen("/proc/kallsyms", "re");
 	if (!f) {
-		char buf[256];
-		snprintf(buf, sizeof(buf), "cannot read /proc/kallsyms: %s", hwc__open_why(s, -errno));
-		s->kallsyms_why = hwc__intern(s, buf);
-		if (!s->kallsyms_why)
-			s->kallsyms_why = "cannot read /proc/kallsyms";
+		k->err = -errno;
 		return;
 	}
 	char line[512];
 	size_t cap = 0;
 	bool any_nonzero = false;
+	const char *module = NULL; /* the latest module's name: they come in runs */
 	/* "ADDR TYPE NAME[\t[MODULE]]", some 100000 lines: parsed by hand, as
 	 * sscanf would take as long as the kernel takes to write them. */
 	while (fgets(line, sizeof(line), f)) {
@@ -47,36 +57,97 @@ static void load_kallsyms(hwc_symbols *s)
 			continue;
 		char *name = end + 3;
 		size_t n = strcspn(name, " \t\n");
-		const char *module = "";
+		const char *mod = "";
 		if (name[n] == ' ' || name[n] == '\t') {
 			char *m = name + n + 1 + strspn(name + n + 1, " \t");
 			size_t len = strcspn(m, "]\n");
 			if (*m == '[' && m[len] == ']' && len > 1) {
 				m[len] = '\0';
-				module = m + 1;
+				mod = m + 1;
 			}
 		}
 		name[n] = '\0';
 		if (!n)
 			continue;
-		if (s->nksyms == cap) {
+		if (k->n == cap) {
 			cap = cap ? cap * 2 : 65536;
-			struct hwc__ksym *p = realloc(s->ksyms, cap * sizeof(*p));
+			struct hwc__ksym *p = realloc(k->ksyms, cap * sizeof(*p));
 			if (!p)
 				break;
-			s->ksyms = p;
+			k->ksyms = p;
 		}
+		if (mod[0] && (!module || strcmp(module, mod) != 0))
+			module = hwc__arena_strdup(&k->names, mod);
+		const char *copy = hwc__arena_strdup(&k->names, name);
+		if (!copy || (mod[0] && !module))
+			break;
 		any_nonzero |= addr != 0;
-		s->ksyms[s->nksyms++] = (struct hwc__ksym){
-			addr, hwc__intern(s, name), module[0] ? hwc__intern(s, module) : NULL};
+		k->ksyms[k->n++] = (struct hwc__ksym){addr, copy, mod[0] ? module : NULL};
 	}
 	fclose(f);
-	if (!any_nonzero) {
-		s->nksyms = 0;
-		s->kallsyms_why = "/proc/kallsyms hides addresses (not root, or kptr_restrict)";
+	k->hidden = !any_nonzero;
+	if (!k->hidden)
+		qsort(k->ksyms, k->n, sizeof(*k->ksyms), cmp_ksym);
+}
+
+static void *kallsyms_thread(void *arg)
+{
+	read_kallsyms(arg);
+	return NULL;
+}
+
+void hwc__kallsyms_start(hwc_symbols *s)
+{
+	if (s->kallsyms_tried || s->kallsyms)
 		return;
+	struct hwc__kallsyms *k = calloc(1, sizeof(*k));
+	if (!k)
+		return; /* read when first needed */
+	/* The thread takes no signal of the caller's. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int err = pthread_create(&k->thread, NULL, kallsyms_thread, k);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		free(k);
+	else
+		s->kallsyms = k;
+}
+
+/* Take the symbols read (joining the thread that reads them), or read them. */
+static void load_kallsyms(hwc_symbols *s)
+{
+	struct hwc__kallsyms *k = s->kallsyms, here = {0};
+	if (k)
+		pthread_join(k->thread, NULL);
+	else
+		read_kallsyms(k = &here);
+	s->kallsyms = NULL;
+	s->kallsyms_tried = true;
+	s->ksyms = k->ksyms;
+	s->nksyms = k->hidden ? 0 : k->n;
+	s->ksym_names = k->names;
+	int err = k->err;
+	if (k != &here)
+		free(k);
+	if (s->nksyms)
+		return;
+	if (err) {
+		char buf[256];
+		snprintf(buf, sizeof(buf), "cannot read /proc/kallsyms: %s", hwc__open_why(s, err));
+		s->kallsyms_why = hwc__intern(s, buf);
+		if (!s->kallsyms_why)
+			s->kallsyms_why = "cannot read /proc/kallsyms";
+	} else {
+		s->kallsyms_why = "/proc/kallsyms hides addresses (not root, or kptr_restrict)";
 	}
-	qsort(s->ksyms, s->nksyms, sizeof(*s->ksyms), cmp_ksym);
+}
+
+void hwc__kallsyms_finish(hwc_symbols *s)
+{
+	if (s->kallsyms)
+		load_kallsyms(s);
 }
 
 const struct hwc_location *hwc__resolve_kernel(hwc_symbols *s, uint64_t addr)
@@ -106,7 +177,9 @@ const struct hwc_location *hwc__resolve_kernel(hwc_symbols *s, uint64_t addr)
 				snprintf(m, sizeof(m), "[%s]", k->module);
 				dso = hwc__intern(s, m);
 			}
-			sym = hwc__symbol_at(s, &s->kernel_syms, k->name, dso, k->addr, size, true, true);
+			const char *name = hwc__intern(s, k->name);
+			if (name)
+				sym = hwc__symbol_at(s, &s->kernel_syms, name, dso, k->addr, size, true, true);
 		}
 	}
 	if (!sym)
