@@ -41,9 +41,12 @@ static void read_kallsyms(struct hwc__kallsyms *k)
 		k->err = -errno;
 		return;
 	}
+	char *buf = malloc(1 << 16); /* fewer reads of the kernel's text */
+	if (buf)
+		setvbuf(f, buf, _IOFBF, 1 << 16);
 	char line[512];
 	size_t cap = 0;
-	bool any_nonzero = false;
+	bool any_nonzero = false, sorted = true;
 	const char *module = NULL; /* the latest module's name: they come in runs */
 	/* "ADDR TYPE NAME[\t[MODULE]]", some 100000 lines: parsed by hand, as
 	 * sscanf would take as long as the kernel takes to write them. */
@@ -82,11 +85,14 @@ static void read_kallsyms(struct hwc__kallsyms *k)
 		if (!copy || (mod[0] && !module))
 			break;
 		any_nonzero |= addr != 0;
+		sorted &= !k->n || k->ksyms[k->n - 1].addr <= addr;
 		k->ksyms[k->n++] = (struct hwc__ksym){addr, copy, mod[0] ? module : NULL};
 	}
 	fclose(f);
+	free(buf);
 	k->hidden = !any_nonzero;
-	if (!k->hidden)
+	/* The kernel's own come sorted, modules' may not. */
+	if (!k->hidden && !sorted)
 		qsort(k->ksyms, k->n, sizeof(*k->ksyms), cmp_ksym);
 }
 

@@ -563,6 +563,8 @@ void rp_clear(struct rp_report *r)
 	rp_table_free(&r->nodes, NULL);
 	rp_table_free(&r->chains, NULL);
 	r->chains_first = r->chains_last = NULL;
+	for (size_t i = 0; i < r->nurecs; i++)
+		free((void *)(uintptr_t)r->urecs[i].data);
 	free(r->urecs);
 	r->urecs = NULL;
 	r->nurecs = r->capurecs = 0;
