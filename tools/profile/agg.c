@@ -530,6 +530,8 @@ static void settle_chain(struct rp_report *r, struct rp_chain *c)
 	++r->stamp;
 	c->sk.parent = r->have_parent_re ? parent_of(r, chain, n) : NULL;
 	add_flat(r, chain, locs, n, &c->sk, c->period, c->samples);
+	if (r->o.rows_only)
+		return;
 	add_edges(r, chain, n, c->period, c->samples);
 	add_path(r, &r->root, chain + n - 1, -1, n, c->period, c->samples);  /* callers first */
 	add_path(r, &r->croot, chain, 1, n, c->period, c->samples);          /* callees first */

@@ -19,7 +19,11 @@ struct rp_table {
 	struct rp_link **buckets;
 	size_t cap, len;
 	uint64_t (*hash)(const void *entry);
+	struct rp_link *chunks; /* the entries' memory, newest first */
+	char *chunk_next;       /* free in the newest chunk */
+	size_t chunk_left;
 };
+#define RP_CHUNK (256 * 1024)
 
 /* The entry under HASH that SAME(entry, KEY) accepts, or NULL. */
 void *rp_table_find(const struct rp_table *t, uint64_t hash,
@@ -163,6 +167,7 @@ struct rp_opts {
 	bool quiet;        /* no warnings about symbols */
 	const char *root;  /* the recorded files under this directory (NULL: none) */
 	bool leaf_addr;    /* sampled frames per address, not per function */
+	bool rows_only;    /* only functions and rows are read: no call trees, no edges */
 	/* Select the samples to aggregate (when not NULL). */
 	bool (*want)(void *arg, const struct hwc_perfdata_record *rec);
 	void *want_arg;
