@@ -106,7 +106,6 @@ struct hwc_symbols {
 	struct hwc__ksym *ksyms;
 	size_t nksyms;
 	struct hwc__arena ksym_names;     /* the names of ksyms */
-	struct hwc__kallsyms *kallsyms;   /* being read by hwc__kallsyms_start()'s thread */
 	bool kallsyms_tried, kernel_used;
 	const char *kallsyms_why;
 	struct hwc__map kernel_locs, kernel_syms, unknown_locs, unknown_syms;
@@ -129,14 +128,7 @@ const struct hwc_symbol *hwc__symbol_at(hwc_symbols *s, struct hwc__map *table, 
 /* A new location of SYM at OFF, or NULL when out of memory. */
 struct hwc_location *hwc__new_location(hwc_symbols *s, const struct hwc_symbol *sym, uint64_t off);
 
-/* symbol_kernel.c: start reading /proc/kallsyms on a thread of its own
- * (hwc_symbols_load, while it reads the recording), and take what it read
- * (joining it).  Nothing happens when that was done, or when no thread can
- * be had: the first kernel address reads it then. */
-struct hwc__kallsyms;
-void hwc__kallsyms_start(hwc_symbols *s);
-void hwc__kallsyms_finish(hwc_symbols *s);
-/* The location of kernel address ADDR, from kallsyms. */
+/* symbol_kernel.c: the location of kernel address ADDR, from kallsyms. */
 const struct hwc_location *hwc__resolve_kernel(hwc_symbols *s, uint64_t addr);
 
 /* symbol_dso.c */

@@ -4,8 +4,6 @@
 #include "symbol_internal.h"
 
 #include <errno.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,15 +19,14 @@ static int cmp_ksym(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* /proc/kallsyms read, on the caller's thread or on one of its own: what
- * that thread touches is here alone (names copied, not interned). */
+/* /proc/kallsyms as read: names copied into an arena of their own, and
+ * interned only when a sample lands in them. */
 struct hwc__kallsyms {
 	struct hwc__ksym *ksyms;
 	size_t n;
 	struct hwc__arena names;
 	int err;     /* -errno when it could not be read */
 	bool hidden; /* every address 0: kptr_restrict, or not root */
-	pthread_t thread;
 };
 
 /* Text symbols of /proc/kallsyms, sorted; unusable when its addresses are
@@ -96,47 +93,16 @@ static void read_kallsyms(struct hwc__kallsyms *k)
 		qsort(k->ksyms, k->n, sizeof(*k->ksyms), cmp_ksym);
 }
 
-static void *kallsyms_thread(void *arg)
-{
-	read_kallsyms(arg);
-	return NULL;
-}
-
-void hwc__kallsyms_start(hwc_symbols *s)
-{
-	if (s->kallsyms_tried || s->kallsyms)
-		return;
-	struct hwc__kallsyms *k = calloc(1, sizeof(*k));
-	if (!k)
-		return; /* read when first needed */
-	/* The thread takes no signal of the caller's. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int err = pthread_create(&k->thread, NULL, kallsyms_thread, k);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err)
-		free(k);
-	else
-		s->kallsyms = k;
-}
-
-/* Take the symbols read (joining the thread that reads them), or read them. */
+/* Read the kernel's symbols, or say why they cannot be had. */
 static void load_kallsyms(hwc_symbols *s)
 {
-	struct hwc__kallsyms *k = s->kallsyms, here = {0};
-	if (k)
-		pthread_join(k->thread, NULL);
-	else
-		read_kallsyms(k = &here);
-	s->kallsyms = NULL;
+	struct hwc__kallsyms k = {0};
+	read_kallsyms(&k);
 	s->kallsyms_tried = true;
-	s->ksyms = k->ksyms;
-	s->nksyms = k->hidden ? 0 : k->n;
-	s->ksym_names = k->names;
-	int err = k->err;
-	if (k != &here)
-		free(k);
+	s->ksyms = k.ksyms;
+	s->nksyms = k.hidden ? 0 : k.n;
+	s->ksym_names = k.names;
+	int err = k.err;
 	if (s->nksyms)
 		return;
 	if (err) {
@@ -148,12 +114,6 @@ static void load_kallsyms(hwc_symbols *s)
 	} else {
 		s->kallsyms_why = "/proc/kallsyms hides addresses (not root, or kptr_restrict)";
 	}
-}
-
-void hwc__kallsyms_finish(hwc_symbols *s)
-{
-	if (s->kallsyms)
-		load_kallsyms(s);
 }
 
 const struct hwc_location *hwc__resolve_kernel(hwc_symbols *s, uint64_t addr)

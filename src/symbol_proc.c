@@ -290,12 +290,6 @@ HWC_EXPORT int hwc_symbols_load(hwc_symbols *s, hwc_perfdata *f)
 		if (b->size)
 			hwc_symbols_add_buildid(s, b->filename, b->id, b->size);
 	}
-	/* The kernel's symbols are read meanwhile when its addresses are sampled. */
-	for (size_t i = 0; i < hwc_perfdata_nattrs(f); i++)
-		if (!hwc_perfdata_attr(f, i)->attr.exclude_kernel) {
-			hwc__kallsyms_start(s);
-			break;
-		}
 	hwc_perfdata_rewind(f);
 	struct hwc_perfdata_record r;
 	int rc;
@@ -308,12 +302,10 @@ HWC_EXPORT int hwc_symbols_load(hwc_symbols *s, hwc_perfdata *f)
 		if (err) {
 			hwc__fail_append(" (record at perf.data offset %" PRIu64 ")", r.offset);
 			hwc_perfdata_rewind(f);
-			hwc__kallsyms_finish(s);
 			return err;
 		}
 	}
 	hwc_perfdata_rewind(f);
-	hwc__kallsyms_finish(s);
 	return rc;
 }
 
