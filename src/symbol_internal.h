@@ -82,6 +82,18 @@ struct hwc__proc {
 
 struct hwc__ksym;
 
+/* An address resolved before, in hwc_symbols_resolve()'s cache: a kernel
+ * one holds for good; a user one while its process has no new map
+ * (generation) and one map alone covers the address, whatever the time. */
+struct hwc__recent {
+	const struct hwc__proc *proc; /* NULL for the kernel */
+	uint64_t addr;
+	unsigned generation;
+	bool kernel;
+	const struct hwc_location *loc;
+};
+#define HWC__NRECENT 4096
+
 struct hwc_symbols {
 	unsigned flags;
 	const char *root; /* hwc_symbols_set_root(), interned; NULL: none */
@@ -93,11 +105,13 @@ struct hwc_symbols {
 	const char *unknown, *kernel_dso;
 	struct hwc__ksym *ksyms;
 	size_t nksyms;
+	struct hwc__arena ksym_names;     /* the names of ksyms */
 	bool kallsyms_tried, kernel_used;
 	const char *kallsyms_why;
 	struct hwc__map kernel_locs, kernel_syms, unknown_locs, unknown_syms;
 	struct hwc_symbol oom_symbol;
 	struct hwc_location oom_location;
+	struct hwc__recent *recent; /* HWC__NRECENT, made on the first user address */
 };
 
 /* symbol.c: interned strings (equal text, equal pointer), symbols and locations. */

@@ -19,22 +19,32 @@ static int cmp_ksym(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* Text symbols of /proc/kallsyms; unusable when its addresses are hidden. */
-static void load_kallsyms(hwc_symbols *s)
+/* /proc/kallsyms as read: names copied into an arena of their own, and
+ * interned only when a sample lands in them. */
+struct hwc__kallsyms {
+	struct hwc__ksym *ksyms;
+	size_t n;
+	struct hwc__arena names;
+	int err;     /* -errno when it could not be read */
+	bool hidden; /* every address 0: kptr_restrict, or not root */
+};
+
+/* Text symbols of /proc/kallsyms, sorted; unusable when its addresses are
+ * hidden. */
+static void read_kallsyms(struct hwc__kallsyms *k)
 {
-	s->kallsyms_tried = true;
 	FILE *f = fopen("/proc/kallsyms", "re");
 	if (!f) {
-		char buf[256];
-		snprintf(buf, sizeof(buf), "cannot read /proc/kallsyms: %s", hwc__open_why(s, -errno));
-		s->kallsyms_why = hwc__intern(s, buf);
-		if (!s->kallsyms_why)
-			s->kallsyms_why = "cannot read /proc/kallsyms";
+		k->err = -errno;
 		return;
 	}
+	char *buf = malloc(1 << 16); /* fewer reads of the kernel's text */
+	if (buf)
+		setvbuf(f, buf, _IOFBF, 1 << 16);
 	char line[512];
 	size_t cap = 0;
-	bool any_nonzero = false;
+	bool any_nonzero = false, sorted = true;
+	const char *module = NULL; /* the latest module's name: they come in runs */
 	/* "ADDR TYPE NAME[\t[MODULE]]", some 100000 lines: parsed by hand, as
 	 * sscanf would take as long as the kernel takes to write them. */
 	while (fgets(line, sizeof(line), f)) {
@@ -47,36 +57,63 @@ static void load_kallsyms(hwc_symbols *s)
 			continue;
 		char *name = end + 3;
 		size_t n = strcspn(name, " \t\n");
-		const char *module = "";
+		const char *mod = "";
 		if (name[n] == ' ' || name[n] == '\t') {
 			char *m = name + n + 1 + strspn(name + n + 1, " \t");
 			size_t len = strcspn(m, "]\n");
 			if (*m == '[' && m[len] == ']' && len > 1) {
 				m[len] = '\0';
-				module = m + 1;
+				mod = m + 1;
 			}
 		}
 		name[n] = '\0';
 		if (!n)
 			continue;
-		if (s->nksyms == cap) {
+		if (k->n == cap) {
 			cap = cap ? cap * 2 : 65536;
-			struct hwc__ksym *p = realloc(s->ksyms, cap * sizeof(*p));
+			struct hwc__ksym *p = realloc(k->ksyms, cap * sizeof(*p));
 			if (!p)
 				break;
-			s->ksyms = p;
+			k->ksyms = p;
 		}
+		if (mod[0] && (!module || strcmp(module, mod) != 0))
+			module = hwc__arena_strdup(&k->names, mod);
+		const char *copy = hwc__arena_strdup(&k->names, name);
+		if (!copy || (mod[0] && !module))
+			break;
 		any_nonzero |= addr != 0;
-		s->ksyms[s->nksyms++] = (struct hwc__ksym){
-			addr, hwc__intern(s, name), module[0] ? hwc__intern(s, module) : NULL};
+		sorted &= !k->n || k->ksyms[k->n - 1].addr <= addr;
+		k->ksyms[k->n++] = (struct hwc__ksym){addr, copy, mod[0] ? module : NULL};
 	}
 	fclose(f);
-	if (!any_nonzero) {
-		s->nksyms = 0;
-		s->kallsyms_why = "/proc/kallsyms hides addresses (not root, or kptr_restrict)";
+	free(buf);
+	k->hidden = !any_nonzero;
+	/* The kernel's own come sorted, modules' may not. */
+	if (!k->hidden && !sorted)
+		qsort(k->ksyms, k->n, sizeof(*k->ksyms), cmp_ksym);
+}
+
+/* Read the kernel's symbols, or say why they cannot be had. */
+static void load_kallsyms(hwc_symbols *s)
+{
+	struct hwc__kallsyms k = {0};
+	read_kallsyms(&k);
+	s->kallsyms_tried = true;
+	s->ksyms = k.ksyms;
+	s->nksyms = k.hidden ? 0 : k.n;
+	s->ksym_names = k.names;
+	int err = k.err;
+	if (s->nksyms)
 		return;
+	if (err) {
+		char buf[256];
+		snprintf(buf, sizeof(buf), "cannot read /proc/kallsyms: %s", hwc__open_why(s, err));
+		s->kallsyms_why = hwc__intern(s, buf);
+		if (!s->kallsyms_why)
+			s->kallsyms_why = "cannot read /proc/kallsyms";
+	} else {
+		s->kallsyms_why = "/proc/kallsyms hides addresses (not root, or kptr_restrict)";
 	}
-	qsort(s->ksyms, s->nksyms, sizeof(*s->ksyms), cmp_ksym);
 }
 
 const struct hwc_location *hwc__resolve_kernel(hwc_symbols *s, uint64_t addr)
@@ -106,7 +143,9 @@ const struct hwc_location *hwc__resolve_kernel(hwc_symbols *s, uint64_t addr)
 				snprintf(m, sizeof(m), "[%s]", k->module);
 				dso = hwc__intern(s, m);
 			}
-			sym = hwc__symbol_at(s, &s->kernel_syms, k->name, dso, k->addr, size, true, true);
+			const char *name = hwc__intern(s, k->name);
+			if (name)
+				sym = hwc__symbol_at(s, &s->kernel_syms, name, dso, k->addr, size, true, true);
 		}
 	}
 	if (!sym)

@@ -151,13 +151,43 @@ const struct hwc_location *hwc__resolve_vaddr(hwc_symbols *s, struct hwc__dso *d
 	return res;
 }
 
+/* Does one map of P alone cover ADDR (its own, not its parent's)? */
+static bool only_map(const struct hwc__proc *p, uint64_t addr)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < p->nmaps; i++)
+		n += addr >= p->maps[i].start && addr < p->maps[i].end;
+	return n == 1;
+}
+
 HWC_EXPORT const struct hwc_location *hwc_symbols_resolve(hwc_symbols *s, uint32_t pid,
 							  uint64_t time, uint64_t addr, bool kernel)
 {
-	if (kernel)
-		return hwc__resolve_kernel(s, addr);
+	/* Most samples repeat addresses seen before: the cache first. */
+	if (!s->recent)
+		s->recent = calloc(HWC__NRECENT, sizeof(*s->recent));
+	struct hwc__recent *r = NULL;
+	if (s->recent) {
+		uint64_t h = (addr ^ (uint64_t)pid << 40 ^ kernel) * 0x9e3779b97f4a7c15ULL;
+		r = &s->recent[h >> 52 & (HWC__NRECENT - 1)];
+		if (r->loc && r->addr == addr && r->kernel == kernel &&
+		    (kernel || (r->proc->pid == pid && r->generation == r->proc->generation)))
+			return r->loc;
+	}
+	if (kernel) {
+		const struct hwc_location *loc = hwc__resolve_kernel(s, addr);
+		if (r && loc != &s->oom_location)
+			*r = (struct hwc__recent){NULL, addr, 0, true, loc};
+		return loc;
+	}
 	struct hwc__proc *p = hwc__proc_get(s, pid, false);
 	const struct hwc__mapping *m = p ? hwc__find_map(p, addr, time) : NULL;
+	if (r && m && m >= p->maps && m < p->maps + p->nmaps && only_map(p, addr)) {
+		const struct hwc_location *loc = resolve_in_dso(s, m->dso, addr - m->start + m->pgoff);
+		if (loc != &s->oom_location)
+			*r = (struct hwc__recent){p, addr, p->generation, false, loc};
+		return loc;
+	}
 	if (!m) {
 		const struct hwc_location *loc = hwc__map_get(&s->unknown_locs, addr);
 		if (loc)

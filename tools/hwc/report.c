@@ -363,6 +363,9 @@ int cmd_report(int argc, char **argv)
 								   r.o.view == V_FLAT && !r.o.json)))
 		return 1;
 	r.o.prog = "hwc report";
+	/* The flat, threads and records views read neither tree nor the edges. */
+	r.o.rows_only = (r.o.view == V_FLAT || r.o.view == V_THREADS || r.o.view == V_RECORDS) &&
+			!r.o.json && !r.o.pprof && !r.o.flamegraph && !r.o.folded;
 	int rc = 1;
 	/* Ctrl-C in `hwc record -o - | hwc report` reaches both: the writer
 	 * then ends the stream, which is read to its end.  A second one ends

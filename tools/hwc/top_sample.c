@@ -126,6 +126,7 @@ static void sample_fill(void *state, const struct top_tick *tick, struct top_fra
 	top_frame_titles(f);
 	top_frame_add(f, "%s", line);
 	size_t n;
+	rp_settle(&v->r);
 	struct rp_row **rows = rp_sorted_rows(&v->r, &n);
 	for (size_t i = 0; i < n; i++) {
 		rp_table_row(&v->r, rows[i], line, sizeof(line));
@@ -169,6 +170,7 @@ struct rp_report *top_sample_profile(void *state, const char **note)
 {
 	struct sview *v = state;
 	*note = v->note;
+	rp_settle(&v->r);
 	return &v->r;
 }
 

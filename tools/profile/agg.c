@@ -5,6 +5,7 @@
  * few hash look-ups per frame. */
 #include "profile.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,17 @@ static bool same_func(const void *entry, const void *key)
 /* The frame of L; AT_ADDR: at L's address, not the whole function. */
 static struct rp_func *intern_func(struct rp_report *r, const struct hwc_location *l, bool at_addr)
 {
+	/* Most frames are at a location seen just before: the cache first. */
+	struct rp_recent *c = NULL;
+	if (!at_addr) {
+		if (!r->recent && !(r->recent = calloc(RP_NRECENT, sizeof(*r->recent)))) {
+			fprintf(stderr, "%s: out of memory\n", program_invocation_short_name);
+			exit(1);
+		}
+		c = &r->recent[hash_ptr(l) & (RP_NRECENT - 1)];
+		if (c->loc == l)
+			return c->func;
+	}
 	struct rp_func key = {
 		.sym = l->sym,
 		.file = r->o.srcline ? l->file : NULL,
@@ -47,8 +59,11 @@ static struct rp_func *intern_func(struct rp_report *r, const struct hwc_locatio
 	};
 	uint64_t h = func_hash(&key);
 	struct rp_func *f = rp_table_find(&r->funcs, h, same_func, &key);
-	if (f)
+	if (f) {
+		if (c)
+			*c = (struct rp_recent){l, f};
 		return f;
+	}
 	f = rp_table_new(&r->funcs, sizeof(*f), h, func_hash);
 	f->sym = key.sym;
 	f->file = key.file;
@@ -56,6 +71,8 @@ static struct rp_func *intern_func(struct rp_report *r, const struct hwc_locatio
 	f->at_addr = key.at_addr;
 	f->addr = key.addr;
 	f->id = (unsigned)r->funcs.len;
+	if (c)
+		*c = (struct rp_recent){l, f};
 	return f;
 }
 
@@ -200,14 +217,18 @@ static bool same_thread(const void *entry, const void *key)
 
 struct rp_thread *rp_thread_get(struct rp_report *r, uint32_t pid, uint32_t tid)
 {
+	/* Samples come in runs of one thread: the last one first. */
+	if (r->last_thread && r->last_thread->tid == tid)
+		return r->last_thread;
 	struct rp_thread key = {.tid = tid};
 	uint64_t h = thread_hash(&key);
 	struct rp_thread *t = rp_table_find(&r->threads, h, same_thread, &key);
-	if (t)
-		return t;
-	t = rp_table_new(&r->threads, sizeof(*t), h, thread_hash);
-	t->pid = pid;
-	t->tid = tid;
+	if (!t) {
+		t = rp_table_new(&r->threads, sizeof(*t), h, thread_hash);
+		t->pid = pid;
+		t->tid = tid;
+	}
+	r->last_thread = t;
 	return t;
 }
 
@@ -325,22 +346,23 @@ static size_t sample_frames(struct rp_report *r, const struct hwc_sample *s,
 }
 
 /* Flat: self to the leaf's row and function; children once per sample to
- * each distinct function and row of the chain. */
+ * each distinct function and row of the chain.  SAMPLES samples of the same
+ * chain, PERIOD their sum. */
 static void add_flat(struct rp_report *r, struct rp_func **chain, const struct hwc_location **locs,
-		     size_t n, const struct sample_key *sk, uint64_t period)
+		     size_t n, const struct sample_key *sk, uint64_t period, uint64_t samples)
 {
 	unsigned stamp = r->stamp;
 	struct rp_row *leaf = intern_row(r, chain[0], locs[0], sk);
 	leaf->self += period;
-	leaf->samples++;
+	leaf->samples += samples;
 	chain[0]->self += period;
-	chain[0]->self_samples++;
+	chain[0]->self_samples += samples;
 	for (size_t i = 0; i < n; i++) {
 		struct rp_func *f = chain[i];
 		if (f->seen != stamp) {
 			f->seen = stamp;
 			f->total += period;
-			f->total_samples++;
+			f->total_samples += samples;
 		}
 		struct rp_row *w = i ? intern_row(r, f, locs[i], sk) : leaf;
 		if (w->seen != stamp) {
@@ -351,34 +373,35 @@ static void add_flat(struct rp_report *r, struct rp_func **chain, const struct h
 }
 
 /* Edges (gprof): each distinct caller -> callee pair once per sample. */
-static void add_edges(struct rp_report *r, struct rp_func **chain, size_t n, uint64_t period)
+static void add_edges(struct rp_report *r, struct rp_func **chain, size_t n, uint64_t period,
+		      uint64_t samples)
 {
 	for (size_t i = 0; i + 1 < n; i++) {
 		struct rp_edge *e = intern_edge(r, chain[i + 1], chain[i]);
 		if (e->seen != r->stamp) {
 			e->seen = r->stamp;
 			e->period += period;
-			e->samples++;
+			e->samples += samples;
 		}
 	}
 }
 
 /* One path from ROOT through the N frames of CHAIN, each STEP apart
- * starting at FIRST: the sample's period to every node on it, its self
+ * starting at FIRST: the samples' period to every node on it, their self
  * to the last. */
 static void add_path(struct rp_report *r, struct rp_node *root, struct rp_func **first,
-		     ptrdiff_t step, size_t n, uint64_t period)
+		     ptrdiff_t step, size_t n, uint64_t period, uint64_t samples)
 {
 	struct rp_node *node = root;
 	node->total += period;
-	node->total_samples++;
+	node->total_samples += samples;
 	for (size_t i = 0; i < n; i++) {
 		node = child_of(r, node, first[(ptrdiff_t)i * step]);
 		node->total += period;
-		node->total_samples++;
+		node->total_samples += samples;
 	}
 	node->self += period;
-	node->self_samples++;
+	node->self_samples += samples;
 }
 
 /* The parent key: the first frame, from the leaf, whose function the
@@ -389,6 +412,48 @@ static struct rp_func *parent_of(struct rp_report *r, struct rp_func **chain, si
 		if (chain[i]->sym->known && regexec(&r->parent_re, chain[i]->sym->name, 0, NULL, 0) == 0)
 			return chain[i];
 	return NULL;
+}
+
+/* ------------------------------------------------------------ chains
+ * Samples are summed per distinct chain of frames (with what the --sort
+ * keys take of their thread and CPU) first: all the aggregates are sums
+ * over samples, so a chain seen a million times is spread into rows, edges
+ * and trees once, by rp_settle(). */
+
+struct rp_chain {
+	struct rp_link link; /* first */
+	struct rp_chain *later; /* the next chain seen first after this one */
+	struct sample_key sk;
+	uint64_t period, samples;
+	uint32_t n, words;
+	/* N functions, then (with the srcline key) their N locations. */
+	const void *frames[];
+};
+
+/* At most this many chains are held before they are spread. */
+#define MAX_CHAINS (1u << 16)
+
+static uint64_t chain_hash_of(const struct sample_key *sk, const void *const *frames, size_t words)
+{
+	uint64_t h = hash_ptr(sk->comm) ^ ((uint64_t)sk->pid << 32 | sk->tid) * 31 ^
+		     (uint64_t)sk->cpu * 0x9e3779b97f4a7c15ULL;
+	for (size_t i = 0; i < words; i++)
+		h = (h ^ hash_ptr(frames[i])) * 0x100000001b3ULL;
+	return h;
+}
+
+static uint64_t chain_hash(const void *entry)
+{
+	const struct rp_chain *c = entry;
+	return chain_hash_of(&c->sk, c->frames, c->words);
+}
+
+static bool same_chain(const void *entry, const void *key)
+{
+	const struct rp_chain *c = entry, *k = key;
+	return c->words == k->words && c->n == k->n && c->sk.comm == k->sk.comm &&
+	       c->sk.pid == k->sk.pid && c->sk.tid == k->sk.tid && c->sk.cpu == k->sk.cpu &&
+	       memcmp(c->frames, k->frames, c->words * sizeof(*c->frames)) == 0;
 }
 
 void rp_add_sample(struct rp_report *r, const struct hwc_sample *s, const struct perf_event_attr *a)
@@ -405,7 +470,7 @@ void rp_add_sample(struct rp_report *r, const struct hwc_sample *s, const struct
 	const char *comm = hwc_symbols_comm(r->syms, s->tid, s->time);
 	if (!in_list(r->o.comms, comm) || !rp_pid_selected(r->o.pids, s->pid, s->tid) ||
 	    !rp_pid_selected(r->o.tids, s->tid, s->tid) || !rp_cpu_selected(r->o.cpus, s->cpu, false) ||
-	    !in_list(r->o.dsos, rp_dso_base(chain[0]->sym->dso)) ||
+	    (r->o.dsos && !in_list(r->o.dsos, rp_dso_base(chain[0]->sym->dso))) ||
 	    !in_list(r->o.symbols, chain[0]->sym->name)) {
 		r->skipped++;
 		return;
@@ -418,13 +483,68 @@ void rp_add_sample(struct rp_report *r, const struct hwc_sample *s, const struct
 	struct rp_thread *t = rp_thread_get(r, s->pid, s->tid);
 	t->samples++;
 	t->period += period;
+	unsigned k = r->o.keys;
+	struct sample_key sk = {k & K_COMM ? comm : NULL, k & (K_PID | K_TID) ? s->pid : 0,
+				k & K_TID ? s->tid : 0, k & K_CPU ? s->cpu : 0, NULL};
+	/* The key: a chain on the stack, its frames after it. */
+	union {
+		struct rp_chain c;
+		char bytes[sizeof(struct rp_chain) + 2 * MAX_FRAMES * sizeof(void *)];
+	} key;
+	key.c.sk = sk;
+	key.c.period = key.c.samples = 0;
+	key.c.n = (uint32_t)n;
+	key.c.words = (uint32_t)(k & K_SRCLINE ? 2 * n : n);
+	memcpy(key.c.frames, chain, n * sizeof(*chain));
+	if (k & K_SRCLINE)
+		memcpy(key.c.frames + n, locs, n * sizeof(*locs));
+	size_t size = sizeof(key.c) + key.c.words * sizeof(*key.c.frames);
+	uint64_t h = chain_hash(&key.c);
+	struct rp_chain *c = rp_table_find(&r->chains, h, same_chain, &key.c);
+	if (!c) {
+		/* Bounded: a recording of ever new chains is spread as it goes. */
+		if (r->chains.len >= MAX_CHAINS)
+			rp_settle(r);
+		c = rp_table_new(&r->chains, size, h, chain_hash);
+		key.c.later = NULL;
+		memcpy((char *)c + sizeof(c->link), (char *)&key.c + sizeof(c->link),
+		       size - sizeof(c->link));
+		*(r->chains_first ? &r->chains_last->later : &r->chains_first) = c;
+		r->chains_last = c;
+	}
+	c->period += period;
+	c->samples++;
+}
+
+static void settle_chain(struct rp_report *r, struct rp_chain *c)
+{
+	struct rp_func **chain = (struct rp_func **)(void *)c->frames;
+	const struct hwc_location *flocs[MAX_FRAMES];
+	const struct hwc_location **locs = flocs;
+	if (r->o.keys & K_SRCLINE)
+		locs = (const struct hwc_location **)(void *)(c->frames + c->n);
+	else
+		for (size_t i = 0; i < c->n; i++)
+			flocs[i] = NULL;
+	size_t n = c->n;
 	++r->stamp;
-	struct sample_key sk = {comm, s->pid, s->tid, s->cpu,
-				r->have_parent_re ? parent_of(r, chain, n) : NULL};
-	add_flat(r, chain, locs, n, &sk, period);
-	add_edges(r, chain, n, period);
-	add_path(r, &r->root, chain + n - 1, -1, n, period);  /* callers first */
-	add_path(r, &r->croot, chain, 1, n, period);          /* callees first */
+	c->sk.parent = r->have_parent_re ? parent_of(r, chain, n) : NULL;
+	add_flat(r, chain, locs, n, &c->sk, c->period, c->samples);
+	if (r->o.rows_only)
+		return;
+	add_edges(r, chain, n, c->period, c->samples);
+	add_path(r, &r->root, chain + n - 1, -1, n, c->period, c->samples);  /* callers first */
+	add_path(r, &r->croot, chain, 1, n, c->period, c->samples);          /* callees first */
+}
+
+void rp_settle(struct rp_report *r)
+{
+	/* In the order the chains were first seen: the nodes and rows are
+	 * then made in the order the samples made them (folded follows it). */
+	for (struct rp_chain *c = r->chains_first; c; c = c->later)
+		settle_chain(r, c);
+	rp_table_free(&r->chains, NULL);
+	r->chains_first = r->chains_last = NULL;
 }
 
 static void free_thread(void *entry)
@@ -436,10 +556,17 @@ void rp_clear(struct rp_report *r)
 {
 	/* The nodes table owns both trees' nodes. */
 	rp_table_free(&r->funcs, NULL);
+	free(r->recent);
+	r->recent = NULL;
 	rp_table_free(&r->rows, NULL);
 	rp_table_free(&r->edges, NULL);
 	rp_table_free(&r->threads, free_thread);
+	r->last_thread = NULL;
 	rp_table_free(&r->nodes, NULL);
+	rp_table_free(&r->chains, NULL);
+	r->chains_first = r->chains_last = NULL;
+	for (size_t i = 0; i < r->nurecs; i++)
+		free((void *)(uintptr_t)r->urecs[i].data);
 	free(r->urecs);
 	r->urecs = NULL;
 	r->nurecs = r->capurecs = 0;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -152,7 +153,14 @@ static void add_urec(struct rp_report *r, const struct hwc_sample *s, uint64_t o
 			exit(1);
 		}
 	}
-	r->urecs[r->nurecs++] = (struct rp_urec){s->time, offset, s->pid, s->tid, s->raw_size, s->raw};
+	/* A copy: the record is gone after the next one is read. */
+	uint8_t *data = malloc(s->raw_size ? s->raw_size : 1);
+	if (!data) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		exit(1);
+	}
+	memcpy(data, s->raw, s->raw_size);
+	r->urecs[r->nurecs++] = (struct rp_urec){s->time, offset, s->pid, s->tid, s->raw_size, data};
 }
 
 /* Is this sample one of those reported: the caller's choice, else of the
@@ -195,84 +203,281 @@ static int pick_event(struct rp_report *r)
 	return 0;
 }
 
-static int read_samples(struct rp_report *r)
+/* One record: a sample (S decoded when it is one of an event), a thread's
+ * switch, exit or counts, a loss. */
+static void take_record(struct rp_report *r, const struct hwc_perfdata_record *rec,
+			const struct hwc_sample *s)
+{
+	const struct perf_event_header *h = rec->hdr;
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE: {
+		if (!rec->attr) {
+			r->skipped++;
+			break;
+		}
+		const struct perf_event_attr *a = &rec->attr->attr;
+		if (is_switch_leader(a)) {
+			struct rp_thread *t = rp_thread_get(r, s->pid, s->tid);
+			t->switch_samples++;
+			switch_values(r, t, a, s);
+		} else if (is_user_record_event(a) && s->raw) {
+			add_urec(r, s, rec->offset);
+		} else if (wanted(r, rec)) {
+			if (r->o.sample)
+				r->o.sample(r->o.sample_arg, s, a);
+			else
+				rp_add_sample(r, s, a);
+		}
+		break;
+	}
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE: {
+		struct hwc_sample_id id;
+		if (rec->attr && !hwc_sample_id_parse(h, &rec->attr->attr, &id) &&
+		    (h->misc & PERF_RECORD_MISC_SWITCH_OUT))
+			rp_thread_get(r, id.pid, id.tid)->switch_records++;
+		break;
+	}
+	case PERF_RECORD_EXIT:
+		if (h->size >= 32) {
+			uint32_t pid, tid;
+			uint64_t time;
+			memcpy(&pid, (const uint8_t *)h + 8, 4);
+			memcpy(&tid, (const uint8_t *)h + 16, 4);
+			memcpy(&time, (const uint8_t *)h + 24, 8);
+			struct rp_thread *t = rp_thread_get(r, pid, tid);
+			t->exited = true;
+			t->exit_time = time;
+		}
+		break;
+	case PERF_RECORD_READ:
+		read_record(r, rec);
+		break;
+	case PERF_RECORD_LOST:
+		if (h->size >= 24) {
+			uint64_t lost;
+			memcpy(&lost, (const uint8_t *)h + 16, 8);
+			r->lost += lost;
+		}
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		if (h->size >= 16) {
+			uint64_t lost;
+			memcpy(&lost, (const uint8_t *)h + 8, 8);
+			r->lost += lost;
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+/* Is this record one take_record() uses? */
+static bool taken(uint32_t type)
+{
+	switch (type) {
+	case PERF_RECORD_SAMPLE:
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+	case PERF_RECORD_EXIT:
+	case PERF_RECORD_READ:
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Decode a sample record of an event into S: 0, or -1 after saying why. */
+static int decode(struct rp_report *r, const struct hwc_perfdata_record *rec, struct hwc_sample *s,
+		  char *why, size_t size)
+{
+	if (rec->hdr->type != PERF_RECORD_SAMPLE || !rec->attr)
+		return 0;
+	if (!hwc_sample_parse(rec->hdr, &rec->attr->attr, s))
+		return 0;
+	snprintf(why, size, "%s: %s: perf.data offset %" PRIu64 ": %s", prog, r->o.input, rec->offset,
+		 hwc_errdetail());
+	return -1;
+}
+
+/* One thread: records read, decoded and taken in turn. */
+static int read_one_thread(struct rp_report *r)
 {
 	struct hwc_perfdata_record rec;
+	struct hwc_sample s;
+	char why[1024];
 	int rc;
 	while ((rc = hwc_perfdata_next(r->file, &rec)) > 0) {
-		const struct perf_event_header *h = rec.hdr;
-		switch (h->type) {
-		case PERF_RECORD_SAMPLE: {
-			if (!rec.attr) {
-				r->skipped++;
-				continue;
-			}
-			struct hwc_sample s;
-			if (hwc_sample_parse(h, &rec.attr->attr, &s)) {
-				fprintf(stderr, "%s: %s: perf.data offset %" PRIu64 ": %s\n", prog,
-					r->o.input, rec.offset, hwc_errdetail());
-				return -1;
-			}
-			const struct perf_event_attr *a = &rec.attr->attr;
-			if (is_switch_leader(a)) {
-				struct rp_thread *t = rp_thread_get(r, s.pid, s.tid);
-				t->switch_samples++;
-				switch_values(r, t, a, &s);
-			} else if (is_user_record_event(a) && s.raw) {
-				add_urec(r, &s, rec.offset);
-			} else if (wanted(r, &rec)) {
-				if (r->o.sample)
-					r->o.sample(r->o.sample_arg, &s, a);
-				else
-					rp_add_sample(r, &s, a);
-			}
-			break;
+		if (!taken(rec.hdr->type))
+			continue;
+		if (decode(r, &rec, &s, why, sizeof(why))) {
+			fprintf(stderr, "%s\n", why);
+			return -1;
 		}
-		case PERF_RECORD_SWITCH:
-		case PERF_RECORD_SWITCH_CPU_WIDE: {
-			struct hwc_sample_id id;
-			if (rec.attr && !hwc_sample_id_parse(h, &rec.attr->attr, &id) &&
-			    (h->misc & PERF_RECORD_MISC_SWITCH_OUT))
-				rp_thread_get(r, id.pid, id.tid)->switch_records++;
-			break;
-		}
-		case PERF_RECORD_EXIT:
-			if (h->size >= 32) {
-				uint32_t pid, tid;
-				uint64_t time;
-				memcpy(&pid, (const uint8_t *)h + 8, 4);
-				memcpy(&tid, (const uint8_t *)h + 16, 4);
-				memcpy(&time, (const uint8_t *)h + 24, 8);
-				struct rp_thread *t = rp_thread_get(r, pid, tid);
-				t->exited = true;
-				t->exit_time = time;
-			}
-			break;
-		case PERF_RECORD_READ:
-			read_record(r, &rec);
-			break;
-		case PERF_RECORD_LOST:
-			if (h->size >= 24) {
-				uint64_t lost;
-				memcpy(&lost, (const uint8_t *)h + 16, 8);
-				r->lost += lost;
-			}
-			break;
-		case PERF_RECORD_LOST_SAMPLES:
-			if (h->size >= 16) {
-				uint64_t lost;
-				memcpy(&lost, (const uint8_t *)h + 8, 8);
-				r->lost += lost;
-			}
-			break;
-		default:
-			break;
-		}
+		take_record(r, &rec, &s);
 	}
 	if (rc < 0) {
 		fprintf(stderr, "%s: %s\n", prog, hwc_errdetail());
 		return -1;
 	}
+	return 0;
+}
+
+/* Two threads: a reader walks the records, copies those taken into a batch
+ * and decodes its samples, while this thread symbolizes and sums the batch
+ * before (hwc_symbols and the tables stay on this thread).  The batches go
+ * round a ring, in file order. */
+#define BATCH_RECORDS 1024
+#define NBATCHES 4
+
+struct batch {
+	struct hwc_perfdata_record recs[BATCH_RECORDS]; /* hdr: into BYTES */
+	struct hwc_sample samples[BATCH_RECORDS];
+	size_t n;
+	uint8_t *bytes;
+	size_t len, cap;
+	bool full;  /* handed to the taker */
+	bool last;  /* the reader stopped after it: at the end, or on ERROR */
+	char error[1024];
+};
+
+struct reader {
+	struct rp_report *r;
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	bool stop; /* the taker gave up */
+	struct batch b[NBATCHES];
+};
+
+/* Copy REC into B (false without memory). */
+static bool batch_add(struct batch *b, const struct hwc_perfdata_record *rec)
+{
+	size_t size = rec->hdr->size;
+	if (b->len + size > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 1 << 20;
+		while (cap < b->len + size)
+			cap *= 2;
+		uint8_t *p = realloc(b->bytes, cap);
+		if (!p)
+			return false;
+		b->bytes = p;
+		b->cap = cap;
+	}
+	memcpy(b->bytes + b->len, rec->hdr, size);
+	b->recs[b->n] = *rec;
+	b->recs[b->n].hdr = (const void *)(uintptr_t)b->len; /* an offset until full */
+	b->len += (size + 7) & ~(size_t)7;
+	b->n++;
+	return true;
+}
+
+static void *reader_main(void *arg)
+{
+	struct reader *rd = arg;
+	struct rp_report *r = rd->r;
+	for (size_t k = 0;; k = (k + 1) % NBATCHES) {
+		struct batch *b = &rd->b[k];
+		pthread_mutex_lock(&rd->lock);
+		while (b->full && !rd->stop)
+			pthread_cond_wait(&rd->changed, &rd->lock);
+		bool stop = rd->stop;
+		pthread_mutex_unlock(&rd->lock);
+		if (stop)
+			return NULL;
+		b->n = b->len = 0;
+		struct hwc_perfdata_record rec;
+		int rc = 1;
+		while (b->n < BATCH_RECORDS && (rc = hwc_perfdata_next(r->file, &rec)) > 0)
+			if (taken(rec.hdr->type) && !batch_add(b, &rec)) {
+				snprintf(b->error, sizeof(b->error), "%s: out of memory", prog);
+				b->last = true;
+				break;
+			}
+		if (rc < 0) {
+			snprintf(b->error, sizeof(b->error), "%s: %s", prog, hwc_errdetail());
+			b->last = true;
+		}
+		b->last |= rc == 0;
+		for (size_t i = 0; i < b->n; i++) {
+			b->recs[i].hdr = (const void *)(b->bytes + (uintptr_t)b->recs[i].hdr);
+			if (decode(r, &b->recs[i], &b->samples[i], b->error, sizeof(b->error))) {
+				b->n = i; /* the records before it are taken, then the error told */
+				b->last = true;
+				break;
+			}
+		}
+		pthread_mutex_lock(&rd->lock);
+		b->full = true;
+		pthread_cond_broadcast(&rd->changed);
+		pthread_mutex_unlock(&rd->lock);
+		if (b->last)
+			return NULL;
+	}
+}
+
+/* The reader started: 0; -1 when no thread could be had (nothing said). */
+static int read_two_threads(struct rp_report *r, int *rc)
+{
+	struct reader *rd = calloc(1, sizeof(*rd));
+	if (!rd)
+		return -1;
+	rd->r = r;
+	pthread_mutex_init(&rd->lock, NULL);
+	pthread_cond_init(&rd->changed, NULL);
+	pthread_t t;
+	if (pthread_create(&t, NULL, reader_main, rd)) {
+		free(rd);
+		return -1;
+	}
+	*rc = 0;
+	for (size_t k = 0;; k = (k + 1) % NBATCHES) {
+		struct batch *b = &rd->b[k];
+		pthread_mutex_lock(&rd->lock);
+		while (!b->full)
+			pthread_cond_wait(&rd->changed, &rd->lock);
+		pthread_mutex_unlock(&rd->lock);
+		for (size_t i = 0; i < b->n; i++)
+			take_record(r, &b->recs[i], &b->samples[i]);
+		bool last = b->last;
+		if (b->error[0]) {
+			fprintf(stderr, "%s\n", b->error);
+			*rc = -1;
+		}
+		pthread_mutex_lock(&rd->lock);
+		b->full = false;
+		pthread_cond_broadcast(&rd->changed);
+		pthread_mutex_unlock(&rd->lock);
+		if (last)
+			break;
+	}
+	pthread_join(t, NULL);
+	for (size_t k = 0; k < NBATCHES; k++)
+		free(rd->b[k].bytes);
+	pthread_cond_destroy(&rd->changed);
+	pthread_mutex_destroy(&rd->lock);
+	free(rd);
+	return 0;
+}
+
+/* Two threads when there are two CPUs to run them (HWC_PROFILE_THREADS=1:
+ * one; the tests compare the two). */
+static bool use_two_threads(void)
+{
+	const char *env = getenv("HWC_PROFILE_THREADS");
+	if (env && strcmp(env, "1") == 0)
+		return false;
+	return sysconf(_SC_NPROCESSORS_ONLN) > 1;
+}
+
+static int read_samples(struct rp_report *r)
+{
+	int rc;
+	if (!use_two_threads() || read_two_threads(r, &rc))
+		rc = read_one_thread(r);
+	if (rc)
+		return -1;
 	/* Name the threads (at their last sample or exit). */
 	for (struct rp_thread *t = NULL; (t = rp_table_next(&r->threads, t));) {
 		t->comm = hwc_symbols_comm(r->syms, t->tid, t->exit_time ? t->exit_time : UINT64_MAX);
@@ -397,6 +602,7 @@ int rp_load(struct rp_report *r)
 	}
 	if (pick_event(r) || check_selection(r) || read_samples(r))
 		return -1;
+	rp_settle(r);
 	r->have_callchains = r->attr && (r->attr->attr.sample_type & PERF_SAMPLE_CALLCHAIN ||
 					 r->attr->attr.sample_type & PERF_SAMPLE_STACK_USER);
 	if (!r->have_callchains)

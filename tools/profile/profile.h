@@ -19,7 +19,11 @@ struct rp_table {
 	struct rp_link **buckets;
 	size_t cap, len;
 	uint64_t (*hash)(const void *entry);
+	struct rp_link *chunks; /* the entries' memory, newest first */
+	char *chunk_next;       /* free in the newest chunk */
+	size_t chunk_left;
 };
+#define RP_CHUNK (256 * 1024)
 
 /* The entry under HASH that SAME(entry, KEY) accepts, or NULL. */
 void *rp_table_find(const struct rp_table *t, uint64_t hash,
@@ -163,6 +167,7 @@ struct rp_opts {
 	bool quiet;        /* no warnings about symbols */
 	const char *root;  /* the recorded files under this directory (NULL: none) */
 	bool leaf_addr;    /* sampled frames per address, not per function */
+	bool rows_only;    /* only functions and rows are read: no call trees, no edges */
 	/* Select the samples to aggregate (when not NULL). */
 	bool (*want)(void *arg, const struct hwc_perfdata_record *rec);
 	void *want_arg;
@@ -171,6 +176,15 @@ struct rp_opts {
 	void (*sample)(void *arg, const struct hwc_sample *s, const struct perf_event_attr *a);
 	void *sample_arg;
 };
+
+struct rp_chain;
+
+/* A location's function, as agg.c found it last (a direct-mapped cache). */
+struct rp_recent {
+	const struct hwc_location *loc;
+	struct rp_func *func;
+};
+#define RP_NRECENT 4096
 
 struct rp_report {
 	struct rp_opts o;
@@ -182,12 +196,16 @@ struct rp_report {
 	bool have_callchains;
 	unsigned stamp;
 	struct rp_table funcs;   /* struct rp_func */
+	struct rp_recent *recent; /* RP_NRECENT, of funcs */
 	struct rp_table rows;    /* struct rp_row */
 	struct rp_table edges;   /* struct rp_edge */
 	struct rp_node root;  /* callers first: main -> g -> f2 */
 	struct rp_node croot; /* callees first: f2 -> g -> main */
 	struct rp_table nodes;   /* struct rp_node of both trees, by (parent, func) */
 	struct rp_table threads; /* struct rp_thread */
+	struct rp_thread *last_thread; /* rp_thread_get()'s latest */
+	struct rp_table chains;  /* agg.c's samples summed per chain, to settle */
+	struct rp_chain *chains_first, *chains_last; /* in the order first seen */
 	struct rp_urec *urecs;
 	size_t nurecs, capurecs;
 	regex_t parent_re;       /* with the parent key */
@@ -224,8 +242,12 @@ size_t rp_sample_ips(hwc_symbols *syms, const struct hwc_sample *s, const struct
 		     uint64_t *ips, bool *kern, size_t max, bool *unwind_failed);
 /* Add sample S of an event opened with A: its frames resolved through
  * r->syms (call chain, or DWARF unwinding when it has the registers and
- * stack), summed under the --sort keys unless the selection leaves it out. */
+ * stack), summed under the --sort keys unless the selection leaves it out
+ * (into the functions, rows and trees at the next rp_settle()). */
 void rp_add_sample(struct rp_report *r, const struct hwc_sample *s, const struct perf_event_attr *a);
+/* Spread the samples rp_add_sample() has summed per chain into the
+ * functions, rows, edges and trees: before these are read. */
+void rp_settle(struct rp_report *r);
 /* The totals of thread TID, created on first use. */
 struct rp_thread *rp_thread_get(struct rp_report *r, uint32_t pid, uint32_t tid);
 /* Forget everything aggregated (options, file, symbols and event stay). */

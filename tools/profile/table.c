@@ -47,7 +47,20 @@ void *rp_table_new(struct rp_table *t, size_t size, uint64_t hash,
 		t->buckets = nb;
 		t->cap = ncap;
 	}
-	struct rp_link *l = xcalloc(1, size);
+	/* Entries come from chunks: one allocation per thousands of them, and
+	 * no per-entry free (a table only ever loses all of its entries). */
+	size = (size + 7) & ~(size_t)7;
+	if (size > t->chunk_left) {
+		size_t csize = size > RP_CHUNK / 4 ? size + sizeof(struct rp_link) : RP_CHUNK;
+		struct rp_link *c = xcalloc(1, csize);
+		c->next = t->chunks;
+		t->chunks = c;
+		t->chunk_next = (char *)(c + 1);
+		t->chunk_left = csize - sizeof(*c);
+	}
+	struct rp_link *l = (struct rp_link *)(void *)t->chunk_next;
+	t->chunk_next += size;
+	t->chunk_left -= size;
 	l->next = t->buckets[hash & (t->cap - 1)];
 	t->buckets[hash & (t->cap - 1)] = l;
 	t->len++;
@@ -85,13 +98,13 @@ void *rp_table_sorted(const struct rp_table *t, bool (*keep)(const void *entry, 
 
 void rp_table_free(struct rp_table *t, void (*fini)(void *entry))
 {
-	for (size_t i = 0; i < t->cap; i++)
-		for (struct rp_link *l = t->buckets[i], *next; l; l = next) {
-			next = l->next;
-			if (fini)
-				fini(l);
-			free(l);
-		}
+	for (size_t i = 0; fini && i < t->cap; i++)
+		for (struct rp_link *l = t->buckets[i]; l; l = l->next)
+			fini(l);
+	for (struct rp_link *c = t->chunks, *next; c; c = next) {
+		next = c->next;
+		free(c);
+	}
 	free(t->buckets);
 	*t = (struct rp_table){0};
 }
