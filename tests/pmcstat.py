@@ -314,7 +314,12 @@ class Sampling(unittest.TestCase):
         rows = {l.split()[2]: l.split() for l in r.stdout.splitlines()
                 if re.match(r"^ *\d+\.\d ", l)}
         self.assertIn("f2", rows)
-        self.assertEqual(rows["f2"][3], "g")
+        # g alone, or g first when a few samples fell in f2's prologue,
+        # where the frame pointer still names g's caller (perf's -g sees
+        # the same): "g:99.9 main:0.1".
+        caller, _, share = rows["f2"][3].partition(":")
+        self.assertEqual(caller, "g", rows["f2"])
+        self.assertGreaterEqual(float(share or 100), 95, rows["f2"])
 
 
 def symbols(prog):
