@@ -396,8 +396,11 @@ class Options(unittest.TestCase):
                 cost = re.match(r"^\* \* (\d+)$", lines[i + 2])
                 self.assertTrue(m and cost, lines)
                 calls[l[4:]] = int(cost.group(1))
-        # f2 does three times f1's work; g calls nothing else.
-        self.assertEqual(set(calls), {"f1", "f2"})
+        # f2 does three times f1's work; g calls nothing else, but a sample
+        # in mark()'s prologue (f1's frame pointer still set up) shows g
+        # calling mark, as frame-pointer call chains do in perf too.
+        self.assertLessEqual(set(calls), {"f1", "f2", "mark"})
+        self.assertLessEqual(calls.get("mark", 0), (calls["f1"] + calls["f2"]) * 0.02, calls)
         self.assertGreater(calls["f2"], calls["f1"] * 1.5)
         self.assertLessEqual(calls["f1"] + calls["f2"], total)
         # "-": the print output.

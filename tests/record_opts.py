@@ -136,7 +136,9 @@ class SwitchOutput(unittest.TestCase):
         other = os.path.join(self.dir, "hwc.data.2000010100000000")
         with open(other, "w") as f:
             f.write("not ours\n")
-        r = self.record("--switch-output=8K", "--switch-max-files", "2")
+        # 40 rounds: files at least 4 even when the sanitizer slows each
+        # switch (a switch at most every poll, 200 ms)
+        r = self.record("--switch-output=8K", "--switch-max-files", "2", rounds=40)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertGreaterEqual(r.stderr.count("dumped"), 4, r.stderr)
         self.assertIn("(--switch-max-files)", r.stderr)

@@ -551,7 +551,7 @@ static int describe(const struct options *o, hwc_recording *rec, int argc, char 
 /* Go on in a new file: everything taken so far is in REC, which is
  * finished once the new file describes the tasks as they are now. */
 static bool switch_file(const struct options *o, struct rotation *r, hwc_recording **rec,
-			int argc, char **cmdline, const hwc_sampler *s)
+			int argc, char **cmdline, hwc_sampler *s)
 {
 	hwc_recording *next;
 	if (hwc_recording_create_flags(&next, r->base, 0)) {
@@ -562,6 +562,12 @@ static bool switch_file(const struct options *o, struct rotation *r, hwc_recordi
 		fprintf(stderr, "hwc record: %s\n", hwc_errdetail());
 		hwc_recording_discard(next);
 		return false;
+	}
+	/* The command ended while the next file was described: its maps may
+	 * be missing there, and its last samples belong with them. */
+	if (hwc_sampler_ended(s, NULL)) {
+		hwc_recording_discard(next);
+		return true;
 	}
 	bool ok = close_file(r, *rec);
 	*rec = next;
