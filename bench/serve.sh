@@ -27,6 +27,10 @@ if ! command -v $ne >/dev/null; then
 	echo "== hwc serve vs node_exporter: skipped, $ne is not installed (scripts/deps installs it)"
 	exit 0
 fi
+if [[ ! -x $HWC_BUILD/bench/scrape ]]; then
+	echo "bench/serve.sh: $HWC_BUILD/bench/scrape is missing: run it through 'make bench', or 'make $HWC_BUILD/bench/scrape' first" >&2
+	exit 1
+fi
 v2=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
 own=$(sed -n 's/^0:://p' /proc/self/cgroup)
 rel=${own#/}${own:+/}hwc-bench-$$
