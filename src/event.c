@@ -648,13 +648,12 @@ static int add_per_core_pmu(struct add_ctx *ctx, struct hwc__ev *ev)
 				ctx->spec, n, pmus[0].name, pmus[1].name, n > 2 ? ", ..." : "", ev->name,
 				pmus[n - 1].name, ev->name);
 	for (int i = 0; i < n && !err; i++) {
-		struct hwc__ev *c = malloc(sizeof(*c));
+		struct hwc__ev *c = hwc__ev_dup(&ev->pub);
 		if (!c) {
 			err = hwc__fail(-ENOMEM, "out of memory");
 			break;
 		}
-		*c = *ev;
-		ev_point(c);
+		c->explicit_gh = ev->explicit_gh;
 		c->pub.attr.config |= (uint64_t)pmus[i].type << 32;
 		snprintf(c->pmu, sizeof(c->pmu), "%s", pmus[i].name);
 		if ((size_t)snprintf(c->name, sizeof(c->name), "%s/%s/", pmus[i].name, ev->name) >=
@@ -665,7 +664,7 @@ static int add_per_core_pmu(struct add_ctx *ctx, struct hwc__ev *ev)
 		if (!err)
 			err = push(ctx->tmp, c);
 		if (err)
-			free(c);
+			hwc__ev_free(c);
 	}
 	free(pmus);
 	if (err)
