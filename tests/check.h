@@ -108,6 +108,17 @@ static int check_skips; /* sub-tests that could not run here (SKIP_SUB) */
 		exit(77);                                                                \
 	} while (0)
 
+/* perf's JSON event tables, where scripts/deps extracts them. */
+#define EVENTS_TREE "/usr/local/share/hwc-test/events"
+/* Skip the test without them; else point HWC_EVENTS_DIR at them. */
+#define USE_EVENTS_TREE()                                                                \
+	do {                                                                             \
+		if (access(EVENTS_TREE "/x86/mapfile.csv", F_OK) != 0)                   \
+			SKIP("perf's JSON event tables are not at " EVENTS_TREE          \
+			     " (scripts/deps extracts them from linux-source-6.12)");   \
+		setenv("HWC_EVENTS_DIR", EVENTS_TREE, 1);                                \
+	} while (0)
+
 /* Why an unprivileged user can open no perf event here, or NULL: Debian's
  * kernels default to perf_event_paranoid 3, which forbids all use. */
 static inline const char *nobody_cannot_count(void)

@@ -14,9 +14,7 @@
 
 #include <hwc/hwc.h>
 #include <strings.h>
-#include <sys/stat.h>
 
-#define TREE "/usr/local/share/hwc-test/events"
 
 struct pfm_ev {
 	char name[128];
@@ -286,11 +284,7 @@ static void no_stale_rows(void)
 
 int main(void)
 {
-	struct stat st;
-	if (stat(TREE "/x86/mapfile.csv", &st) != 0)
-		SKIP("perf's JSON event tables are not at " TREE " (scripts/deps extracts them "
-		     "from linux-source-6.12)");
-	setenv("HWC_EVENTS_DIR", TREE, 1);
+	USE_EVENTS_TREE();
 	if (!have_pfm_model("skl") && !have_pfm_model("amd64_fam19h_zen3"))
 		SKIP("this libpfm4 has no x86 tables (Debian's has only its architecture's)");
 	load_known();

@@ -476,11 +476,10 @@ static void test_whole_tree(void)
 {
 	const char *dir = getenv("HWC_EVENTS_DIR");
 	if (!dir)
-		dir = "/usr/local/share/hwc-test/events";
+		dir = EVENTS_TREE;
 	struct stat st;
 	if (stat(dir, &st)) {
-		SKIP_SUB("no JSON event tree (scripts/deps extracts it to "
-			 "/usr/local/share/hwc-test/events)");
+		SKIP_SUB("no JSON event tree (scripts/deps extracts it to " EVENTS_TREE ")");
 		return;
 	}
 	struct walk w = { 0 };

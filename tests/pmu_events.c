@@ -10,7 +10,6 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#define TREE "/usr/local/share/hwc-test/events"
 
 static const char *field(const struct hwc__pe_table *t, const char *name, bool metric,
 			 const char *key)
@@ -32,11 +31,11 @@ static void root_order(void)
 	strcat(xdg, "/events");
 	mkdir(xdg, 0700);
 	setenv("XDG_DATA_HOME", tmp, 1);
-	CHECK_STR_EQ(hwc__pe_root(), TREE); /* HWC_EVENTS_DIR first */
+	CHECK_STR_EQ(hwc__pe_root(), EVENTS_TREE); /* HWC_EVENTS_DIR first */
 	unsetenv("HWC_EVENTS_DIR");
 	CHECK_STR_EQ(hwc__pe_root(), xdg);
-	CHECK_OK(hwc_set_events_dir(TREE)); /* --events-dir before everything */
-	CHECK_STR_EQ(hwc__pe_root(), TREE);
+	CHECK_OK(hwc_set_events_dir(EVENTS_TREE)); /* --events-dir before everything */
+	CHECK_STR_EQ(hwc__pe_root(), EVENTS_TREE);
 	CHECK_INT(hwc_set_events_dir("/nonexistent/events"), ==, -ENOENT);
 	CHECK_STR_CONTAINS(hwc_errdetail(), "/nonexistent/events");
 	CHECK_OK(hwc_set_events_dir(NULL));
@@ -44,7 +43,7 @@ static void root_order(void)
 	xdg[strlen(xdg) - 7] = '\0';
 	rmdir(xdg);
 	rmdir(tmp);
-	setenv("HWC_EVENTS_DIR", TREE, 1);
+	setenv("HWC_EVENTS_DIR", EVENTS_TREE, 1);
 	unsetenv("XDG_DATA_HOME");
 }
 
@@ -125,16 +124,12 @@ static void errors(void)
 	setenv("HWC_EVENTS_DIR", "/nonexistent", 1);
 	CHECK_INT(hwc__pe_table("skylake", &t), ==, -ENOENT);
 	CHECK_STR_CONTAINS(hwc_errdetail(), "the events directory /nonexistent does not exist");
-	setenv("HWC_EVENTS_DIR", TREE, 1);
+	setenv("HWC_EVENTS_DIR", EVENTS_TREE, 1);
 }
 
 int main(void)
 {
-	struct stat st;
-	if (stat(TREE "/x86/mapfile.csv", &st) != 0)
-		SKIP("perf's JSON event tables are not at " TREE " (scripts/deps extracts them "
-		     "from linux-source-6.12)");
-	setenv("HWC_EVENTS_DIR", TREE, 1);
+	USE_EVENTS_TREE();
 	RUN(root_order);
 	RUN(cpuid_to_model);
 	RUN(x86_records);
