@@ -76,9 +76,9 @@ static const struct hwc_location *inline_chain(hwc_symbols *s, struct hwc__dso *
 	return first;
 }
 
-/* The ELF symbol of module address ADDR, as dwfl_module_addrinfo() names
+/* The ELF symbol of module address ADDR, as dwfl_module_addrinfo() finds
  * it: from the DSO's sorted table, built on the first lookup, or from libdw
- * itself when the table cannot tell. */
+ * itself when the table cannot tell; named by the alias perf would name. */
 static const char *elf_symbol(struct hwc__dso *d, uint64_t addr, uint64_t *start, uint64_t *size)
 {
 	if (!d->symtab_tried) {
@@ -92,15 +92,17 @@ static const char *elf_symbol(struct hwc__dso *d, uint64_t addr, uint64_t *start
 	if (name)
 		return name;
 	int found = d->symtab ? hwc__symtab_lookup(d->symtab, addr, &name, start, size) : -1;
-	if (found >= 0)
-		return found ? name : NULL;
-	GElf_Off off;
-	GElf_Sym esym;
-	name = dwfl_module_addrinfo(d->mod, addr, &off, &esym, NULL, NULL, NULL);
-	if (name) {
-		*start = addr - off;
-		*size = esym.st_size;
+	if (found < 0) {
+		GElf_Off off;
+		GElf_Sym esym;
+		name = dwfl_module_addrinfo(d->mod, addr, &off, &esym, NULL, NULL, NULL);
+		if (name) {
+			*start = addr - off;
+			*size = esym.st_size;
+		}
 	}
+	if (name && d->symtab) /* of its aliases, the one perf names */
+		hwc__symtab_alias(d->symtab, addr, &name, start, size);
 	return name;
 }
 

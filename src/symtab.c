@@ -37,6 +37,7 @@ struct entry {
 	uint64_t reach;   /* the highest end (value + size) of this entry and all before it */
 	const char *name; /* libelf's string: lives as long as the module */
 	uint32_t seq;     /* position in libdw's scan: the globals, then the locals */
+	uint32_t index;   /* in the symbol table: perf's order */
 	uint8_t bind;     /* libdw's preference: global 3, weak 2, local 1, others 0 */
 	bool local;       /* in the second pass */
 };
@@ -91,6 +92,7 @@ static bool add_pass(struct hwc__symtab *t, Dwfl_Module *mod, int lo, int hi, bo
 			.size = sym.st_size,
 			.name = name,
 			.seq = (uint32_t)t->n,
+			.index = (uint32_t)i,
 			.bind = bind_rank(&sym),
 			.local = local,
 		};
@@ -211,6 +213,57 @@ int hwc__symtab_lookup(const struct hwc__symtab *t, uint64_t addr, const char **
 	*start = found->value;
 	*size = found->size;
 	return 1;
+}
+
+/* Aliases: several symbols may start at one address (glibc's memrchr, a
+ * weak IFUNC, is also the local IFUNC __memrchr and the local function
+ * __memrchr_ifunc; with libc6-dbg all three are in the table).  libdw names
+ * the first that binds most strongly; perf keeps one per start address
+ * (symbols__fixup_duplicate(), choose_best_symbol() in tools/perf/util/
+ * symbol.c), and hwc names what perf names, so that the two read alike:
+ * a sized symbol before a sizeless one, then one that is not weak, then a
+ * global, then the fewest leading underscores, then the longest name,
+ * then the first in the table (clock_gettime@@GLIBC_2.17 before
+ * clock_gettime@GLIBC_2.2.5). */
+static size_t underscores(const char *s)
+{
+	return strspn(s, "_");
+}
+
+/* Whether perf prefers A to B (same start). */
+static bool perf_prefers(const struct entry *a, const struct entry *b)
+{
+	if ((a->size > 0) != (b->size > 0))
+		return a->size > 0;
+	if ((a->bind == 2) != (b->bind == 2)) /* weak */
+		return b->bind == 2;
+	if ((a->bind == 3) != (b->bind == 3)) /* global */
+		return a->bind == 3;
+	size_t ua = underscores(a->name), ub = underscores(b->name);
+	if (ua != ub)
+		return ua < ub;
+	size_t la = strlen(a->name), lb = strlen(b->name);
+	if (la != lb)
+		return la > lb;
+	return a->index < b->index;
+}
+
+void hwc__symtab_alias(const struct hwc__symtab *t, uint64_t addr, const char **name,
+		       uint64_t *start, uint64_t *size)
+{
+	const struct entry *best = NULL;
+	/* The symbols starting at *START that still contain ADDR. */
+	for (size_t i = at_or_below(t->e, t->n, sizeof(*t->e), *start);
+	     i > 0 && t->e[i - 1].value == *start; i--) {
+		const struct entry *e = &t->e[i - 1];
+		if ((e->size || addr == *start) && (!e->size || addr - e->value < e->size) &&
+		    (!best || perf_prefers(e, best)))
+			best = e;
+	}
+	if (best) {
+		*name = best->name;
+		*size = best->size;
+	}
 }
 
 /* ------------------------------------------------------------ PLT stubs */

@@ -13,7 +13,7 @@ import struct
 import tempfile
 import unittest
 
-from hwctest import program, run, workload
+from hwctest import as_perf_names, program, run, workload
 
 HWC = program("hwc")
 FIRST = 60  # samples compared field by field
@@ -100,6 +100,7 @@ class Script(unittest.TestCase):
                 self.assertGreater(len(ours), 100)
                 keys = ("comm", "tid", "cpu", "time", "period", "event", "ip", "sym")
                 for a, b in zip(ours[:FIRST], theirs[:FIRST]):
+                    a = dict(a, sym=as_perf_names(a["sym"], b["sym"]))
                     self.assertEqual({k: a[k] for k in keys}, {k: b[k] for k in keys})
                     self.assertEqual(len(a["chain"]), len(b["chain"]))
                     self.assertEqual([f["ip"] for f in a["chain"]], [f["ip"] for f in b["chain"]])

@@ -1,0 +1,73 @@
+"""Symbol aliases named as perf names them: where several symbols start at
+one address (workloads/aliases has a local and a weak name for one loop,
+two globals for another; glibc has many, memrchr, __memrchr and
+__memrchr_ifunc among them), hwc script and hwc report name the address
+by perf's rule, on the same recordings made by hwc record and perf
+record."""
+import collections
+import os
+import re
+import shutil
+import tempfile
+import unittest
+
+from hwctest import as_perf_names, program, run, workload
+
+HWC = program("hwc")
+
+
+class SymbolAliases(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if not shutil.which("perf"):
+            raise unittest.SkipTest("perf is not installed")
+        cls.dir = tempfile.mkdtemp(prefix="hwc-aliases-")
+        cls.files = {}
+        for name, argv in (("hwc", [HWC, "record"]), ("perf", ["perf", "record", "-q"])):
+            path = os.path.join(cls.dir, name + ".data")
+            r = run(argv + ["-e", "cpu-clock", "-o", path, "--", workload("aliases"), "1"])
+            if r.returncode != 0:
+                raise unittest.SkipTest("%s cannot sample cpu-clock here: %s" % (name, r.stderr))
+            cls.files[name] = path
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def names(self, argv):
+        """(ip, symbol) -> samples, from script -F ip,sym,dso."""
+        r = run(argv)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = collections.Counter()
+        for line in r.stdout.splitlines():
+            m = re.match(r"^\s*([0-9a-f]+)\s+(.*?)\s+\((.*)\)\s*$", line)
+            self.assertTrue(m, line)
+            out[(m.group(1), m.group(2), os.path.basename(m.group(3)))] += 1
+        return out
+
+    def test_script_names_every_sample_as_perf(self):
+        for name, path in sorted(self.files.items()):
+            with self.subTest(file=name):
+                theirs = self.names(["perf", "script", "-F", "ip,sym,dso", "-i", path])
+                ours = self.names([HWC, "script", "-F", "ip,sym,dso", "-i", path])
+                perfs = {ip: sym for ip, sym, _ in theirs}
+                ours = collections.Counter({(ip, as_perf_names(sym, perfs.get(ip, sym)), dso): n
+                                            for (ip, sym, dso), n in ours.items()})
+                self.assertEqual(ours - theirs, theirs - ours)
+                syms = {sym for _, sym, dso in ours if dso == "aliases"}
+                # perf's names: the local before the weak, no leading underscores.
+                self.assertIn("spin_local", syms)
+                self.assertIn("churn", syms)
+                self.assertFalse({"spin_weak", "__churn"} & syms, syms)
+
+    def test_report_names_as_perf(self):
+        path = self.files["hwc"]
+        r = run([HWC, "report", "-i", path, "--sort", "symbol"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"\bspin_local\b")
+        self.assertRegex(r.stdout, r"\bchurn\b")
+        self.assertNotRegex(r.stdout, r"\b(spin_weak|__churn)\b")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
