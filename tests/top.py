@@ -140,7 +140,11 @@ class Sampling(unittest.TestCase):
         self.assertAlmostEqual(shares["f1"], 25, delta=8, msg=shares)
         for f in fs:
             _, order = work_shares(f.samples())
-            if "f1" in order and "f2" in order:
+            # Rows are sorted by share: f2 above f1 in a refresh with enough
+            # of their samples (a refresh late under load may have a handful,
+            # where 3 to 2 for f1 is chance, not a wrong sort).
+            n = sum(r[2] for r in f.samples() if r[3] == "hotspots" and r[5] in ("f1", "f2"))
+            if "f1" in order and "f2" in order and n >= 60:
                 self.assertLess(order.index("f2"), order.index("f1"), "\n".join(f.lines))
 
     def test_system_wide_batch(self):
