@@ -92,7 +92,10 @@ static bool regs(struct cursor *c, uint64_t mask, uint64_t *abi, uint32_t *nr,
 HWC_EXPORT int hwc_sample_parse(const struct perf_event_header *hdr,
 				const struct perf_event_attr *attr, struct hwc_sample *s)
 {
-	memset(s, 0, sizeof(*s));
+	/* A copy of a zero sample, not memset(): GCC makes that a rep stosq,
+	 * slow for these 240 bytes (a sixth of hwc annotate's time on AMD). */
+	static const struct hwc_sample empty;
+	*s = empty;
 	if (hdr->size < sizeof(*hdr))
 		return hwc__fail(-EINVAL, "sample record of %u bytes is shorter than its header",
 				 hdr->size);

@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import tempfile
 import unittest
@@ -109,6 +110,37 @@ class Annotate(unittest.TestCase):
 
     def test_hwc_recording_agrees_with_perf_annotate(self):
         self.compare_with_perf(self.hwc_rec)
+
+    def test_samples_as_perf_script_reads_them(self):
+        # hwc annotate reads a sample's ip, pid, time and period where the
+        # sample_type puts them, not through the full decoder: each of f2's
+        # instructions must have exactly the samples and period perf script
+        # gives them, with ADDR, ID and CPU before PERIOD in two events
+        # (the second annotated), and with no PERIOD (-c) at all; two
+        # processes map f2 at two addresses.
+        both = '"$0" & "$0"; wait'
+        for name, opts, event in (("fields.data", ["-e", "cpu-clock,task-clock", "-F", "2000", "-d",
+                                                   "--sample-cpu"], "task-clock"),
+                                  ("fixed.data", ["-e", "cpu-clock", "-c", "200000"], "cpu-clock")):
+            rec = os.path.join(self.tmp, name)
+            p = run(["perf", "record", "-q", *opts, "-o", rec, "--", "sh", "-c", both, HOTSPOTS, "5"])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            p = run(["perf", "script", "-i", rec, "-F", "event,pid,ip,sym,symoff,period"])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            theirs, pids = {}, set()
+            for pid, period, ev, _, where in re.findall(r"^\s*(\d+)\s+(\d+)\s+(\S+):\s+([0-9a-f]+) (\S+)$",
+                                                        p.stdout, re.M):
+                if ev == event and where.startswith("f2+0x"):
+                    off = int(where[len("f2+"):], 16)
+                    n, total = theirs.get(off, (0, 0))
+                    theirs[off] = (n + 1, total + int(period))
+                    pids.add(pid)
+            self.assertEqual(len(pids), 2, "f2 sampled in both processes")
+            doc = json.loads(self.hwc("--json", "--event", event, "-i", rec, "f2"))
+            self.assertEqual(doc["event"], event)
+            ours = {i["offset"]: (i["samples"], i["period"])
+                    for i in doc["functions"][0]["instructions"] if i["samples"]}
+            self.assertEqual(ours, theirs, name)
 
     def test_source_lines_between_instructions(self):
         text = self.hwc("-i", self.perf_rec, "f2")
@@ -245,6 +277,27 @@ class Annotate(unittest.TestCase):
         p = run([HWC, "annotate", "-i", rec])
         self.assertIn("warning: no symbols for %s: the file no longer exists" % copy, p.stderr)
         self.assertNotRegex(p.stdout, r"<f[12]>:")
+
+    def test_sample_cut_short(self):
+        # A user sample cut after its ip (the rest made a FINISHED_ROUND
+        # record, so that the stream still parses) is too short for its
+        # pid: said with its offset, no listing.
+        with open(self.perf_rec, "rb") as f:
+            data = bytearray(f.read())
+        pos, size = struct.unpack_from("<QQ", data, 40)  # the data section
+        end = pos + size
+        while pos < end:
+            kind, misc, n = struct.unpack_from("<IHH", data, pos)
+            if kind == 9 and misc & 7 == 2 and n >= 32:  # SAMPLE, PERF_RECORD_MISC_USER
+                break
+            pos += n
+        self.assertLess(pos, end, "no user sample")
+        struct.pack_into("<IHH", data, pos, 9, misc, 16)
+        struct.pack_into("<IHH", data, pos + 16, 68, 0, n - 16)
+        cut = os.path.join(self.tmp, "cut.data")
+        with open(cut, "wb") as f:
+            f.write(data)
+        self.fails(["-i", cut, "f2"], "perf.data offset %d: sample record of 16 bytes is too short" % pos)
 
     def test_usage_errors(self):
         self.fails(["--json", "--stdio", "-i", self.perf_rec], "choose one")

@@ -171,9 +171,11 @@ struct rp_opts {
 	/* Select the samples to aggregate (when not NULL). */
 	bool (*want)(void *arg, const struct hwc_perfdata_record *rec);
 	void *want_arg;
-	/* Hand each selected sample to SAMPLE instead of aggregating it (when
-	 * not NULL): hwc annotate counts addresses only. */
-	void (*sample)(void *arg, const struct hwc_sample *s, const struct perf_event_attr *a);
+	/* Hand each selected sample record to SAMPLE, undecoded, instead of
+	 * aggregating it (when not NULL): hwc annotate counts addresses only,
+	 * read from the records itself.  It returns 0, or -1 after saying why
+	 * (the reading stops). */
+	int (*sample)(void *arg, const struct hwc_perfdata_record *rec);
 	void *sample_arg;
 };
 
