@@ -1,6 +1,6 @@
 # Code regions: a begin+end pair of hwc_region_* vs PAPI_hl_region_* vs two
 # raw read(2) calls, same events (bench/regions.c); the emulated arm64
-# machine's run, with user-space reads, is bench/regions-vm.sh.
+# machine's run, with user-space reads, is bench/regions-vm.
 set -euo pipefail
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
