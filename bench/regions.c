@@ -6,8 +6,8 @@
  * each figure is the median of rounds.  Also the pair's cost when regions
  * are off (no HWC_REGIONS_OUT), in a child run without it.
  *
- * The events: instructions and cycles of user space (PAPI's default
- * domain) where this machine has a PMU, else the software events
+ * The events, of user space (PAPI's default domain): instructions and
+ * cycles where this machine has a PMU, else the software events
  * page-faults and context-switches.  Where kernel.perf_user_access exists
  * (arm64), hwc also runs a second time with its counters read by read(2):
  * that thread opens them while the sysctl is 0 (so they do not ask for
@@ -47,8 +47,8 @@ static int perf_open(uint64_t config, int group)
 	a.size = sizeof(a);
 	a.type = hardware ? PERF_TYPE_HARDWARE : PERF_TYPE_SOFTWARE;
 	a.config = config;
-	a.exclude_kernel = hardware;
-	a.exclude_hv = hardware;
+	a.exclude_kernel = 1; /* user space, as PAPI's default domain */
+	a.exclude_hv = 1;
 	a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
 			PERF_FORMAT_TOTAL_TIME_RUNNING;
 	return (int)syscall(SYS_perf_event_open, &a, 0, -1, group, 0);
@@ -216,7 +216,7 @@ int main(int argc, char **argv)
 	if (probe >= 0)
 		close(probe);
 	setenv("HWC_REGIONS_OUT", out, 1);
-	setenv("HWC_EVENTS", hardware ? "{instructions:u,cycles:u}" : "{page-faults,context-switches}", 1);
+	setenv("HWC_EVENTS", hardware ? "{instructions:u,cycles:u}" : "{page-faults:u,context-switches:u}", 1);
 	setenv("PAPI_EVENTS", hardware ? "perf::INSTRUCTIONS,perf::CYCLES"
 				       : "perf::PAGE-FAULTS,perf::CONTEXT-SWITCHES", 1);
 	setenv("PAPI_OUTPUT_DIRECTORY", dir, 1);
@@ -254,7 +254,10 @@ int main(int argc, char **argv)
 		double ns[ROUNDS];
 		memcpy(ns, m[k].ns, sizeof(ns));
 		med[k] = bench_median(ns, ROUNDS);
-		printf("%-26s  %.1f  %.2f\n", label[k], med[k], m[k].syscalls);
+		if (m[k].syscalls < 0) /* no tracepoint to count them (not root) */
+			printf("%-26s  %.1f  n/a\n", label[k], med[k]);
+		else
+			printf("%-26s  %.1f  %.2f\n", label[k], med[k], m[k].syscalls);
 	}
 	/* Spread: the ratio hwc/PAPI of each round, its quartiles. */
 	double ratio[ROUNDS];
