@@ -502,7 +502,8 @@ HWC_EXPORT int hwc_counters_read_fast(hwc_counters *c, size_t inst, size_t ev,
 
 /* Every event's raw count since it was opened, of instance 0, into RAW[ev]
  * (0 for a skipped event): for hwc_region_begin/_end, one
- * call per region edge.  A group whose every member the calling thread may
+ * call per region edge (the counts alone: no clock read for the times).
+ * A group whose every member the calling thread may
  * read from user space is read that way; otherwise (or when one of them is
  * not on a counter now) with one read(2) of the group. */
 int hwc__counters_read_raw(hwc_counters *c, uint64_t *raw)
@@ -517,8 +518,8 @@ int hwc__counters_read_raw(hwc_counters *c, uint64_t *raw)
 		uint64_t ena, run;
 		if (HWC__HAVE_RDPMC && mine)
 			for (; k < n && c->user_read[g + k]; k++)
-				if (!hwc__userpage_read(c->page[g + k], hwc__rdpmc, hwc__rdtsc_insn,
-							&raw[g + k], &ena, &run))
+				if (!hwc__userpage_read(c->page[g + k], hwc__rdpmc, NULL, &raw[g + k],
+							&ena, &run))
 					break;
 		if (k == n)
 			continue;

@@ -24,8 +24,11 @@
 #include <unistd.h>
 
 /* Events counted when HWC_EVENTS is not set; those this machine lacks are
- * left out.  Each group is read at once (the software one with read(2)). */
+ * left out.  Each group is read at once (the software one with read(2)).
+ * Where user space may read the hardware counters, the software group is
+ * left out too: a call is then one user-space read and no system call. */
 #define DEFAULT_EVENTS "{cycles,instructions},{task-clock,page-faults}"
+#define DEFAULT_USER_READ_EVENTS "{cycles,instructions}"
 #define MAX_ERRORS 16
 
 enum { UNKNOWN, OFF, ON };
@@ -224,7 +227,13 @@ static void activate(void)
 		return;
 	}
 	const char *events = getenv("HWC_EVENTS");
-	g.spec = events && *events ? events : DEFAULT_EVENTS;
+	struct hwc_user_reads reads;
+	if (events && *events)
+		g.spec = events;
+	else if (hwc_user_reads(&reads) == 0 && reads.rdpmc)
+		g.spec = DEFAULT_USER_READ_EVENTS;
+	else
+		g.spec = DEFAULT_EVENTS;
 	int err = hwc_evlist_new(&g.list);
 	if (!err)
 		err = hwc_evlist_add(g.list, g.spec);

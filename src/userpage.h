@@ -18,7 +18,9 @@
 /* Read PC with the documented lock/sequence loop.  Fills RAW, ENABLED and
  * RUNNING and returns true, or returns false when the value must come from
  * read(2): the event is not on a hardware counter now (index 0) or the
- * kernel does not let user space read it (cap_user_rdpmc clear). */
+ * kernel does not let user space read it (cap_user_rdpmc clear).  With
+ * READ_TSC NULL the times are the page's as the kernel last stored them
+ * (no clock read: for callers that want the count alone). */
 static inline bool hwc__userpage_read(const volatile struct perf_event_mmap_page *pc,
 				      uint64_t (*read_pmc)(unsigned),
 				      uint64_t (*read_tsc)(void), uint64_t *raw,
@@ -35,7 +37,7 @@ static inline bool hwc__userpage_read(const volatile struct perf_event_mmap_page
 			return false;
 		ena = pc->time_enabled;
 		run = pc->time_running;
-		if (caps & HWC__CAP_USER_TIME) {
+		if (read_tsc && (caps & HWC__CAP_USER_TIME)) {
 			cyc = read_tsc();
 			time_offset = pc->time_offset;
 			time_mult = pc->time_mult;
@@ -60,7 +62,7 @@ static inline bool hwc__userpage_read(const volatile struct perf_event_mmap_page
 		pmc = (uint64_t)((int64_t)(pmc << (64 - width)) >> (64 - width));
 	count += pmc;
 
-	if ((caps & HWC__CAP_USER_TIME) && time_shift < 64) {
+	if (read_tsc && (caps & HWC__CAP_USER_TIME) && time_shift < 64) {
 		if (caps & HWC__CAP_USER_TIME_SHORT)
 			cyc = time_cycles + ((cyc - time_cycles) & time_mask);
 		/* Time since time_enabled was stored; the arithmetic wraps on
