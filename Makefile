@@ -398,7 +398,9 @@ $(BUILD)/tests/pmu/pmc_%: tests/pmu/pmc_%.c tests/pmu/pmu.h tests/check.h $(PMC_
 	$(CC) -D_GNU_SOURCE $(PMU_CFLAGS) -o $@ $< $$($(CPC_PKG) --cflags --libs libpmc) -lpthread
 $(BUILD)/tests/pmu/%: tests/pmu/%.c tests/pmu/pmu.h tests/check.h $(BUILD)/lib/libhwc.so
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(PMU_CFLAGS) -o $@ $< -L$(BUILD)/lib -lhwc -lpthread -lm $(RPATH)
+	$(CC) $(CPPFLAGS) $(PMU_CFLAGS) -o $@ $< -L$(BUILD)/lib -lhwc -lpthread -lm $(PMU_LIBS_$*) $(RPATH)
+# kernel_modules reads the .ko's symbol table, its oracle, with libelf.
+PMU_LIBS_kernel_modules := -lelf
 JSON_TEST_TREE := /usr/local/share/hwc-test/events
 pmu-tests: all $(PMU_BINS)
 	rm -rf $(PMU_SUITE) && mkdir -p $(PMU_SUITE)/pmu $(PMU_SUITE)/native $(PMU_SUITE)/src/tests
@@ -413,8 +415,10 @@ pmu-tests: all $(PMU_BINS)
 	# perf's arm64 JSON tables, for pmu/neoverse_n1_metrics.sh (when extracted)
 	if [ -d $(JSON_TEST_TREE)/arm64 ]; then mkdir -p $(PMU_SUITE)/events && \
 		cp -r $(JSON_TEST_TREE)/arm64 $(PMU_SUITE)/events/; fi
+# The modules pmu/kernel_modules and kernel_modules.sh load.
+PMU_MODULES := $(addprefix --module ,sha3_generic af_alg algif_hash)
 check-pmu:
 	$(MAKE) ARCH=arm64 pmu-tests
-	scripts/pmu-vm --copy build-arm64/pmu-suite -- sh pmu-suite/run
+	scripts/pmu-vm $(PMU_MODULES) --copy build-arm64/pmu-suite -- sh pmu-suite/run
 	scripts/pmu-vm --cpu neoverse-n1 --copy build-arm64/pmu-suite -- \
 		env PMU_CPU=neoverse-n1 sh pmu-suite/run neoverse_n1

@@ -670,7 +670,9 @@ static int feat_build_ids(hwc_recording *rec, struct hwc__bytes *b)
 	for (size_t i = 0; i < rec->ndsos && !err; i++) {
 		struct dso *d = &rec->dsos[i];
 		if (d->idlen == 0) {
-			int n = d->kernel ? hwc__kernel_build_id(d->id, sizeof(d->id))
+			/* A kernel's module (its .ko file) has a build-id of its own. */
+			bool vmlinux = d->kernel && strcmp(d->path, "[kernel.kallsyms]") == 0;
+			int n = vmlinux ? hwc__kernel_build_id(d->id, sizeof(d->id))
 				: strcmp(d->path, "[vdso]") == 0 ? hwc__vdso_build_id(d->id, sizeof(d->id))
 							       : hwc__build_id(d->path, d->id, sizeof(d->id));
 			d->idlen = n > 0 ? n : -1;

@@ -108,6 +108,8 @@ struct hwc_symbols {
 	struct hwc__arena ksym_names;     /* the names of ksyms */
 	bool kallsyms_tried, kernel_used;
 	const char *kallsyms_why;
+	Dwfl *kmods; /* the running kernel's modules, their .ko files (symbol_kernel.c) */
+	bool kmods_tried;
 	struct hwc__map kernel_locs, kernel_syms, unknown_locs, unknown_syms;
 	struct hwc_symbol oom_symbol;
 	struct hwc_location oom_location;

@@ -1,5 +1,7 @@
 /* Kernel addresses: the text symbols of /proc/kallsyms, read once, sorted
- * and binary-searched; each address's location cached. */
+ * and binary-searched; each address's location cached.  An address in a
+ * module is named from the module's .ko file when libdwfl finds it, as
+ * perf prefers it: exact sizes where kallsyms only has starts. */
 #include "internal.h"
 #include "symbol_internal.h"
 
@@ -67,7 +69,10 @@ static void read_kallsyms(struct hwc__kallsyms *k)
 			}
 		}
 		name[n] = '\0';
-		if (!n)
+		/* No empty names, nor ARM's mapping symbols ($x, $d: where code or
+		 * data starts), which arm64 modules list at their functions'
+		 * addresses: perf skips them too. */
+		if (!n || name[0] == '$')
 			continue;
 		if (k->n == cap) {
 			cap = cap ? cap * 2 : 65536;
@@ -116,6 +121,51 @@ static void load_kallsyms(hwc_symbols *s)
 	}
 }
 
+/* libdwfl's view of the running kernel's modules: /proc/modules, each
+ * section's address in /sys/module/NAME/sections (so symbols land where
+ * the loader put them), the .ko file found under /lib/modules/RELEASE
+ * (.ko.gz, .ko.xz too: libdwfl decompresses), read on first use. */
+static const Dwfl_Callbacks kmod_callbacks = {
+	.find_elf = dwfl_linux_kernel_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_linux_kernel_module_section_address,
+};
+
+static Dwfl *kernel_modules(hwc_symbols *s)
+{
+	if (s->kmods_tried)
+		return s->kmods;
+	s->kmods_tried = true;
+	Dwfl *d = dwfl_begin(&kmod_callbacks);
+	if (d && (dwfl_linux_kernel_report_modules(d) != 0 || dwfl_report_end(d, NULL, NULL) != 0)) {
+		dwfl_end(d);
+		d = NULL;
+	}
+	return s->kmods = d;
+}
+
+/* The function of MODULE's .ko containing ADDR: true with its name
+ * (libelf's), start and size; false when no .ko was found or no sized
+ * function covers ADDR (kallsyms tells then). */
+static bool ko_function(hwc_symbols *s, const char *module, uint64_t addr, const char **name,
+			uint64_t *start, uint64_t *size)
+{
+	Dwfl *d = kernel_modules(s);
+	Dwfl_Module *m = d ? dwfl_addrmodule(d, addr) : NULL;
+	const char *mname = m ? dwfl_module_info(m, NULL, NULL, NULL, NULL, NULL, NULL, NULL) : NULL;
+	if (!mname || strcmp(mname, module) != 0)
+		return false;
+	GElf_Off off;
+	GElf_Sym sym;
+	const char *n = dwfl_module_addrinfo(m, addr, &off, &sym, NULL, NULL, NULL);
+	if (!n || !*n || GELF_ST_TYPE(sym.st_info) != STT_FUNC || off >= sym.st_size)
+		return false;
+	*name = n;
+	*start = addr - off;
+	*size = sym.st_size;
+	return true;
+}
+
 const struct hwc_location *hwc__resolve_kernel(hwc_symbols *s, uint64_t addr)
 {
 	const struct hwc_location *loc = hwc__map_get(&s->kernel_locs, addr);
@@ -138,14 +188,17 @@ const struct hwc_location *hwc__resolve_kernel(hwc_symbols *s, uint64_t addr)
 		const struct hwc__ksym *k = &s->ksyms[lo - 1];
 		uint64_t size = lo < s->nksyms ? s->ksyms[lo].addr - k->addr : 4096;
 		if (addr - k->addr < size && addr - k->addr < (1u << 20)) {
+			const char *name = k->name;
+			uint64_t start = k->addr;
 			if (k->module) {
 				char m[160];
 				snprintf(m, sizeof(m), "[%s]", k->module);
 				dso = hwc__intern(s, m);
+				ko_function(s, k->module, addr, &name, &start, &size);
 			}
-			const char *name = hwc__intern(s, k->name);
+			name = hwc__intern(s, name);
 			if (name)
-				sym = hwc__symbol_at(s, &s->kernel_syms, name, dso, k->addr, size, true, true);
+				sym = hwc__symbol_at(s, &s->kernel_syms, name, dso, start, size, true, true);
 		}
 	}
 	if (!sym)

@@ -9,11 +9,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fts.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #define MAX_RECORD 8192
@@ -61,12 +63,102 @@ static int emit(const struct hwc__sink *k, struct rbuf *r, uint32_t type, uint16
 	return k->write(k->arg, (const struct perf_event_header *)r->words);
 }
 
+struct kmodule {
+	char name[64];
+	uint64_t start, size;
+	char *path; /* its .ko file, NULL when not found */
+};
+
+/* The module a file under /lib/modules is, from its name: "NAME.ko" (or
+ * .ko.gz, .ko.xz, .ko.zst), '-' read as '_' as the kernel does. */
+static bool module_file(const char *file, char *name, size_t size)
+{
+	const char *ko = strstr(file, ".ko");
+	if (!ko || (ko[3] && ko[3] != '.') || (size_t)(ko - file) >= size)
+		return false;
+	for (size_t i = 0; file + i < ko; i++)
+		name[i] = file[i] == '-' ? '_' : file[i];
+	name[ko - file] = '\0';
+	return true;
+}
+
+/* Each loaded module's .ko under /lib/modules/RELEASE, as perf finds them. */
+static void find_ko_files(struct kmodule *m, size_t n)
+{
+	struct utsname u;
+	char dir[sizeof(u.release) + 16];
+	if (uname(&u) != 0)
+		return;
+	snprintf(dir, sizeof(dir), "/lib/modules/%s", u.release);
+	char *roots[] = {dir, NULL};
+	FTS *fts = fts_open(roots, FTS_PHYSICAL | FTS_NOSTAT, NULL);
+	if (!fts)
+		return;
+	for (FTSENT *e; (e = fts_read(fts));) {
+		char name[64];
+		if (e->fts_info != FTS_F && e->fts_info != FTS_NSOK)
+			continue;
+		if (!module_file(e->fts_name, name, sizeof(name)))
+			continue;
+		for (size_t i = 0; i < n; i++)
+			if (!m[i].path && strcmp(m[i].name, name) == 0)
+				m[i].path = strdup(e->fts_path);
+	}
+	fts_close(fts);
+}
+
+/* A kernel MMAP per loaded module, as perf record gives them: its address
+ * and size from /proc/modules, named after its .ko file, else "[NAME]";
+ * perf report places module samples by them. */
+static int synth_modules(const struct hwc__sink *k)
+{
+	FILE *f = fopen("/proc/modules", "re");
+	if (!f)
+		return 0; /* no loadable modules */
+	struct kmodule *m = NULL;
+	size_t n = 0, cap = 0;
+	int err = 0;
+	char line[4096];
+	while (fgets(line, sizeof(line), f)) {
+		struct kmodule one = {0};
+		unsigned long long size, start;
+		if (sscanf(line, "%63s %llu %*s %*s %*s %llx", one.name, &size, &start) != 3 || !start)
+			continue; /* unparsable, or addresses hidden */
+		one.start = start;
+		one.size = size;
+		if ((err = hwc__reserve(&m, &cap, n + 1, sizeof(*m))))
+			break;
+		m[n++] = one;
+	}
+	fclose(f);
+	if (n)
+		find_ko_files(m, n);
+	for (size_t i = 0; i < n && !err; i++) {
+		char bracketed[80];
+		snprintf(bracketed, sizeof(bracketed), "[%s]", m[i].name);
+		struct rbuf r = {.len = 8};
+		put_u32(&r, (uint32_t)-1, 0);
+		put_u64(&r, m[i].start);
+		put_u64(&r, m[i].size);
+		put_u64(&r, 0);
+		put_name(&r, m[i].path ? m[i].path : bracketed);
+		err = emit(k, &r, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(m[i].path);
+	free(m);
+	return err;
+}
+
 int hwc__synth_kernel_map(const struct hwc__sink *k)
 {
 	FILE *f = fopen("/proc/kallsyms", "re");
 	if (!f)
 		return 0;
-	uint64_t text = 0, etext = 0;
+	/* The map starts at _text, as perf's does; arm64 has no _text in
+	 * kallsyms, only _stext, which perf takes then (and names the map
+	 * after it: "[kernel.kallsyms]_stext"). */
+	uint64_t text = 0, stext = 0, etext = 0;
 	char line[512];
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long addr;
@@ -75,10 +167,15 @@ int hwc__synth_kernel_map(const struct hwc__sink *k)
 			continue;
 		if (strcmp(name, "_text") == 0)
 			text = addr;
+		else if (strcmp(name, "_stext") == 0)
+			stext = addr;
 		else if (strcmp(name, "_etext") == 0)
 			etext = addr;
 	}
 	fclose(f);
+	const char *ref = text ? "[kernel.kallsyms]_text" : "[kernel.kallsyms]_stext";
+	if (!text)
+		text = stext;
 	if (text == 0)
 		return 0; /* addresses hidden (kptr_restrict): no kernel map to give */
 	struct rbuf r = {.len = 8};
@@ -86,8 +183,9 @@ int hwc__synth_kernel_map(const struct hwc__sink *k)
 	put_u64(&r, text);
 	put_u64(&r, etext > text ? etext - text : UINT64_MAX - text);
 	put_u64(&r, text);
-	put_name(&r, "[kernel.kallsyms]_text");
-	return emit(k, &r, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL);
+	put_name(&r, ref);
+	int err = emit(k, &r, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL);
+	return err ? err : synth_modules(k);
 }
 
 static int comm(const struct hwc__sink *k, pid_t pid, pid_t tid)

@@ -1,5 +1,7 @@
 """Samples in kernel modules named as perf names them: the DSO "[module]"
-and the module's function from /proc/kallsyms' "[module]" entries.  A
+and the module's function from its .ko file, else from /proc/kallsyms'
+"[module]" entries (tests/pmu/kernel_modules.sh runs the same comparison
+in the emulated arm64 machine, whose Debian kernel loads modules).  A
 system-wide cpu-clock recording, made while the machine reads files (the
 file system and block drivers are modules on a distribution kernel), is
 reported by hwc report and perf report; every module row of perf's must
