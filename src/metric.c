@@ -41,6 +41,7 @@ struct metric {
 	size_t nref, refcap;
 	double value; /* unscaled */
 	int over;
+	bool lacks; /* needs what this machine lacks (noted in hwc_metrics) */
 };
 
 struct hwc_metrics {
@@ -48,6 +49,11 @@ struct hwc_metrics {
 	struct metric *m;
 	size_t n, cap;
 	unsigned flags;
+	/* what the metrics asked for need and this machine lacks, named all
+	 * at once: the metrics, the events and literals, why */
+	struct hwc__buf lacking_by, lacking, unknown_why;
+	char uncounted_pmu[64];
+	bool no_slots;
 	/* while computing */
 	const double *counts;
 	size_t ncounts;
@@ -132,7 +138,8 @@ static bool smt_on(void)
 	return !hwc__read_int_file(path, &v) && v;
 }
 
-/* The number of slots per cycle the core PMU gives in caps/slots. */
+/* The number of slots per cycle the core PMU gives in caps/slots; NaN
+ * when it gives none or 0 (PMMIR_EL1.SLOTS unimplemented), as in perf. */
 static double slots(void)
 {
 	const char *pmu = hwc__core_pmu(NULL);
@@ -142,7 +149,7 @@ static double slots(void)
 		return NAN;
 	snprintf(path, sizeof(path), "%s/bus/event_source/devices/%s/caps/slots", hwc__sysfs_root(),
 		 pmu);
-	return hwc__read_int_file(path, &v) ? NAN : (double)v;
+	return hwc__read_int_file(path, &v) || v <= 0 ? NAN : (double)v;
 }
 
 static double host_literal(void *arg, const char *name)
@@ -287,9 +294,39 @@ static int add_id(void *arg, const char *id)
 	return 0;
 }
 
+/* Note NAME in LIST ("a, b") unless it is there; 0 or -ENOMEM. */
+static int note(struct hwc__buf *list, const char *name)
+{
+	size_t len = strlen(name);
+	for (const char *p = list->s; p && *p;) {
+		size_t n = strcspn(p, ",");
+		if (n == len && !strncmp(p, name, len))
+			return 0;
+		p += n + (p[n] == ',') + (p[n] == ',' && p[n + 1] == ' ');
+	}
+	return hwc__buf_printf(list, "%s%s", list->len ? ", " : "", name);
+}
+
+/* While resolving, a literal this machine gives no value is noted as
+ * lacking (1 stands in, so that the events are still all found). */
+static double resolve_literal(void *arg, const char *name)
+{
+	struct resolve *rs = arg;
+	double v = host_literal(rs->ms, name);
+	if (!isnan(v))
+		return v;
+	if (!strcmp(name, "#slots"))
+		rs->ms->no_slots = true;
+	rs->m->lacks = true;
+	note(&rs->ms->lacking, name);
+	return 1;
+}
+
 static int resolve_expr(struct resolve *rs, const struct hwc__mexpr *e)
 {
 	struct hwc__mexpr_env env = env_of(rs->ms);
+	env.literal = resolve_literal;
+	env.arg = rs;
 	return hwc__mexpr_ids(e, &env, add_id, rs);
 }
 
@@ -338,20 +375,33 @@ static int add_events(struct hwc_metrics *ms, struct metric *m, const char *aske
 			break;
 		}
 		err = hwc_evlist_add(scratch, spec);
-		if (err) {
-			char detail[512];
-			snprintf(detail, sizeof(detail), "%s", hwc_errdetail());
-			err = hwc__fail(err, "metric %s needs the event %s, which this machine lacks: %s",
-					m->info.name, m->ev[i].id, detail);
-			free(spec);
+		free(spec);
+		if (err == -ENOMEM)
 			break;
+		if (err) { /* unknown here: noted, and the others still looked at */
+			const char *why = hwc_errdetail();
+			err = ms->unknown_why.len ? 0 : hwc__buf_printf(&ms->unknown_why, "%.*s",
+									(int)strcspn(why, ";"), why);
+			m->lacks = true;
+			err = err ? err : note(&ms->lacking, m->ev[i].id);
+			continue;
 		}
 		size_t n = hwc_evlist_size(scratch) - before;
+		const char *pmu = NULL;
+		for (size_t k = before; k < before + n && !pmu; k++)
+			pmu = hwc__pmu_lacks_arm_event(&hwc_evlist_event(scratch, k)->attr);
+		if (pmu) { /* it would count a silent 0 */
+			snprintf(ms->uncounted_pmu, sizeof(ms->uncounted_pmu), "%s", pmu);
+			m->lacks = true;
+			err = note(&ms->lacking, m->ev[i].id);
+			continue;
+		}
 		core[i] = n == 1 && hwc__is_core_hw(&hwc_evlist_event(scratch, before)->attr);
 		ncore += core[i];
 		m->ev[i].n = n;
-		free(spec);
 	}
+	if (!err && m->lacks)
+		err = -ENOENT; /* hwc_metrics_new names what it lacks */
 	bool grouped = !err && ncore > 1 && may_group(ms, m, asked);
 	if (grouped) { /* the core events as one group, then the others alone */
 		for (size_t i = 0; i < m->nev && !err; i++) {
@@ -431,12 +481,32 @@ static int add_metric(struct hwc_metrics *ms, const struct hwc__pe_record *rec, 
 		err = resolve_expr(&rs, m->threshold);
 	if (!err)
 		err = add_events(ms, m, asked, list);
-	if (err) {
+	if (err && m->lacks) /* named with the others by hwc_metrics_new */
+		err = note(&ms->lacking_by, m->info.name);
+	if (err || m->lacks) {
 		metric_fini(m);
 		return err;
 	}
 	ms->n++;
 	return 0;
+}
+
+/* All that the metrics asked for need and this machine lacks, and why. */
+static int lacking(const struct hwc_metrics *ms)
+{
+	bool several = strchr(ms->lacking_by.s, ',') != NULL;
+	hwc__fail(-ENOENT, "metric%s %s need%s %s, which this machine lacks", several ? "s" : "",
+		  ms->lacking_by.s, several ? "" : "s", ms->lacking.s);
+	if (ms->unknown_why.len)
+		hwc__fail_append(" (%s)", ms->unknown_why.s);
+	if (ms->uncounted_pmu[0])
+		hwc__fail_append(" (%s does not count the Arm common events its events/ directory "
+				 "leaves out: this CPU's PMCEID lacks them)",
+				 ms->uncounted_pmu);
+	if (ms->no_slots)
+		hwc__fail_append(" (#slots is %s's caps/slots, which this CPU leaves 0 or absent)",
+				 hwc__core_pmu_label());
+	return -ENOENT;
 }
 
 HWC_EXPORT int hwc_metrics_new(hwc_metrics **out, const char *names, unsigned flags,
@@ -455,19 +525,30 @@ HWC_EXPORT int hwc_metrics_new(hwc_metrics **out, const char *names, unsigned fl
 	for (char *name = err ? NULL : strtok_r(copy, ",", &save); name && !err;
 	     name = strtok_r(NULL, ",", &save)) {
 		bool found = false;
-		for (size_t i = 0; i < ms->t->n && !err; i++) {
-			const struct hwc__pe_record *r = &ms->t->rec[i];
-			if (!r->metric || !hwc__pe_get(r, "MetricExpr"))
-				continue;
-			if (matches(r->name, name) || matches(field(r, "MetricGroup"), name)) {
-				found = true;
-				err = add_metric(ms, r, name, list);
+		/* The CPU's table, else the architecture's own (arm64's sbsa.json:
+		 * the top-down level 1 a model's table takes with ArchStdEvent). */
+		const struct hwc__pe_table *t = ms->t;
+		for (int pass = 0; pass < 2 && !found && !err; pass++) {
+			if (pass && hwc__pe_arch_table(ms->t->arch, &t)) {
+				hwc__clear_error(); /* none: not found */
+				break;
+			}
+			for (size_t i = 0; i < t->n && !err; i++) {
+				const struct hwc__pe_record *r = &t->rec[i];
+				if (!r->metric || !hwc__pe_get(r, "MetricExpr"))
+					continue;
+				if (matches(r->name, name) || matches(field(r, "MetricGroup"), name)) {
+					found = true;
+					err = add_metric(ms, r, name, list);
+				}
 			}
 		}
 		if (!err && !found)
 			err = hwc__fail(-EINVAL, "no metric or metric group '%s' for this CPU (model %s): "
 					"`hwc list --metrics` lists them", name, ms->t->model);
 	}
+	if (!err && ms->lacking_by.len)
+		err = lacking(ms);
 	if (!err && !ms->n)
 		err = hwc__fail(-EINVAL, "no metric named");
 	free(copy);
@@ -486,6 +567,9 @@ HWC_EXPORT void hwc_metrics_free(hwc_metrics *ms)
 	for (size_t i = 0; i < ms->n; i++)
 		metric_fini(&ms->m[i]);
 	free(ms->m);
+	free(ms->lacking_by.s);
+	free(ms->lacking.s);
+	free(ms->unknown_why.s);
 	free(ms);
 }
 

@@ -129,7 +129,7 @@ class Metrics(unittest.TestCase):
     def test_errors(self):
         for args, code, text in [
             (["-M", "nonesuch"], 1, "no metric or metric group 'nonesuch'"),
-            (["-M", "needs_missing"], 1, "needs the event no_such_event_xyz"),
+            (["-M", "needs_missing"], 1, "needs no_such_event_xyz, which this machine lacks"),
             (["-M", "loop_a"], 1, "refer back"),
             (["-M", "bad_syntax"], 1, "metric expression"),
             (["-M", "pf_rate", "--topdown"], 2, "cannot be combined"),
@@ -158,6 +158,66 @@ class Metrics(unittest.TestCase):
         self.assertNotIn("pf_rate", r.stdout)
         r = self.hwc("list", "--metrics", "zzz*")
         self.assertEqual(r.returncode, 1)
+
+
+# The architecture directory's own metrics (arm64's sbsa.json is such a
+# file): taken for a name or group the CPU's table lacks.
+ARCH_METRICS = [
+    {"MetricName": "arch_td", "MetricExpr": "page\\-faults / duration_time",
+     "MetricGroup": "TopdownL1", "ScaleUnit": "1faults/s"},
+    {"MetricName": "dup", "MetricExpr": "context\\-switches"},
+    {"MetricName": "lacks_a", "MetricExpr": "no_such_a / page\\-faults", "MetricGroup": "Lacking"},
+    {"MetricName": "lacks_b", "MetricExpr": "no_such_b + no_such_a + context\\-switches",
+     "MetricGroup": "Lacking"},
+]
+
+
+@unittest.skipUnless(platform.machine() == "x86_64",
+                     "the test tree maps x86 CPU ids (arm64 maps MIDRs)")
+class ArchMetrics(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="hwc-metrics.")
+        model = os.path.join(cls.dir, "x86", "testcpu")
+        os.makedirs(model)
+        with open(os.path.join(cls.dir, "x86", "mapfile.csv"), "w") as f:
+            f.write("[[:alnum:]]+-[[:xdigit:]]+-[[:xdigit:]]+-[[:xdigit:]]+,v1,testcpu,core\n")
+        with open(os.path.join(model, "metrics.json"), "w") as f:
+            json.dump([{"MetricName": "dup", "MetricExpr": "page\\-faults"}], f)
+        with open(os.path.join(cls.dir, "x86", "arch.json"), "w") as f:
+            json.dump(ARCH_METRICS, f)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir)
+
+    def hwc(self, *args):
+        return run([HWC, *args], env=dict(os.environ, HWC_EVENTS_DIR=self.dir))
+
+    def test_topdown_from_the_arch_directory(self):
+        for args in (["--topdown"], ["-M", "TopdownL1"]):
+            r = self.hwc("stat", "--json", *args, "--", workload("pagetouch"))
+            self.assertEqual(r.returncode, 0, (args, r.stderr))
+            doc = json.loads(r.stderr)
+            counts = {c["event"]: c["value"] for c in doc["counters"]}
+            m = {x["metric"]: x["value"] for x in doc["metrics"]}
+            self.assertEqual(list(m), ["arch_td"], args)
+            self.assertGreater(counts["page-faults"], 0)
+            self.assertAlmostEqual(m["arch_td"], counts["page-faults"] / doc["elapsed_s"],
+                                   delta=1e-6 * m["arch_td"])
+
+    def test_the_cpu_table_first(self):
+        r = self.hwc("stat", "-x", ",", "-M", "dup", "--", workload("pagetouch"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rows = [l.split(",") for l in r.stderr.splitlines()]
+        self.assertEqual([x[2] for x in rows if len(x) > 3 and x[3] != "metric"], ["page-faults"])
+
+    def test_all_that_lacks_named_at_once(self):
+        r = self.hwc("stat", "-M", "Lacking", "true")
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("metrics lacks_a, lacks_b need no_such_a, no_such_b, which this machine "
+                      "lacks (unknown event 'no_such_a'", r.stderr)
+        self.assertNotIn("context-switches", r.stderr)
 
 
 if __name__ == "__main__":
