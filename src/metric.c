@@ -669,13 +669,21 @@ HWC_EXPORT int hwc_metrics_walk(const char *model,
 	int err = hwc__pe_table(model, &t);
 	if (err)
 		return err;
-	for (size_t i = 0; i < t->n; i++) {
-		if (!t->rec[i].metric || !hwc__pe_get(&t->rec[i], "MetricExpr"))
-			continue;
-		struct hwc_metric_info info;
-		info_of(&t->rec[i], &info);
-		if ((err = fn(&info, arg)))
-			return err;
+	/* then the architecture's own the table lacks, as hwc_metrics_new takes them */
+	const struct hwc__pe_table *arch = NULL;
+	if (hwc__pe_arch_table(t->arch, &arch))
+		hwc__clear_error();
+	for (const struct hwc__pe_table *w = t; w; w = w == t ? arch : NULL) {
+		for (size_t i = 0; i < w->n; i++) {
+			const struct hwc__pe_record *r = &w->rec[i];
+			if (!r->metric || !hwc__pe_get(r, "MetricExpr") ||
+			    (w != t && hwc__pe_find(t, r->name, true)))
+				continue;
+			struct hwc_metric_info info;
+			info_of(r, &info);
+			if ((err = fn(&info, arg)))
+				return err;
+		}
 	}
 	return 0;
 }

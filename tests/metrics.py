@@ -212,6 +212,12 @@ class ArchMetrics(unittest.TestCase):
         rows = [l.split(",") for l in r.stderr.splitlines()]
         self.assertEqual([x[2] for x in rows if len(x) > 3 and x[3] != "metric"], ["page-faults"])
 
+    def test_list(self):
+        r = self.hwc("list", "--metrics", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        names = [m["name"] for m in json.loads(r.stdout)["metrics"]]
+        self.assertEqual(names, ["dup", "arch_td", "lacks_a", "lacks_b"])
+
     def test_all_that_lacks_named_at_once(self):
         r = self.hwc("stat", "-M", "Lacking", "true")
         self.assertEqual(r.returncode, 1, r.stderr)
