@@ -42,6 +42,7 @@ struct metric {
 	double value; /* unscaled */
 	int over;
 	bool lacks; /* needs what this machine lacks (noted in hwc_metrics) */
+	const char *mod; /* -M NAME:MOD's modifiers for its events, or NULL */
 };
 
 struct hwc_metrics {
@@ -185,17 +186,31 @@ static bool is_tool(const char *id)
 }
 
 /* The event spec of an expression's ID: its @s stand for the /s of
- * PMU/TERMS/ ("cpu@EVENT,cmask=4@" is cpu/EVENT,cmask=4/). */
-static char *spec_of(const char *id)
+ * PMU/TERMS/ ("cpu@EVENT,cmask=4@" is cpu/EVENT,cmask=4/); MOD, the
+ * modifiers of -M NAME:MOD (or NULL), appended as perf's
+ * decode_all_metric_ids does: after a ':' unless the spec has a / or one. */
+static char *spec_of(const char *id, const char *mod)
 {
-	char *s = strdup(id);
-	char *first = s ? strchr(s, '@') : NULL;
+	size_t len = strlen(id);
+	char *s = malloc(len + (mod ? strlen(mod) + 2 : 1));
+	if (!s)
+		return NULL;
+	memcpy(s, id, len + 1);
+	char *first = strchr(s, '@');
 	if (first) {
 		*first = '/';
 		char *last = strrchr(s, '@');
 		if (last)
 			*last = '/';
 	}
+	char *colon = first ? NULL : strrchr(s, ':');
+	if (mod && !first && !colon)
+		sprintf(s + len, ":%s", mod);
+	else if (mod && first)
+		strcpy(s + len, mod);
+	for (const char *c = colon && mod ? mod : ""; *c; c++) /* "EV:k" and k: once */
+		if (!strchr(colon, *c))
+			s[len++] = *c, s[len] = '\0';
 	return s;
 }
 
@@ -203,7 +218,7 @@ static double host_has_event(void *arg, const char *id)
 {
 	(void)arg;
 	hwc_evlist *scratch;
-	char *spec = spec_of(id);
+	char *spec = spec_of(id, NULL);
 	double yes = 0;
 	if (spec && !hwc_evlist_new(&scratch)) {
 		yes = hwc_evlist_add(scratch, spec) == 0;
@@ -368,7 +383,7 @@ static int add_events(struct hwc_metrics *ms, struct metric *m, const char *aske
 	for (size_t i = 0; i < m->nev && !err; i++) {
 		if (is_tool(m->ev[i].id))
 			continue;
-		char *spec = spec_of(m->ev[i].id);
+		char *spec = spec_of(m->ev[i].id, m->mod);
 		size_t before = hwc_evlist_size(scratch);
 		if (!spec) {
 			err = hwc__fail(-ENOMEM, "out of memory");
@@ -378,6 +393,18 @@ static int add_events(struct hwc_metrics *ms, struct metric *m, const char *aske
 		free(spec);
 		if (err == -ENOMEM)
 			break;
+		if (err && m->mod) { /* the event, or the modifiers? */
+			char detail[512], *bare = spec_of(m->ev[i].id, NULL);
+			snprintf(detail, sizeof(detail), "%s", hwc_errdetail());
+			int bare_err = bare ? hwc_evlist_add(scratch, bare) : -ENOMEM;
+			free(bare);
+			if (!bare_err) {
+				err = hwc__fail(-EINVAL, "metric %s: its events do not take the "
+						"modifiers '%s': %s", m->info.name, m->mod, detail);
+				break;
+			}
+			hwc__fail(err, "%s", detail);
+		}
 		if (err) { /* unknown here: noted, and the others still looked at */
 			const char *why = hwc_errdetail();
 			err = ms->unknown_why.len ? 0 : hwc__buf_printf(&ms->unknown_why, "%.*s",
@@ -407,7 +434,7 @@ static int add_events(struct hwc_metrics *ms, struct metric *m, const char *aske
 		for (size_t i = 0; i < m->nev && !err; i++) {
 			if (!core[i])
 				continue;
-			char *spec = spec_of(m->ev[i].id);
+			char *spec = spec_of(m->ev[i].id, m->mod);
 			size_t len = spec ? strlen(spec) : 0;
 			char *g = spec ? realloc(group, glen + len + 3) : NULL;
 			if (!g) {
@@ -433,7 +460,7 @@ static int add_events(struct hwc_metrics *ms, struct metric *m, const char *aske
 	for (size_t i = 0; i < m->nev && !err; i++) {
 		if (is_tool(m->ev[i].id) || (grouped && core[i]))
 			continue;
-		char *spec = spec_of(m->ev[i].id);
+		char *spec = spec_of(m->ev[i].id, m->mod);
 		m->ev[i].first = hwc_evlist_size(list);
 		err = spec ? hwc_evlist_add(list, spec) : hwc__fail(-ENOMEM, "out of memory");
 		free(spec);
@@ -455,18 +482,21 @@ static void metric_fini(struct metric *m)
 	for (size_t i = 0; i < m->nref; i++)
 		hwc__mexpr_free(m->ref[i].expr);
 	free(m->ref);
+	free((char *)m->mod);
 }
 
 static int add_metric(struct hwc_metrics *ms, const struct hwc__pe_record *rec, const char *asked,
-		      hwc_evlist *list)
+		      const char *mod, hwc_evlist *list)
 {
 	for (size_t i = 0; i < ms->n; i++)
-		if (ms->m[i].rec == rec)
+		if (ms->m[i].rec == rec && !strcmp(ms->m[i].mod ? ms->m[i].mod : "", mod ? mod : ""))
 			return 0;
 	if (hwc__reserve(&ms->m, &ms->cap, ms->n + 1, sizeof(*ms->m)))
 		return -ENOMEM;
 	struct metric *m = &ms->m[ms->n];
 	*m = (struct metric){ .rec = rec, .over = -1, .value = NAN };
+	if (mod && !(m->mod = strdup(mod)))
+		return hwc__fail(-ENOMEM, "out of memory");
 	info_of(rec, &m->info);
 	struct resolve rs = { .ms = ms, .m = m };
 	int err = hwc__mexpr_parse(m->info.expr, 0, &m->expr);
@@ -525,6 +555,9 @@ HWC_EXPORT int hwc_metrics_new(hwc_metrics **out, const char *names, unsigned fl
 	for (char *name = err ? NULL : strtok_r(copy, ",", &save); name && !err;
 	     name = strtok_r(NULL, ",", &save)) {
 		bool found = false;
+		char *mod = strchr(name, ':'); /* NAME:MOD, as perf stat -M takes it */
+		if (mod)
+			*mod++ = '\0';
 		/* The CPU's table, else the architecture's own (arm64's sbsa.json:
 		 * the top-down level 1 a model's table takes with ArchStdEvent). */
 		const struct hwc__pe_table *t = ms->t;
@@ -539,7 +572,7 @@ HWC_EXPORT int hwc_metrics_new(hwc_metrics **out, const char *names, unsigned fl
 					continue;
 				if (matches(r->name, name) || matches(field(r, "MetricGroup"), name)) {
 					found = true;
-					err = add_metric(ms, r, name, list);
+					err = add_metric(ms, r, name, mod, list);
 				}
 			}
 		}

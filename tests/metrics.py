@@ -81,6 +81,20 @@ class Metrics(unittest.TestCase):
         self.assertAlmostEqual(m["cs_per_fault"]["value"],
                                counts["context-switches"] / counts["page-faults"])
 
+    def test_modifiers(self):
+        """-M NAME:MOD puts MOD on each of the metric's events, as perf's
+        decode_all_metric_ids does."""
+        doc, counts, m = self.stat_json("-M", "double_pf_rate:u,cs_per_fault:k")
+        self.assertIn("page-faults:u", counts)
+        self.assertIn("context-switches:k", counts)
+        self.assertNotIn("page-faults", counts)
+        self.assertAlmostEqual(m["double_pf_rate"]["value"],
+                               200 * counts["page-faults:u"] / doc["elapsed_s"],
+                               delta=1e-6 * m["double_pf_rate"]["value"])
+        r = self.hwc("stat", "-M", "pf_rate:zz", "true")
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("metric pf_rate: its events do not take the modifiers 'zz'", r.stderr)
+
     def test_smt_literal_picks_the_events(self):
         doc, counts, m = self.stat_json("-M", "smt_pick")
         with open("/sys/devices/system/cpu/smt/active") as f:
