@@ -3,6 +3,7 @@
  * #literals of this machine), their groups as MetricConstraint says, and
  * their values from counts (metric_expr.c evaluates).  perf's
  * tools/perf/util/metricgroup.c and stat-shadow.c are the reference. */
+#include "arch.h"
 #include "internal.h"
 #include "metric_expr.h"
 #include "pmu_events.h"
@@ -153,6 +154,25 @@ static double slots(void)
 	return hwc__read_int_file(path, &v) || v <= 0 ? NAN : (double)v;
 }
 
+/* perf's arch_get_tsc_freq: on Intel CPUs, CPUID leaf 0x15's crystal
+ * clock times its ratio, else the "@ 3.00GHz" of the brand string; NaN
+ * elsewhere (perf's 0 would be a silently wrong number: the metrics that
+ * use it are Intel's). */
+static double system_tsc_freq(void)
+{
+	struct hwc_cpu_info ci = {0};
+	hwc__arch_cpu_identity(&ci);
+	if (strcmp(ci.vendor, "GenuineIntel"))
+		return NAN;
+	double hz, ghz;
+	enum hwc_tsc_source src;
+	bool first;
+	if (hwc__arch_tsc_rate(&hz, &src, &first) && src == HWC_TSC_CPUID_15)
+		return hz;
+	const char *at = strstr(ci.brand, " @ ");
+	return at && sscanf(at, " @ %lfGHz", &ghz) == 1 && ghz > 0 ? ghz * 1e9 : NAN;
+}
+
 static double host_literal(void *arg, const char *name)
 {
 	const struct hwc_metrics *ms = arg;
@@ -177,7 +197,9 @@ static double host_literal(void *arg, const char *name)
 		snprintf(path, sizeof(path), "%s/firmware/acpi/tables/NFIT", hwc__sysfs_root());
 		return access(path, F_OK) == 0;
 	}
-	return NAN; /* #system_tsc_freq: not known here */
+	if (!strcasecmp(name, "#system_tsc_freq"))
+		return system_tsc_freq();
+	return NAN;
 }
 
 static bool is_tool(const char *id)

@@ -27,6 +27,7 @@ METRICS = [
      "MetricConstraint": "NO_GROUP_EVENTS"},
     {"MetricName": "smt_pick",
      "MetricExpr": "page\\-faults if #smt_on else page\\-faults + 0 * context\\-switches"},
+    {"MetricName": "tsc_ghz", "MetricExpr": "#SYSTEM_TSC_FREQ / 1e9 * page\\-faults / page\\-faults"},
     {"MetricName": "needs_missing", "MetricExpr": "no_such_event_xyz / page\\-faults"},
     {"MetricName": "loop_a", "MetricExpr": "loop_b + 1"},
     {"MetricName": "loop_b", "MetricExpr": "loop_a * 2"},
@@ -94,6 +95,22 @@ class Metrics(unittest.TestCase):
         r = self.hwc("stat", "-M", "pf_rate:zz", "true")
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertIn("metric pf_rate: its events do not take the modifiers 'zz'", r.stderr)
+
+    def test_system_tsc_freq(self):
+        """#system_tsc_freq as perf's arch_get_tsc_freq: Intel's CPUID 0x15
+        or the brand string's GHz; elsewhere it has no value, and the
+        metric is refused, naming it (perf's 0 would give a wrong number)."""
+        with open("/proc/cpuinfo") as f:
+            intel = "GenuineIntel" in f.read()
+        if intel:
+            doc, counts, m = self.stat_json("-M", "tsc_ghz")
+            self.assertGreater(m["tsc_ghz"]["value"], 0.1)
+            self.assertLess(m["tsc_ghz"]["value"], 10)
+        else:
+            r = self.hwc("stat", "-M", "tsc_ghz", "true")
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertIn("metric tsc_ghz needs #SYSTEM_TSC_FREQ, which this machine lacks",
+                          r.stderr)
 
     def test_smt_literal_picks_the_events(self):
         doc, counts, m = self.stat_json("-M", "smt_pick")
