@@ -35,9 +35,11 @@ METRICS = [
 ]
 
 
-@unittest.skipUnless(platform.machine() == "x86_64",
-                     "the test tree maps x86 CPU ids (arm64 maps MIDRs)")
-class Metrics(unittest.TestCase):
+class Tree(unittest.TestCase):
+    """A tree of our own that maps this CPU to the model testcpu, whose
+    metrics are MODEL; ARCH, when given, is the x86 directory's own."""
+    MODEL, ARCH = [], None
+
     @classmethod
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(prefix="hwc-metrics.")
@@ -46,7 +48,10 @@ class Metrics(unittest.TestCase):
         with open(os.path.join(cls.dir, "x86", "mapfile.csv"), "w") as f:
             f.write("[[:alnum:]]+-[[:xdigit:]]+-[[:xdigit:]]+-[[:xdigit:]]+,v1,testcpu,core\n")
         with open(os.path.join(model, "metrics.json"), "w") as f:
-            json.dump(METRICS, f)
+            json.dump(cls.MODEL, f)
+        if cls.ARCH:
+            with open(os.path.join(cls.dir, "x86", "arch.json"), "w") as f:
+                json.dump(cls.ARCH, f)
 
     @classmethod
     def tearDownClass(cls):
@@ -54,6 +59,12 @@ class Metrics(unittest.TestCase):
 
     def hwc(self, *args):
         return run([HWC, *args], env=dict(os.environ, HWC_EVENTS_DIR=self.dir))
+
+
+@unittest.skipUnless(platform.machine() == "x86_64",
+                     "the test tree maps x86 CPU ids (arm64 maps MIDRs)")
+class Metrics(Tree):
+    MODEL = METRICS
 
     def stat_json(self, *args):
         r = self.hwc("stat", "--json", *args, "--", workload("pagetouch"))
@@ -205,25 +216,9 @@ ARCH_METRICS = [
 
 @unittest.skipUnless(platform.machine() == "x86_64",
                      "the test tree maps x86 CPU ids (arm64 maps MIDRs)")
-class ArchMetrics(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="hwc-metrics.")
-        model = os.path.join(cls.dir, "x86", "testcpu")
-        os.makedirs(model)
-        with open(os.path.join(cls.dir, "x86", "mapfile.csv"), "w") as f:
-            f.write("[[:alnum:]]+-[[:xdigit:]]+-[[:xdigit:]]+-[[:xdigit:]]+,v1,testcpu,core\n")
-        with open(os.path.join(model, "metrics.json"), "w") as f:
-            json.dump([{"MetricName": "dup", "MetricExpr": "page\\-faults"}], f)
-        with open(os.path.join(cls.dir, "x86", "arch.json"), "w") as f:
-            json.dump(ARCH_METRICS, f)
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.dir)
-
-    def hwc(self, *args):
-        return run([HWC, *args], env=dict(os.environ, HWC_EVENTS_DIR=self.dir))
+class ArchMetrics(Tree):
+    MODEL = [{"MetricName": "dup", "MetricExpr": "page\\-faults"}]
+    ARCH = ARCH_METRICS
 
     def test_topdown_from_the_arch_directory(self):
         for args in (["--topdown"], ["-M", "TopdownL1"]):

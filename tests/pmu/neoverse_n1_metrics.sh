@@ -12,12 +12,7 @@
 # libhwc reads it with json-c (libjson-c5, among pmu-vm's BASE_PACKAGES).
 . "$(dirname "$0")/lib"
 
-[ -d "${HWC_EVENTS_DIR:-}/arm64" ] || { echo "skip: no arm64 JSON tree in HWC_EVENTS_DIR" >&2; exit 77; }
-midr=$(cat /sys/devices/system/cpu/cpu0/regs/identification/midr_el1)
-if [ "$((midr))" != "$((0x414fd0c1))" ]; then
-	echo "skip: the CPU is no Neoverse N1 (MIDR_EL1 $midr): boot with --cpu neoverse-n1" >&2
-	exit 77
-fi
+need_n1_json_tree
 hwc list --metrics >"$tmp/list" 2>"$tmp/err" || {
 	fail "hwc list --metrics: $(cat "$tmp/err")"; finish; }
 grep -q '^ipc  ' "$tmp/list" || fail "hwc list --metrics lacks ipc: $(head -5 "$tmp/list")"

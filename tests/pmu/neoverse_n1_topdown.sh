@@ -9,12 +9,7 @@
 # refusal for the N1's own metrics against perf's counts).
 . "$(dirname "$0")/lib"
 
-[ -d "${HWC_EVENTS_DIR:-}/arm64" ] || { echo "skip: no arm64 JSON tree in HWC_EVENTS_DIR" >&2; exit 77; }
-midr=$(cat /sys/devices/system/cpu/cpu0/regs/identification/midr_el1)
-if [ "$((midr))" != "$((0x414fd0c1))" ]; then
-	echo "skip: the CPU is no Neoverse N1 (MIDR_EL1 $midr): boot with --cpu neoverse-n1" >&2
-	exit 77
-fi
+need_n1_json_tree
 pmu=$(ls -d /sys/bus/event_source/devices/armv8_* | head -1)
 measured "$pmu/events: $(ls "$pmu/events" | tr '\n' ' ')caps/slots $(cat "$pmu/caps/slots")"
 lacking="stall_slot_frontend stall_slot_backend stall_slot op_retired op_spec"
