@@ -533,7 +533,7 @@ static int add_metric(struct hwc_metrics *ms, const struct hwc__pe_record *rec, 
 		err = resolve_expr(&rs, m->threshold);
 	if (!err)
 		err = add_events(ms, m, asked, list);
-	if (err && m->lacks) /* named with the others by hwc_metrics_new */
+	if (err == -ENOENT && m->lacks) /* named with the others by hwc_metrics_new */
 		err = note(&ms->lacking_by, m->info.name);
 	if (err || m->lacks) {
 		metric_fini(m);
