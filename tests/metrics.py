@@ -206,7 +206,8 @@ class Metrics(Tree):
 # file): taken for a name or group the CPU's table lacks.
 ARCH_METRICS = [
     {"MetricName": "arch_td", "MetricExpr": "page\\-faults / duration_time",
-     "MetricGroup": "TopdownL1", "ScaleUnit": "1faults/s"},
+     "MetricGroup": "TopdownL1", "ScaleUnit": "1faults/s",
+     "BriefDescription": "Page faults per second.\nTwo lines, as sbsa.json's have."},
     {"MetricName": "dup", "MetricExpr": "context\\-switches"},
     {"MetricName": "lacks_a", "MetricExpr": "no_such_a / page\\-faults", "MetricGroup": "Lacking"},
     {"MetricName": "lacks_b", "MetricExpr": "no_such_b + no_such_a + context\\-switches",
@@ -243,6 +244,9 @@ class ArchMetrics(Tree):
         self.assertEqual(r.returncode, 0, r.stderr)
         names = [m["name"] for m in json.loads(r.stdout)["metrics"]]
         self.assertEqual(names, ["dup", "arch_td", "lacks_a", "lacks_b"])
+        r = self.hwc("list", "--metrics", "arch_td")
+        self.assertEqual(r.stdout.splitlines()[1:],
+                         ["    Page faults per second.", "    Two lines, as sbsa.json's have."])
 
     def test_all_that_lacks_named_at_once(self):
         r = self.hwc("stat", "-M", "Lacking", "true")
