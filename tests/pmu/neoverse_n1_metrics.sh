@@ -64,8 +64,9 @@ for m in "ipc INST_RETIRED CPU_CYCLES 1" \
 done
 
 # -M NAME:MOD: the metric's events with the modifier (user space only here):
-# exactly hwc stat -e INST_RETIRED:u's count of this static loop, and
-# within 0.1% of perf's (whose count starts some hundred instructions apart)
+# hwc stat -e INST_RETIRED:u's count of this static loop within 0.01% (runs
+# differ by a few instructions: 2079269, 2079273), and within 0.1% of
+# perf's (whose count starts some hundred instructions apart)
 hwc stat -x, -M ipc:u -- "$W" loop $N 2>"$tmp/hwc" >/dev/null || fail "hwc stat -M ipc:u: $(cat "$tmp/hwc")"
 hwc stat -x, -e INST_RETIRED:u -- "$W" loop $N 2>"$tmp/hwc_e" >/dev/null
 perf stat -x, -e inst_retired:u -- "$W" loop $N 2>"$tmp/perf" >/dev/null
@@ -73,7 +74,7 @@ h=$(awk -F, '$3 == "INST_RETIRED:u" { print $1 }' "$tmp/hwc")
 e=$(awk -F, '$3 == "INST_RETIRED:u" { print $1 }' "$tmp/hwc_e")
 p=$(awk -F, '$3 == "inst_retired:u" { print $1 }' "$tmp/perf")
 measured "ipc:u: -M INST_RETIRED:u $h; hwc stat -e INST_RETIRED:u $e; perf inst_retired:u $p"
-[ -n "$h" ] && [ "$h" = "$e" ] || fail "hwc stat -M ipc:u counted INST_RETIRED:u '$h', -e '$e': $(cat "$tmp/hwc")"
-awk -v a="$h" -v b="$p" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 0.001 * b) }' ||
-	fail "hwc stat -M ipc:u counted INST_RETIRED:u '$h', perf '$p'"
+within() { awk -v a="$1" -v b="$2" -v f="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= f * b) }'; }
+within "$h" "$e" 0.0001 || fail "hwc stat -M ipc:u counted INST_RETIRED:u '$h', -e '$e': $(cat "$tmp/hwc")"
+within "$h" "$p" 0.001 || fail "hwc stat -M ipc:u counted INST_RETIRED:u '$h', perf '$p'"
 finish
