@@ -48,6 +48,11 @@ struct hwc__core_pmu {
 int hwc__hybrid_pmus(struct hwc__core_pmu **out);
 /* Does PMU count on CPU?  False only for a PMU whose cpus file leaves CPU out. */
 bool hwc__pmu_covers_cpu(const char *pmu, int cpu);
+/* An Arm PMUv3 common event (0x00-0x3f) that this CPU does not count:
+ * the core PMU's name when its events/ directory, which the kernel fills
+ * from PMCEID, leaves ATTR's event out; NULL otherwise (a count of such an
+ * event would be a silent 0). */
+const char *hwc__pmu_lacks_arm_event(const struct perf_event_attr *attr);
 /* The core PMU's name, "cpu" without one: the PMU of generic and raw events. */
 const char *hwc__core_pmu_label(void);
 /* Event types that use the core PMU's counters. */

@@ -3,6 +3,7 @@
  * #literals of this machine), their groups as MetricConstraint says, and
  * their values from counts (metric_expr.c evaluates).  perf's
  * tools/perf/util/metricgroup.c and stat-shadow.c are the reference. */
+#include "arch.h"
 #include "internal.h"
 #include "metric_expr.h"
 #include "pmu_events.h"
@@ -41,6 +42,8 @@ struct metric {
 	size_t nref, refcap;
 	double value; /* unscaled */
 	int over;
+	bool lacks; /* needs what this machine lacks (noted in hwc_metrics) */
+	const char *mod; /* -M NAME:MOD's modifiers for its events, or NULL */
 };
 
 struct hwc_metrics {
@@ -48,6 +51,11 @@ struct hwc_metrics {
 	struct metric *m;
 	size_t n, cap;
 	unsigned flags;
+	/* what the metrics asked for need and this machine lacks, named all
+	 * at once: the metrics, the events and literals, why */
+	struct hwc__buf lacking_by, lacking, unknown_why;
+	char uncounted_pmu[64];
+	bool no_slots;
 	/* while computing */
 	const double *counts;
 	size_t ncounts;
@@ -132,7 +140,8 @@ static bool smt_on(void)
 	return !hwc__read_int_file(path, &v) && v;
 }
 
-/* The number of slots per cycle the core PMU gives in caps/slots. */
+/* The number of slots per cycle the core PMU gives in caps/slots; NaN
+ * when it gives none or 0 (PMMIR_EL1.SLOTS unimplemented), as in perf. */
 static double slots(void)
 {
 	const char *pmu = hwc__core_pmu(NULL);
@@ -142,7 +151,26 @@ static double slots(void)
 		return NAN;
 	snprintf(path, sizeof(path), "%s/bus/event_source/devices/%s/caps/slots", hwc__sysfs_root(),
 		 pmu);
-	return hwc__read_int_file(path, &v) ? NAN : (double)v;
+	return hwc__read_int_file(path, &v) || v <= 0 ? NAN : (double)v;
+}
+
+/* perf's arch_get_tsc_freq: on Intel CPUs, CPUID leaf 0x15's crystal
+ * clock times its ratio, else the "@ 3.00GHz" of the brand string; NaN
+ * elsewhere (perf's 0 would be a silently wrong number: the metrics that
+ * use it are Intel's). */
+static double system_tsc_freq(void)
+{
+	struct hwc_cpu_info ci = {0};
+	hwc__arch_cpu_identity(&ci);
+	if (strcmp(ci.vendor, "GenuineIntel"))
+		return NAN;
+	double hz, ghz;
+	enum hwc_tsc_source src;
+	bool first;
+	if (hwc__arch_tsc_rate(&hz, &src, &first) && src == HWC_TSC_CPUID_15)
+		return hz;
+	const char *at = strstr(ci.brand, " @ ");
+	return at && sscanf(at, " @ %lfGHz", &ghz) == 1 && ghz > 0 ? ghz * 1e9 : NAN;
 }
 
 static double host_literal(void *arg, const char *name)
@@ -169,7 +197,9 @@ static double host_literal(void *arg, const char *name)
 		snprintf(path, sizeof(path), "%s/firmware/acpi/tables/NFIT", hwc__sysfs_root());
 		return access(path, F_OK) == 0;
 	}
-	return NAN; /* #system_tsc_freq: not known here */
+	if (!strcasecmp(name, "#system_tsc_freq"))
+		return system_tsc_freq();
+	return NAN;
 }
 
 static bool is_tool(const char *id)
@@ -178,17 +208,31 @@ static bool is_tool(const char *id)
 }
 
 /* The event spec of an expression's ID: its @s stand for the /s of
- * PMU/TERMS/ ("cpu@EVENT,cmask=4@" is cpu/EVENT,cmask=4/). */
-static char *spec_of(const char *id)
+ * PMU/TERMS/ ("cpu@EVENT,cmask=4@" is cpu/EVENT,cmask=4/); MOD, the
+ * modifiers of -M NAME:MOD (or NULL), appended as perf's
+ * decode_all_metric_ids does: after a ':' unless the spec has a / or one. */
+static char *spec_of(const char *id, const char *mod)
 {
-	char *s = strdup(id);
-	char *first = s ? strchr(s, '@') : NULL;
+	size_t len = strlen(id);
+	char *s = malloc(len + (mod ? strlen(mod) + 2 : 1));
+	if (!s)
+		return NULL;
+	memcpy(s, id, len + 1);
+	char *first = strchr(s, '@');
 	if (first) {
 		*first = '/';
 		char *last = strrchr(s, '@');
 		if (last)
 			*last = '/';
 	}
+	char *colon = first ? NULL : strrchr(s, ':');
+	if (mod && !first && !colon)
+		sprintf(s + len, ":%s", mod);
+	else if (mod && first)
+		strcpy(s + len, mod);
+	for (const char *c = colon && mod ? mod : ""; *c; c++) /* "EV:k" and k: once */
+		if (!strchr(colon, *c))
+			s[len++] = *c, s[len] = '\0';
 	return s;
 }
 
@@ -196,7 +240,7 @@ static double host_has_event(void *arg, const char *id)
 {
 	(void)arg;
 	hwc_evlist *scratch;
-	char *spec = spec_of(id);
+	char *spec = spec_of(id, NULL);
 	double yes = 0;
 	if (spec && !hwc_evlist_new(&scratch)) {
 		yes = hwc_evlist_add(scratch, spec) == 0;
@@ -287,9 +331,39 @@ static int add_id(void *arg, const char *id)
 	return 0;
 }
 
+/* Note NAME in LIST ("a, b") unless it is there; 0 or -ENOMEM. */
+static int note(struct hwc__buf *list, const char *name)
+{
+	size_t len = strlen(name);
+	for (const char *p = list->s; p && *p;) {
+		size_t n = strcspn(p, ",");
+		if (n == len && !strncmp(p, name, len))
+			return 0;
+		p += n + (p[n] == ',') + (p[n] == ',' && p[n + 1] == ' ');
+	}
+	return hwc__buf_printf(list, "%s%s", list->len ? ", " : "", name);
+}
+
+/* While resolving, a literal this machine gives no value is noted as
+ * lacking (1 stands in, so that the events are still all found). */
+static double resolve_literal(void *arg, const char *name)
+{
+	struct resolve *rs = arg;
+	double v = host_literal(rs->ms, name);
+	if (!isnan(v))
+		return v;
+	if (!strcmp(name, "#slots"))
+		rs->ms->no_slots = true;
+	rs->m->lacks = true;
+	note(&rs->ms->lacking, name);
+	return 1;
+}
+
 static int resolve_expr(struct resolve *rs, const struct hwc__mexpr *e)
 {
 	struct hwc__mexpr_env env = env_of(rs->ms);
+	env.literal = resolve_literal;
+	env.arg = rs;
 	return hwc__mexpr_ids(e, &env, add_id, rs);
 }
 
@@ -331,33 +405,58 @@ static int add_events(struct hwc_metrics *ms, struct metric *m, const char *aske
 	for (size_t i = 0; i < m->nev && !err; i++) {
 		if (is_tool(m->ev[i].id))
 			continue;
-		char *spec = spec_of(m->ev[i].id);
+		char *spec = spec_of(m->ev[i].id, m->mod);
 		size_t before = hwc_evlist_size(scratch);
 		if (!spec) {
 			err = hwc__fail(-ENOMEM, "out of memory");
 			break;
 		}
 		err = hwc_evlist_add(scratch, spec);
-		if (err) {
-			char detail[512];
-			snprintf(detail, sizeof(detail), "%s", hwc_errdetail());
-			err = hwc__fail(err, "metric %s needs the event %s, which this machine lacks: %s",
-					m->info.name, m->ev[i].id, detail);
-			free(spec);
+		free(spec);
+		if (err == -ENOMEM)
 			break;
+		if (err && m->mod) { /* the event, or the modifiers? */
+			char detail[512], *bare = spec_of(m->ev[i].id, NULL);
+			snprintf(detail, sizeof(detail), "%s", hwc_errdetail());
+			int bare_err = bare ? hwc_evlist_add(scratch, bare) : -ENOMEM;
+			free(bare);
+			if (!bare_err) {
+				err = hwc__fail(-EINVAL, "metric %s: its events do not take the "
+						"modifiers '%s': %s", m->info.name, m->mod, detail);
+				break;
+			}
+			hwc__fail(err, "%s", detail);
+		}
+		if (err) { /* unknown here: noted, and the others still looked at */
+			const char *why = hwc_errdetail();
+			err = ms->unknown_why.len ? 0 : hwc__buf_printf(&ms->unknown_why, "%.*s",
+									(int)strcspn(why, ";"), why);
+			m->lacks = true;
+			err = err ? err : note(&ms->lacking, m->ev[i].id);
+			continue;
 		}
 		size_t n = hwc_evlist_size(scratch) - before;
+		const char *pmu = NULL;
+		for (size_t k = before; k < before + n && !pmu; k++)
+			pmu = hwc__pmu_lacks_arm_event(&hwc_evlist_event(scratch, k)->attr);
+		if (pmu) { /* it would count a silent 0 */
+			snprintf(ms->uncounted_pmu, sizeof(ms->uncounted_pmu), "%s", pmu);
+			m->lacks = true;
+			err = note(&ms->lacking, m->ev[i].id);
+			continue;
+		}
 		core[i] = n == 1 && hwc__is_core_hw(&hwc_evlist_event(scratch, before)->attr);
 		ncore += core[i];
 		m->ev[i].n = n;
-		free(spec);
 	}
+	if (!err && m->lacks)
+		err = -ENOENT; /* hwc_metrics_new names what it lacks */
 	bool grouped = !err && ncore > 1 && may_group(ms, m, asked);
 	if (grouped) { /* the core events as one group, then the others alone */
 		for (size_t i = 0; i < m->nev && !err; i++) {
 			if (!core[i])
 				continue;
-			char *spec = spec_of(m->ev[i].id);
+			char *spec = spec_of(m->ev[i].id, m->mod);
 			size_t len = spec ? strlen(spec) : 0;
 			char *g = spec ? realloc(group, glen + len + 3) : NULL;
 			if (!g) {
@@ -383,7 +482,7 @@ static int add_events(struct hwc_metrics *ms, struct metric *m, const char *aske
 	for (size_t i = 0; i < m->nev && !err; i++) {
 		if (is_tool(m->ev[i].id) || (grouped && core[i]))
 			continue;
-		char *spec = spec_of(m->ev[i].id);
+		char *spec = spec_of(m->ev[i].id, m->mod);
 		m->ev[i].first = hwc_evlist_size(list);
 		err = spec ? hwc_evlist_add(list, spec) : hwc__fail(-ENOMEM, "out of memory");
 		free(spec);
@@ -405,18 +504,21 @@ static void metric_fini(struct metric *m)
 	for (size_t i = 0; i < m->nref; i++)
 		hwc__mexpr_free(m->ref[i].expr);
 	free(m->ref);
+	free((char *)m->mod);
 }
 
 static int add_metric(struct hwc_metrics *ms, const struct hwc__pe_record *rec, const char *asked,
-		      hwc_evlist *list)
+		      const char *mod, hwc_evlist *list)
 {
 	for (size_t i = 0; i < ms->n; i++)
-		if (ms->m[i].rec == rec)
+		if (ms->m[i].rec == rec && !strcmp(ms->m[i].mod ? ms->m[i].mod : "", mod ? mod : ""))
 			return 0;
 	if (hwc__reserve(&ms->m, &ms->cap, ms->n + 1, sizeof(*ms->m)))
 		return -ENOMEM;
 	struct metric *m = &ms->m[ms->n];
 	*m = (struct metric){ .rec = rec, .over = -1, .value = NAN };
+	if (mod && !(m->mod = strdup(mod)))
+		return hwc__fail(-ENOMEM, "out of memory");
 	info_of(rec, &m->info);
 	struct resolve rs = { .ms = ms, .m = m };
 	int err = hwc__mexpr_parse(m->info.expr, 0, &m->expr);
@@ -431,12 +533,32 @@ static int add_metric(struct hwc_metrics *ms, const struct hwc__pe_record *rec, 
 		err = resolve_expr(&rs, m->threshold);
 	if (!err)
 		err = add_events(ms, m, asked, list);
-	if (err) {
+	if (err == -ENOENT && m->lacks) /* named with the others by hwc_metrics_new */
+		err = note(&ms->lacking_by, m->info.name);
+	if (err || m->lacks) {
 		metric_fini(m);
 		return err;
 	}
 	ms->n++;
 	return 0;
+}
+
+/* All that the metrics asked for need and this machine lacks, and why. */
+static int lacking(const struct hwc_metrics *ms)
+{
+	bool several = strchr(ms->lacking_by.s, ',') != NULL;
+	hwc__fail(-ENOENT, "metric%s %s need%s %s, which this machine lacks", several ? "s" : "",
+		  ms->lacking_by.s, several ? "" : "s", ms->lacking.s);
+	if (ms->unknown_why.len)
+		hwc__fail_append(" (%s)", ms->unknown_why.s);
+	if (ms->uncounted_pmu[0])
+		hwc__fail_append(" (%s does not count the Arm common events its events/ directory "
+				 "leaves out: this CPU's PMCEID lacks them)",
+				 ms->uncounted_pmu);
+	if (ms->no_slots)
+		hwc__fail_append(" (#slots is %s's caps/slots, which this CPU leaves 0 or absent)",
+				 hwc__core_pmu_label());
+	return -ENOENT;
 }
 
 HWC_EXPORT int hwc_metrics_new(hwc_metrics **out, const char *names, unsigned flags,
@@ -455,19 +577,33 @@ HWC_EXPORT int hwc_metrics_new(hwc_metrics **out, const char *names, unsigned fl
 	for (char *name = err ? NULL : strtok_r(copy, ",", &save); name && !err;
 	     name = strtok_r(NULL, ",", &save)) {
 		bool found = false;
-		for (size_t i = 0; i < ms->t->n && !err; i++) {
-			const struct hwc__pe_record *r = &ms->t->rec[i];
-			if (!r->metric || !hwc__pe_get(r, "MetricExpr"))
-				continue;
-			if (matches(r->name, name) || matches(field(r, "MetricGroup"), name)) {
-				found = true;
-				err = add_metric(ms, r, name, list);
+		char *mod = strchr(name, ':'); /* NAME:MOD, as perf stat -M takes it */
+		if (mod)
+			*mod++ = '\0';
+		/* The CPU's table, else the architecture's own (arm64's sbsa.json:
+		 * the top-down level 1 a model's table takes with ArchStdEvent). */
+		const struct hwc__pe_table *t = ms->t;
+		for (int pass = 0; pass < 2 && !found && !err; pass++) {
+			if (pass && hwc__pe_arch_table(ms->t->arch, &t)) {
+				hwc__clear_error(); /* none: not found */
+				break;
+			}
+			for (size_t i = 0; i < t->n && !err; i++) {
+				const struct hwc__pe_record *r = &t->rec[i];
+				if (!r->metric || !hwc__pe_get(r, "MetricExpr"))
+					continue;
+				if (matches(r->name, name) || matches(field(r, "MetricGroup"), name)) {
+					found = true;
+					err = add_metric(ms, r, name, mod, list);
+				}
 			}
 		}
 		if (!err && !found)
 			err = hwc__fail(-EINVAL, "no metric or metric group '%s' for this CPU (model %s): "
 					"`hwc list --metrics` lists them", name, ms->t->model);
 	}
+	if (!err && ms->lacking_by.len)
+		err = lacking(ms);
 	if (!err && !ms->n)
 		err = hwc__fail(-EINVAL, "no metric named");
 	free(copy);
@@ -486,6 +622,9 @@ HWC_EXPORT void hwc_metrics_free(hwc_metrics *ms)
 	for (size_t i = 0; i < ms->n; i++)
 		metric_fini(&ms->m[i]);
 	free(ms->m);
+	free(ms->lacking_by.s);
+	free(ms->lacking.s);
+	free(ms->unknown_why.s);
 	free(ms);
 }
 
@@ -585,13 +724,21 @@ HWC_EXPORT int hwc_metrics_walk(const char *model,
 	int err = hwc__pe_table(model, &t);
 	if (err)
 		return err;
-	for (size_t i = 0; i < t->n; i++) {
-		if (!t->rec[i].metric || !hwc__pe_get(&t->rec[i], "MetricExpr"))
-			continue;
-		struct hwc_metric_info info;
-		info_of(&t->rec[i], &info);
-		if ((err = fn(&info, arg)))
-			return err;
+	/* then the architecture's own the table lacks, as hwc_metrics_new takes them */
+	const struct hwc__pe_table *arch = NULL;
+	if (hwc__pe_arch_table(t->arch, &arch))
+		hwc__clear_error();
+	for (const struct hwc__pe_table *w = t; w; w = w == t ? arch : NULL) {
+		for (size_t i = 0; i < w->n; i++) {
+			const struct hwc__pe_record *r = &w->rec[i];
+			if (!r->metric || !hwc__pe_get(r, "MetricExpr") ||
+			    (w != t && hwc__pe_find(t, r->name, true)))
+				continue;
+			struct hwc_metric_info info;
+			info_of(r, &info);
+			if ((err = fn(&info, arg)))
+				return err;
+		}
 	}
 	return 0;
 }

@@ -686,6 +686,35 @@ bool hwc__pmu_covers_cpu(const char *pmu, int cpu)
 	return hwc__cpu_in_list(list, cpu);
 }
 
+const char *hwc__pmu_lacks_arm_event(const struct perf_event_attr *attr)
+{
+	static __thread char name[64];
+	char path[1024], buf[128];
+	uint32_t core_type;
+	/* PMCEID0/1 cover the common events 0x00-0x3f, each of which the
+	 * kernel's arm_pmuv3 names in events/ exactly when PMCEID has it. */
+	if (attr->config > 0x3f || attr->config1 || attr->config2)
+		return NULL;
+	const char *core = hwc__core_pmu(&core_type);
+	if (!core || (attr->type != core_type && attr->type != PERF_TYPE_RAW) ||
+	    (strncmp(core, "armv8_", 6) && strncmp(core, "armv9_", 6)))
+		return NULL;
+	snprintf(name, sizeof(name), "%s", core);
+	pmu_path(path, sizeof(path), name, "events", NULL);
+	struct dirent **ents;
+	int n = list_dir(path, &ents);
+	bool listed = n <= 0; /* no events/ to go by: not known to lack it */
+	for (int i = 0; i < n && !listed; i++) {
+		uint64_t code;
+		pmu_path(path, sizeof(path), name, "events", ents[i]->d_name);
+		listed = !hwc__read_file(path, buf, sizeof(buf)) && !strncmp(buf, "event=", 6) &&
+			 !parse_u64(buf + 6, &code) && code == attr->config;
+	}
+	if (n >= 0)
+		free_dir(ents, n);
+	return listed ? NULL : name;
+}
+
 const char *hwc__core_pmu_label(void)
 {
 	const char *core = hwc__core_pmu(NULL);

@@ -588,6 +588,41 @@ bool hwc__pe_model_known(const char *model)
 
 static pthread_once_t json_once = PTHREAD_ONCE_INIT;
 
+/* MODEL's table of ARCH, loaded once.  Caller holds the lock. */
+static int table_get(const char *root, const char *arch, const char *model, struct table **out)
+{
+	struct table *t;
+	for (t = tables; t; t = t->next)
+		if (strcmp(t->pub.arch, arch) == 0 && strcmp(t->pub.model, model) == 0)
+			break;
+	int err = 0;
+	if (!t) {
+		pthread_once(&json_once, json_load);
+		if (json_load_error[0])
+			err = hwc__fail(-ENOTSUP, "json-c is needed to read the JSON event tables but "
+						  "cannot be loaded: %s (install the libjson-c5 package)",
+					json_load_error);
+		else if (!(err = load_table(root, arch, model, &t))) {
+			t->next = tables;
+			tables = t;
+		}
+	}
+	*out = t;
+	return err;
+}
+
+int hwc__pe_arch_table(const char *arch, const struct hwc__pe_table **out)
+{
+	char root[4096];
+	struct table *t = NULL;
+	pthread_mutex_lock(&lock);
+	int err = find_root(root, sizeof(root)) ? table_get(root, arch, "", &t) : no_tree();
+	pthread_mutex_unlock(&lock);
+	if (!err)
+		*out = &t->pub;
+	return err;
+}
+
 int hwc__pe_table(const char *model, const struct hwc__pe_table **out)
 {
 	bool host_lookup = !model;
@@ -623,20 +658,8 @@ int hwc__pe_table(const char *model, const struct hwc__pe_table **out)
 		arch = HOST_ARCH;
 	}
 	struct table *t = NULL;
-	for (t = tables; !err && t; t = t->next)
-		if (strcmp(t->pub.arch, arch) == 0 && strcmp(t->pub.model, model) == 0)
-			break;
-	if (!err && !t) {
-		pthread_once(&json_once, json_load);
-		if (json_load_error[0])
-			err = hwc__fail(-ENOTSUP, "json-c is needed to read the JSON event tables but "
-						  "cannot be loaded: %s (install the libjson-c5 package)",
-					json_load_error);
-		else if (!(err = load_table(root, arch, model, &t))) {
-			t->next = tables;
-			tables = t;
-		}
-	}
+	if (!err)
+		err = table_get(root, arch, model, &t);
 	if (!err && host_lookup) {
 		host_table = t;
 		snprintf(host_root, sizeof(host_root), "%s", root);

@@ -57,6 +57,12 @@ const char *hwc__pe_root(void);
  * there is no tree, no such model or no model for this CPU. */
 int hwc__pe_table(const char *model, const struct hwc__pe_table **out);
 
+/* The records of ARCH's own top-level *.json files ("arm64": the
+ * standard events of common-and-microarch.json and recommended.json, and
+ * sbsa.json's metrics, Arm's top-down level 1); its model is "".  0 with
+ * *OUT, or -errno with detail. */
+int hwc__pe_arch_table(const char *arch, const struct hwc__pe_table **out);
+
 /* Is MODEL a model directory of the tree?  Quietly: no detail. */
 bool hwc__pe_model_known(const char *model);
 

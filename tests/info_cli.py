@@ -4,6 +4,7 @@ allows, as root and as nobody; TSC source and rate."""
 import json
 import os
 import re
+import tempfile
 import unittest
 
 from hwctest import HAVE_CORE_PMU, SYSFS, online_cpus, paranoid, program, run
@@ -162,6 +163,36 @@ class Unprivileged(unittest.TestCase):
         if level == 2:
             self.assertIn("user space only", text.stdout)
             self.assertIn("own processes, user space: yes; kernel: no; whole CPUs: no", text.stdout)
+
+
+class JsonTables(unittest.TestCase):
+    """Which model of perf's JSON tables this CPU maps to: a tree of our
+    own whose mapfile.csv maps every x86 CPU id to one model, and none."""
+
+    def info(self, tree, *args):
+        r = run([HWC, "info", *args], env=dict(os.environ, HWC_EVENTS_DIR=tree))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r.stdout
+
+    @unittest.skipUnless("vendor_id" in cpuinfo(), "the tree maps x86 CPU ids")
+    def test_model(self):
+        with tempfile.TemporaryDirectory() as tree:
+            os.makedirs(os.path.join(tree, "x86", "testcpu"))
+            with open(os.path.join(tree, "x86", "mapfile.csv"), "w") as f:
+                f.write("GenuineIntel-6-2A,v1,othercpu,core\n"
+                        "[[:alnum:]]+-[[:xdigit:]]+-[[:xdigit:]]+-[[:xdigit:]]+,v1,testcpu,core\n")
+            doc = json.loads(self.info(tree, "--json"))["json_tables"]
+            self.assertEqual(doc["model"], "testcpu")
+            self.assertEqual(doc["models"], 2)
+            self.assertTrue(doc["mapping"].startswith("x86 [[:alnum:]]+-"), doc)
+            self.assertRegex(self.info(tree), r"(?m)^JSON tables +testcpu \(mapfile.csv: x86 ")
+
+    def test_none(self):
+        with tempfile.TemporaryDirectory() as tree:
+            missing = os.path.join(tree, "none")
+            doc = json.loads(self.info(missing, "--json"))["json_tables"]
+            self.assertEqual(doc, {"models": 0, "model": None, "mapping": None})
+            self.assertRegex(self.info(missing), r"(?m)^JSON tables +none found")
 
 
 class Usage(unittest.TestCase):

@@ -27,6 +27,7 @@ METRICS = [
      "MetricConstraint": "NO_GROUP_EVENTS"},
     {"MetricName": "smt_pick",
      "MetricExpr": "page\\-faults if #smt_on else page\\-faults + 0 * context\\-switches"},
+    {"MetricName": "tsc_ghz", "MetricExpr": "#SYSTEM_TSC_FREQ / 1e9 * page\\-faults / page\\-faults"},
     {"MetricName": "needs_missing", "MetricExpr": "no_such_event_xyz / page\\-faults"},
     {"MetricName": "loop_a", "MetricExpr": "loop_b + 1"},
     {"MetricName": "loop_b", "MetricExpr": "loop_a * 2"},
@@ -34,9 +35,11 @@ METRICS = [
 ]
 
 
-@unittest.skipUnless(platform.machine() == "x86_64",
-                     "the test tree maps x86 CPU ids (arm64 maps MIDRs)")
-class Metrics(unittest.TestCase):
+class Tree(unittest.TestCase):
+    """A tree of our own that maps this CPU to the model testcpu, whose
+    metrics are MODEL; ARCH, when given, is the x86 directory's own."""
+    MODEL, ARCH = [], None
+
     @classmethod
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(prefix="hwc-metrics.")
@@ -45,7 +48,10 @@ class Metrics(unittest.TestCase):
         with open(os.path.join(cls.dir, "x86", "mapfile.csv"), "w") as f:
             f.write("[[:alnum:]]+-[[:xdigit:]]+-[[:xdigit:]]+-[[:xdigit:]]+,v1,testcpu,core\n")
         with open(os.path.join(model, "metrics.json"), "w") as f:
-            json.dump(METRICS, f)
+            json.dump(cls.MODEL, f)
+        if cls.ARCH:
+            with open(os.path.join(cls.dir, "x86", "arch.json"), "w") as f:
+                json.dump(cls.ARCH, f)
 
     @classmethod
     def tearDownClass(cls):
@@ -53,6 +59,12 @@ class Metrics(unittest.TestCase):
 
     def hwc(self, *args):
         return run([HWC, *args], env=dict(os.environ, HWC_EVENTS_DIR=self.dir))
+
+
+@unittest.skipUnless(platform.machine() == "x86_64",
+                     "the test tree maps x86 CPU ids (arm64 maps MIDRs)")
+class Metrics(Tree):
+    MODEL = METRICS
 
     def stat_json(self, *args):
         r = self.hwc("stat", "--json", *args, "--", workload("pagetouch"))
@@ -80,6 +92,36 @@ class Metrics(unittest.TestCase):
         self.assertEqual(m["double_pf_rate"]["unit"], "%")
         self.assertAlmostEqual(m["cs_per_fault"]["value"],
                                counts["context-switches"] / counts["page-faults"])
+
+    def test_modifiers(self):
+        """-M NAME:MOD puts MOD on each of the metric's events, as perf's
+        decode_all_metric_ids does."""
+        doc, counts, m = self.stat_json("-M", "double_pf_rate:u,cs_per_fault:k")
+        self.assertIn("page-faults:u", counts)
+        self.assertIn("context-switches:k", counts)
+        self.assertNotIn("page-faults", counts)
+        self.assertAlmostEqual(m["double_pf_rate"]["value"],
+                               200 * counts["page-faults:u"] / doc["elapsed_s"],
+                               delta=1e-6 * m["double_pf_rate"]["value"])
+        r = self.hwc("stat", "-M", "pf_rate:zz", "true")
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("metric pf_rate: its events do not take the modifiers 'zz'", r.stderr)
+
+    def test_system_tsc_freq(self):
+        """#system_tsc_freq as perf's arch_get_tsc_freq: Intel's CPUID 0x15
+        or the brand string's GHz; elsewhere it has no value, and the
+        metric is refused, naming it (perf's 0 would give a wrong number)."""
+        with open("/proc/cpuinfo") as f:
+            intel = "GenuineIntel" in f.read()
+        if intel:
+            doc, counts, m = self.stat_json("-M", "tsc_ghz")
+            self.assertGreater(m["tsc_ghz"]["value"], 0.1)
+            self.assertLess(m["tsc_ghz"]["value"], 10)
+        else:
+            r = self.hwc("stat", "-M", "tsc_ghz", "true")
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertIn("metric tsc_ghz needs #SYSTEM_TSC_FREQ, which this machine lacks",
+                          r.stderr)
 
     def test_smt_literal_picks_the_events(self):
         doc, counts, m = self.stat_json("-M", "smt_pick")
@@ -129,7 +171,7 @@ class Metrics(unittest.TestCase):
     def test_errors(self):
         for args, code, text in [
             (["-M", "nonesuch"], 1, "no metric or metric group 'nonesuch'"),
-            (["-M", "needs_missing"], 1, "needs the event no_such_event_xyz"),
+            (["-M", "needs_missing"], 1, "needs no_such_event_xyz, which this machine lacks"),
             (["-M", "loop_a"], 1, "refer back"),
             (["-M", "bad_syntax"], 1, "metric expression"),
             (["-M", "pf_rate", "--topdown"], 2, "cannot be combined"),
@@ -158,6 +200,60 @@ class Metrics(unittest.TestCase):
         self.assertNotIn("pf_rate", r.stdout)
         r = self.hwc("list", "--metrics", "zzz*")
         self.assertEqual(r.returncode, 1)
+
+
+# The architecture directory's own metrics (arm64's sbsa.json is such a
+# file): taken for a name or group the CPU's table lacks.
+ARCH_METRICS = [
+    {"MetricName": "arch_td", "MetricExpr": "page\\-faults / duration_time",
+     "MetricGroup": "TopdownL1", "ScaleUnit": "1faults/s",
+     "BriefDescription": "Page faults per second.\nTwo lines, as sbsa.json's have."},
+    {"MetricName": "dup", "MetricExpr": "context\\-switches"},
+    {"MetricName": "lacks_a", "MetricExpr": "no_such_a / page\\-faults", "MetricGroup": "Lacking"},
+    {"MetricName": "lacks_b", "MetricExpr": "no_such_b + no_such_a + context\\-switches",
+     "MetricGroup": "Lacking"},
+]
+
+
+@unittest.skipUnless(platform.machine() == "x86_64",
+                     "the test tree maps x86 CPU ids (arm64 maps MIDRs)")
+class ArchMetrics(Tree):
+    MODEL = [{"MetricName": "dup", "MetricExpr": "page\\-faults"}]
+    ARCH = ARCH_METRICS
+
+    def test_topdown_from_the_arch_directory(self):
+        for args in (["--topdown"], ["-M", "TopdownL1"]):
+            r = self.hwc("stat", "--json", *args, "--", workload("pagetouch"))
+            self.assertEqual(r.returncode, 0, (args, r.stderr))
+            doc = json.loads(r.stderr)
+            counts = {c["event"]: c["value"] for c in doc["counters"]}
+            m = {x["metric"]: x["value"] for x in doc["metrics"]}
+            self.assertEqual(list(m), ["arch_td"], args)
+            self.assertGreater(counts["page-faults"], 0)
+            self.assertAlmostEqual(m["arch_td"], counts["page-faults"] / doc["elapsed_s"],
+                                   delta=1e-6 * m["arch_td"])
+
+    def test_the_cpu_table_first(self):
+        r = self.hwc("stat", "-x", ",", "-M", "dup", "--", workload("pagetouch"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rows = [l.split(",") for l in r.stderr.splitlines()]
+        self.assertEqual([x[2] for x in rows if len(x) > 3 and x[3] != "metric"], ["page-faults"])
+
+    def test_list(self):
+        r = self.hwc("list", "--metrics", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        names = [m["name"] for m in json.loads(r.stdout)["metrics"]]
+        self.assertEqual(names, ["dup", "arch_td", "lacks_a", "lacks_b"])
+        r = self.hwc("list", "--metrics", "arch_td")
+        self.assertEqual(r.stdout.splitlines()[1:],
+                         ["    Page faults per second.", "    Two lines, as sbsa.json's have."])
+
+    def test_all_that_lacks_named_at_once(self):
+        r = self.hwc("stat", "-M", "Lacking", "true")
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("metrics lacks_a, lacks_b need no_such_a, no_such_b, which this machine "
+                      "lacks (unknown event 'no_such_a'", r.stderr)
+        self.assertNotIn("context-switches", r.stderr)
 
 
 if __name__ == "__main__":

@@ -4,9 +4,13 @@
  * model, arm64 ArchStdEvent references resolved. */
 #include "check.h"
 
+#include "internal.h"
+#include "metric_expr.h"
 #include "pmu_events.h"
 
 #include <hwc/hwc.h>
+#include <math.h>
+#include <stdlib.h>
 #include <strings.h>
 #include <sys/stat.h>
 
@@ -114,6 +118,94 @@ static void arm64_std_events(void)
 			   "or because the MMU is off");
 }
 
+/* Fixed counts for sbsa.json's top-down: 8 slots a cycle, 1000 cycles,
+ * half the slots stalled (frontend 2400, backend 1600), 90% of the
+ * speculated operations retired. */
+static double td_value(void *arg, const char *id, bool source_count)
+{
+	(void)arg;
+	(void)source_count;
+	static const struct {
+		const char *id;
+		double v;
+	} v[] = {{"cpu_cycles", 1000}, {"stall_slot", 4000}, {"stall_slot_frontend", 2400},
+		 {"stall_slot_backend", 1600}, {"op_retired", 900}, {"op_spec", 1000}};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		if (!strcasecmp(id, v[i].id))
+			return v[i].v;
+	return NAN;
+}
+
+static double td_literal(void *arg, const char *name)
+{
+	(void)arg;
+	return !strcmp(name, "#slots") ? 8 : NAN;
+}
+
+/* The arch directory's own records (sbsa.json's metrics: the top-down
+ * level 1 hwc falls back to on an arm64 CPU whose table has none), what
+ * they compute, and the encodings of their events. */
+static void arm64_topdown(void)
+{
+	const struct hwc__pe_table *arch, *v1;
+	CHECK_OK(hwc__pe_arch_table("arm64", &arch));
+	CHECK_OK(hwc__pe_table("arm/neoverse-v1", &v1));
+	if (!arch || !v1)
+		return;
+	CHECK_STR_EQ(arch->model, "");
+	/* by hand: 100 * 2400 / 8000; 100 * 0.1 * 0.5; 100 * 0.9 * 0.5; 100 * 1600 / 8000 */
+	static const struct {
+		const char *name;
+		double value;
+	} l1[] = {{"frontend_bound", 30}, {"bad_speculation", 5}, {"retiring", 45}, {"backend_bound", 20}};
+	struct hwc__mexpr_env env = {td_value, td_literal, NULL, NULL, NULL};
+	for (size_t i = 0; i < 4; i++) {
+		const char *expr = field(arch, l1[i].name, true, "MetricExpr");
+		const char *groups = field(arch, l1[i].name, true, "MetricGroup");
+		CHECK_STR_CONTAINS(groups ? groups : "", "TopdownL1");
+		CHECK_STR_CONTAINS(expr ? expr : "", "#slots");
+		struct hwc__mexpr *e = NULL;
+		double got = NAN;
+		CHECK_OK(hwc__mexpr_parse(expr ? expr : "", 0, &e));
+		if (e)
+			CHECK_OK(hwc__mexpr_eval(e, &env, &got));
+		CHECK(got > l1[i].value - 1e-9 && got < l1[i].value + 1e-9);
+		hwc__mexpr_free(e);
+	}
+	/* V1 names them with ArchStdEvent: retiring as sbsa.json has it,
+	 * frontend_bound with its own expression */
+	CHECK_STR_EQ(field(v1, "retiring", true, "MetricExpr"), field(arch, "retiring", true, "MetricExpr"));
+	CHECK_STR_CONTAINS(field(v1, "frontend_bound", true, "MetricExpr"), "BR_MIS_PRED");
+	CHECK_STR_EQ(field(arch, "STALL_SLOT", false, "EventCode"), "0x3F");
+
+	/* On the Neoverse N1-like sysfs tree: its armv8_pmuv3/events lists
+	 * cpu_cycles (0x11) but not stall_slot (0x3f), which it cannot count. */
+	const char *src = getenv("HWC_SRC") ? getenv("HWC_SRC") : ".";
+	char root[4096];
+	snprintf(root, sizeof(root), "%s/tests/golden/sysfs-arm64", src);
+	setenv("HWC_SYSFS_ROOT", root, 1);
+	hwc_evlist *l;
+	CHECK_OK(hwc_evlist_new(&l));
+	CHECK_OK(hwc_evlist_add(l, "neoverse-v1::STALL_SLOT"));
+	CHECK_OK(hwc_evlist_add(l, "neoverse-v1::CPU_CYCLES"));
+	CHECK_OK(hwc_evlist_add(l, "armv8_pmuv3/event=0x4004/"));
+	if (hwc_evlist_size(l) == 3) {
+		const struct perf_event_attr *slot = &hwc_evlist_event(l, 0)->attr;
+		CHECK_U64(slot->config, ==, 0x3f);
+		CHECK_STR_EQ(hwc__pmu_lacks_arm_event(slot), "armv8_pmuv3");
+		CHECK(hwc__pmu_lacks_arm_event(&hwc_evlist_event(l, 1)->attr) == NULL);
+		/* past PMCEID0/1's common events: not known to be lacking */
+		CHECK(hwc__pmu_lacks_arm_event(&hwc_evlist_event(l, 2)->attr) == NULL);
+	}
+	hwc_evlist_free(l);
+	/* an x86 machine's cpu PMU: never */
+	snprintf(root, sizeof(root), "%s/tests/golden/sysfs", src);
+	setenv("HWC_SYSFS_ROOT", root, 1);
+	struct perf_event_attr raw = {.type = PERF_TYPE_RAW, .config = 0x3f};
+	CHECK(hwc__pmu_lacks_arm_event(&raw) == NULL);
+	unsetenv("HWC_SYSFS_ROOT");
+}
+
 static void errors(void)
 {
 	const struct hwc__pe_table *t = NULL;
@@ -134,6 +226,7 @@ int main(void)
 	RUN(cpuid_to_model);
 	RUN(x86_records);
 	RUN(arm64_std_events);
+	RUN(arm64_topdown);
 	RUN(errors);
 	return check_failures ? 1 : 0;
 }

@@ -600,8 +600,10 @@ enum {
  * MetricConstraint (NO_GROUP_EVENTS, _NMI with the NMI watchdog on, _SMT
  * with SMT on) or FLAGS say not; metrics it refers to resolved; tool events
  * (duration_time, user_time, system_time) come from hwc_metrics_compute().
- * -EINVAL with detail for an unknown name, an expression that does not
- * parse, or an event this CPU's PMUs lack (named). */
+ * A name the table lacks is looked up in the architecture's own tables
+ * (arm64's sbsa.json).  -EINVAL with detail for an unknown name or an
+ * expression that does not parse; -ENOENT when the metrics need events
+ * or #literals this machine lacks (all named at once). */
 int hwc_metrics_new(hwc_metrics **out, const char *names, unsigned flags, hwc_evlist *list);
 void hwc_metrics_free(hwc_metrics *m);
 

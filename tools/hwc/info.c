@@ -29,7 +29,21 @@ struct info {
 	enum hwc_tsc_source tsc_src;
 	bool arm;              /* the CPU has a MIDR_EL1 (an Arm CPU) */
 	struct hwc_midr midr;
+	/* perf's JSON tables: how many models, and this CPU's with its mapfile.csv row */
+	int json_models;
+	char json_model[256], json_map[256];
 };
+
+static int json_model(const struct hwc_model_info *m, void *arg)
+{
+	struct info *in = arg;
+	in->json_models++;
+	if (m->present) {
+		snprintf(in->json_model, sizeof(in->json_model), "%s", m->name);
+		snprintf(in->json_map, sizeof(in->json_map), "%s", m->desc);
+	}
+	return 0;
+}
 
 static const char *tsc_source_key(enum hwc_tsc_source s)
 {
@@ -111,6 +125,15 @@ static void print_text(const struct info *in)
 	else
 		printf(LABEL "no model for this CPU (model::EVENT still encodes for any model)\n",
 		       "libpfm4");
+	if (*in->json_model)
+		printf(LABEL "%s (mapfile.csv: %s); metrics: hwc list --metrics\n", "JSON tables",
+		       in->json_model, in->json_map);
+	else if (in->json_models)
+		printf(LABEL "no model for this CPU among %d (model::EVENT still encodes for any)\n",
+		       "JSON tables", in->json_models);
+	else
+		printf(LABEL "none found (--events-dir, $HWC_EVENTS_DIR: see hwc-events(7))\n",
+		       "JSON tables");
 
 	if (!c->core_pmu) {
 		printf(LABEL "none: the kernel exposes no hardware PMU (no "
@@ -243,6 +266,12 @@ static void print_json(const struct info *in)
 	json_int(&j, "table_fixed", c->pfm_fixed);
 	json_object_end(&j);
 
+	json_object(&j, "json_tables");
+	json_int(&j, "models", in->json_models);
+	json_string(&j, "model", *in->json_model ? in->json_model : NULL);
+	json_string(&j, "mapping", *in->json_model ? in->json_map : NULL);
+	json_object_end(&j);
+
 	json_object(&j, "core_pmu");
 	json_bool(&j, "present", c->core_pmu);
 	json_string(&j, "name", c->core_pmu ? c->core_pmu_name : NULL);
@@ -324,8 +353,10 @@ int cmd_info(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	struct info in;
+	struct info in = {0};
 	int err = hwc_cpu_info(&in.cpu);
+	if (!err)
+		err = hwc_json_models_walk(json_model, &in);
 	if (!err)
 		err = hwc_permissions(&in.perm);
 	if (!err)

@@ -564,8 +564,11 @@ static int one_metric(const struct hwc_metric_info *m, void *arg)
 		return 0;
 	}
 	printf("%-40s [%s]\n", m->name, m->groups[0] ? m->groups : "no group");
-	if (m->desc[0])
-		printf("    %s\n", m->desc);
+	for (const char *p = m->desc; *p;) { /* each line indented (sbsa.json's have two) */
+		size_t n = strcspn(p, "\n");
+		printf("    %.*s\n", (int)n, p);
+		p += n + (p[n] == '\n');
+	}
 	if (mc->o->verbose) {
 		printf("    expr: %s\n", m->expr);
 		if (m->threshold[0])
