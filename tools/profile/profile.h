@@ -37,7 +37,8 @@ void *rp_table_new(struct rp_table *t, size_t size, uint64_t hash,
  *     for (struct rp_row *w = NULL; (w = rp_table_next(&r->rows, w));) */
 void *rp_table_next(const struct rp_table *t, const void *prev);
 /* The entries KEEP(entry, ARG) accepts (every one when KEEP is NULL) in an
- * array sorted by CMP (qsort's, given pointers to the entries' pointers),
+ * array sorted by CMP (qsort's, given pointers to the entries' pointers;
+ * NULL: in bucket order),
  * NULL-terminated; *N gets their number.  NULL (and *N 0) without memory;
  * the caller frees the array. */
 void *rp_table_sorted(const struct rp_table *t, bool (*keep)(const void *entry, const void *arg),
