@@ -242,7 +242,7 @@ static void take_record(struct rp_report *r, const struct hwc_perfdata_record *r
 			switch_values(r, t, a, s);
 		} else if (is_user_record_event(a) && s->raw) {
 			add_urec(r, s, rec->offset);
-		} else if (wanted(r, rec)) {
+		} else if (loc || wanted(r, rec)) { /* located: wanted */
 			if (r->o.sample)
 				r->o.sample(r->o.sample_arg, s, a);
 			else if (!loc)
