@@ -258,6 +258,7 @@ HWC_EXPORT void hwc_symbols_free(hwc_symbols *s)
 {
 	if (!s)
 		return;
+	hwc__kallsyms_forget(s);
 	for (struct hwc__dso *d = s->dso_list; d; d = d->next) {
 		hwc__symtab_free(d->symtab); /* its names are libelf's: first */
 		hwc__plt_free(d->plt);

@@ -107,6 +107,7 @@ struct hwc_symbols {
 	size_t nksyms;
 	struct hwc__arena ksym_names;     /* the names of ksyms */
 	bool kallsyms_tried, kernel_used;
+	struct hwc__kallsyms_reader *kallsyms_reader; /* HWC_SYM_THREAD's read under way */
 	const char *kallsyms_why;
 	Dwfl *kmods; /* the running kernel's modules, their .ko files (symbol_kernel.c) */
 	bool kmods_tried;
@@ -132,6 +133,11 @@ struct hwc_location *hwc__new_location(hwc_symbols *s, const struct hwc_symbol *
 
 /* symbol_kernel.c: the location of kernel address ADDR, from kallsyms. */
 const struct hwc_location *hwc__resolve_kernel(hwc_symbols *s, uint64_t addr);
+/* Start reading kallsyms on a thread of its own (once; nothing when no
+ * thread can be had): the first kernel address takes the result. */
+void hwc__kallsyms_prefetch(hwc_symbols *s);
+/* Wait for that read and drop it, when it was not taken. */
+void hwc__kallsyms_forget(hwc_symbols *s);
 
 /* symbol_dso.c */
 struct hwc__dso *hwc__dso_get(hwc_symbols *s, const char *name);

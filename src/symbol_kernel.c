@@ -6,6 +6,7 @@
 #include "symbol_internal.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,17 +93,70 @@ static void read_kallsyms(struct hwc__kallsyms *k)
 	}
 	fclose(f);
 	free(buf);
+	struct hwc__ksym *fit = k->n ? realloc(k->ksyms, k->n * sizeof(*fit)) : NULL;
+	if (fit) /* the doubling left up to half of it unused */
+		k->ksyms = fit;
 	k->hidden = !any_nonzero;
 	/* The kernel's own come sorted, modules' may not. */
 	if (!k->hidden && !sorted)
 		qsort(k->ksyms, k->n, sizeof(*k->ksyms), cmp_ksym);
 }
 
-/* Read the kernel's symbols, or say why they cannot be had. */
+/* A read of /proc/kallsyms on a thread of its own (HWC_SYM_THREAD). */
+struct hwc__kallsyms_reader {
+	pthread_t thread;
+	struct hwc__kallsyms k;
+};
+
+static void *reader_main(void *arg)
+{
+	read_kallsyms(&((struct hwc__kallsyms_reader *)arg)->k);
+	return NULL;
+}
+
+void hwc__kallsyms_prefetch(hwc_symbols *s)
+{
+	if (s->kallsyms_tried || s->kallsyms_reader)
+		return;
+	struct hwc__kallsyms_reader *rd = calloc(1, sizeof(*rd));
+	if (rd && pthread_create(&rd->thread, NULL, reader_main, rd) == 0)
+		s->kallsyms_reader = rd;
+	else
+		free(rd); /* read on first use instead */
+}
+
+/* The prefetched read, once it has ended (the caller frees it), or NULL. */
+static struct hwc__kallsyms_reader *join_reader(hwc_symbols *s)
+{
+	struct hwc__kallsyms_reader *rd = s->kallsyms_reader;
+	if (rd)
+		pthread_join(rd->thread, NULL);
+	s->kallsyms_reader = NULL;
+	return rd;
+}
+
+void hwc__kallsyms_forget(hwc_symbols *s)
+{
+	struct hwc__kallsyms_reader *rd = join_reader(s);
+	if (rd) {
+		free(rd->k.ksyms);
+		hwc__arena_free(&rd->k.names);
+		free(rd);
+	}
+}
+
+/* Read the kernel's symbols (or take the prefetched read), or say why they
+ * cannot be had. */
 static void load_kallsyms(hwc_symbols *s)
 {
 	struct hwc__kallsyms k = {0};
-	read_kallsyms(&k);
+	struct hwc__kallsyms_reader *rd = join_reader(s);
+	if (rd) {
+		k = rd->k;
+		free(rd);
+	} else {
+		read_kallsyms(&k);
+	}
 	s->kallsyms_tried = true;
 	s->ksyms = k.ksyms;
 	s->nksyms = k.hidden ? 0 : k.n;

@@ -285,6 +285,14 @@ HWC_EXPORT int hwc_symbols_add_buildid(hwc_symbols *s, const char *filename, con
 HWC_EXPORT int hwc_symbols_load(hwc_symbols *s, hwc_perfdata *f)
 {
 	hwc__clear_error();
+	/* The kernel's symbols are read while the maps are: both take long
+	 * (kallsyms is the kernel formatting 100000 lines). */
+	if (s->flags & HWC_SYM_THREAD)
+		for (size_t i = 0; i < hwc_perfdata_nattrs(f); i++)
+			if (!hwc_perfdata_attr(f, i)->attr.exclude_kernel) {
+				hwc__kallsyms_prefetch(s);
+				break;
+			}
 	for (size_t i = 0; i < hwc_perfdata_nbuildids(f); i++) {
 		const struct hwc_perfdata_buildid *b = hwc_perfdata_buildid(f, i);
 		if (b->size)

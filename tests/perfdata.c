@@ -565,8 +565,10 @@ static void test_kallsyms_names(void)
 			continue;
 		/* The candidate stands if the next function starts elsewhere. */
 		if (have_cand && addr != cand.addr) {
+			/* The last of the core kernel's (a table read in part
+			 * misses it), the first module's. */
 			struct kpick *dst = strcmp(cand.dso, "[kernel.kallsyms]") == 0 ? &core : &mod;
-			if (!dst->addr)
+			if (!dst->addr || dst == &core)
 				*dst = cand;
 		}
 		have_cand = addr && addr != prev && (type == 't' || type == 'T');
@@ -582,25 +584,49 @@ static void test_kallsyms_names(void)
 		SKIP_SUB("kallsyms hides addresses (not root): not checked");
 		return;
 	}
-	hwc_symbols *s;
-	CHECK_INT(hwc_symbols_new(&s, 0), ==, 0);
-	struct kpick *picks[] = {&core, &mod};
-	for (size_t i = 0; i < 2; i++) {
-		const struct kpick *k = picks[i];
-		if (!k->addr) {
-			SKIP_SUB("no module loaded: module names not checked");
-			continue;
+	/* Read on first use, and with HWC_SYM_THREAD on a thread of its own
+	 * from hwc_symbols_load() on (a recording of the kernel too). */
+	size_t size;
+	void *data = slurp("fp-small.data", &size);
+	for (int threaded = 0; threaded < 2; threaded++) {
+		hwc_symbols *s;
+		hwc_perfdata *pd = NULL;
+		CHECK_INT(hwc_symbols_new(&s, threaded ? HWC_SYM_THREAD : 0), ==, 0);
+		if (threaded) {
+			CHECK_INT(hwc_perfdata_open_mem(&pd, data, size), ==, 0);
+			CHECK(!hwc_perfdata_attr(pd, 0)->attr.exclude_kernel);
+			CHECK_INT(hwc_symbols_load(s, pd), ==, 0);
 		}
-		const struct hwc_location *l = hwc_symbols_resolve(s, 0, 0, k->addr, true);
-		CHECK(l->sym->known && l->sym->kernel);
-		CHECK_U64(l->sym->start, ==, k->addr);
-		CHECK_STR_EQ(l->sym->name, k->name);
-		CHECK_STR_EQ(l->sym->dso, k->dso);
-		if (strcmp(l->sym->name, k->name) || strcmp(l->sym->dso, k->dso))
-			fprintf(stderr, "at %#llx: %s in %s, expected %s in %s\n", k->addr, l->sym->name,
-				l->sym->dso, k->name, k->dso);
+		struct kpick *picks[] = {&core, &mod};
+		for (size_t i = 0; i < 2; i++) {
+			const struct kpick *k = picks[i];
+			if (!k->addr) {
+				if (!threaded)
+					SKIP_SUB("no module loaded: module names not checked");
+				continue;
+			}
+			const struct hwc_location *l = hwc_symbols_resolve(s, 0, 0, k->addr, true);
+			CHECK(l->sym->known && l->sym->kernel);
+			CHECK_U64(l->sym->start, ==, k->addr);
+			CHECK_STR_EQ(l->sym->name, k->name);
+			CHECK_STR_EQ(l->sym->dso, k->dso);
+			if (strcmp(l->sym->name, k->name) || strcmp(l->sym->dso, k->dso))
+				fprintf(stderr, "at %#llx: %s in %s, expected %s in %s\n", k->addr,
+					l->sym->name, l->sym->dso, k->name, k->dso);
+		}
+		hwc_symbols_free(s);
+		hwc_perfdata_close(pd);
 	}
+	/* A read never taken is waited for and freed (the sanitizer build
+	 * checks the leak). */
+	hwc_symbols *s;
+	hwc_perfdata *pd;
+	CHECK_INT(hwc_symbols_new(&s, HWC_SYM_THREAD), ==, 0);
+	CHECK_INT(hwc_perfdata_open_mem(&pd, data, size), ==, 0);
+	CHECK_INT(hwc_symbols_load(s, pd), ==, 0);
 	hwc_symbols_free(s);
+	hwc_perfdata_close(pd);
+	free(data);
 }
 
 int main(void)

@@ -29,6 +29,10 @@ typedef struct hwc_symbols hwc_symbols;
  * c++filt does (libiberty, with parameter types): "ns::f<int>(int)",
  * "f(int)@plt" for its PLT stub.  Kernel symbols are left as they are. */
 #define HWC_SYM_DEMANGLE 0x4u
+/* Read the kernel's symbols (/proc/kallsyms) on a thread of their own from
+ * hwc_symbols_load() on, while it reads the recording's maps, when the
+ * recording's events may sample the kernel.  The results are the same. */
+#define HWC_SYM_THREAD 0x8u
 
 /* A function of a DSO (interned: one pointer per function). */
 struct hwc_symbol {

@@ -13,27 +13,27 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-static enum rp_order g_order;
-static uint64_t order_value(const struct rp_row *w)
-{
-	switch (g_order) {
-	case O_CHILDREN: return w->children;
-	case O_SAMPLES: return w->samples;
-	default: return w->self;
-	}
-}
+/* What the rows are ordered by first, gathered beside each row: sorting
+ * tens of thousands of rows (a system-wide recording) would otherwise chase
+ * three pointers per comparison. */
+struct row_order {
+	uint64_t value, children;
+	const char *name;
+	struct rp_row *row;
+};
 
 static int cmp_rows(const void *a, const void *b)
 {
-	const struct rp_row *x = *(struct rp_row *const *)a, *y = *(struct rp_row *const *)b;
-	uint64_t vx = order_value(x), vy = order_value(y);
-	if (vx != vy)
-		return vx > vy ? -1 : 1;
-	if (x->children != y->children)
-		return x->children > y->children ? -1 : 1;
-	int c = strcmp(x->func->sym->name, y->func->sym->name);
-	if (!c)
-		c = strcmp(x->comm ? x->comm : "", y->comm ? y->comm : "");
+	const struct row_order *ox = a, *oy = b;
+	if (ox->value != oy->value)
+		return ox->value > oy->value ? -1 : 1;
+	if (ox->children != oy->children)
+		return ox->children > oy->children ? -1 : 1;
+	int c = strcmp(ox->name, oy->name);
+	if (c)
+		return c;
+	const struct rp_row *x = ox->row, *y = oy->row;
+	c = strcmp(x->comm ? x->comm : "", y->comm ? y->comm : "");
 	if (c)
 		return c;
 	/* Last, what is stable from run to run (not the hash tables' order):
@@ -47,8 +47,28 @@ static int cmp_rows(const void *a, const void *b)
 
 struct rp_row **rp_sorted_rows(struct rp_report *r, size_t *n)
 {
-	g_order = r->o.order == O_PERIOD ? O_SELF : r->o.order;
-	return rp_table_sorted(&r->rows, NULL, NULL, cmp_rows, n);
+	enum rp_order order = r->o.order == O_PERIOD ? O_SELF : r->o.order;
+	struct rp_row **rows = rp_table_sorted(&r->rows, NULL, NULL, NULL, n);
+	struct row_order *v = rows ? malloc((*n + 1) * sizeof(*v)) : NULL;
+	if (!v) {
+		free(rows);
+		*n = 0;
+		return NULL;
+	}
+	for (size_t i = 0; i < *n; i++) {
+		struct rp_row *w = rows[i];
+		v[i] = (struct row_order){
+			.value = order == O_CHILDREN ? w->children : order == O_SAMPLES ? w->samples : w->self,
+			.children = w->children,
+			.name = w->func->sym->name,
+			.row = w,
+		};
+	}
+	qsort(v, *n, sizeof(*v), cmp_rows);
+	for (size_t i = 0; i < *n; i++)
+		rows[i] = v[i].row;
+	free(v);
+	return rows;
 }
 
 static int cmp_funcs(const void *a, const void *b)

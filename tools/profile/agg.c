@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_FRAMES 512
+#define MAX_FRAMES RP_MAX_FRAMES
 
 /* ------------------------------------------------------------ interning */
 
@@ -324,23 +324,19 @@ size_t rp_sample_ips(hwc_symbols *syms, const struct hwc_sample *s, const struct
 	return n;
 }
 
-static size_t sample_frames(struct rp_report *r, const struct hwc_sample *s,
-			    const struct perf_event_attr *a, struct rp_func **out,
-			    const struct hwc_location **locs)
+size_t rp_sample_locations(struct rp_report *r, const struct hwc_sample *s,
+			   const struct perf_event_attr *a, const struct hwc_location **locs,
+			   bool *unwind_failed)
 {
-	uint64_t ips[MAX_FRAMES];
-	bool kern[MAX_FRAMES], failed;
-	size_t max = r->o.max_stack && r->o.max_stack < MAX_FRAMES ? r->o.max_stack : MAX_FRAMES;
-	size_t n = rp_sample_ips(r->syms, s, a, ips, kern, max, &failed);
-	r->unwind_failures += failed;
+	uint64_t ips[RP_MAX_FRAMES];
+	bool kern[RP_MAX_FRAMES];
+	size_t max = r->o.max_stack && r->o.max_stack < RP_MAX_FRAMES ? r->o.max_stack : RP_MAX_FRAMES;
+	size_t n = rp_sample_ips(r->syms, s, a, ips, kern, max, unwind_failed);
 	size_t k = 0;
-	for (size_t i = 0; i < n && k < MAX_FRAMES; i++) {
+	for (size_t i = 0; i < n && k < RP_MAX_FRAMES; i++) {
 		const struct hwc_location *l = hwc_symbols_resolve(r->syms, s->pid, s->time, ips[i], kern[i]);
-		for (; l && k < MAX_FRAMES; l = r->o.inl ? l->inlined_into : NULL) {
-			out[k] = intern_func(r, l, r->o.leaf_addr && k == 0);
-			locs[k] = l;
-			k++;
-		}
+		for (; l && k < RP_MAX_FRAMES; l = r->o.inl ? l->inlined_into : NULL)
+			locs[k++] = l;
 	}
 	return k;
 }
@@ -430,8 +426,9 @@ struct rp_chain {
 	const void *frames[];
 };
 
-/* At most this many chains are held before they are spread. */
-#define MAX_CHAINS (1u << 16)
+/* At most this many chains are held before they are spread: a recording
+ * of many programs has tens of thousands, each of many frames (memory). */
+#define MAX_CHAINS (1u << 13)
 
 static uint64_t chain_hash_of(const struct sample_key *sk, const void *const *frames, size_t words)
 {
@@ -456,18 +453,33 @@ static bool same_chain(const void *entry, const void *key)
 	       memcmp(c->frames, k->frames, c->words * sizeof(*c->frames)) == 0;
 }
 
+bool rp_time_selected(const struct rp_report *r, const struct hwc_sample *s)
+{
+	return !r->o.time_set || (s->time >= r->o.time_start && s->time <= r->o.time_end);
+}
+
 void rp_add_sample(struct rp_report *r, const struct hwc_sample *s, const struct perf_event_attr *a)
 {
-	struct rp_func *chain[MAX_FRAMES];
 	const struct hwc_location *locs[MAX_FRAMES];
-	if (r->o.time_set && (s->time < r->o.time_start || s->time > r->o.time_end)) {
+	if (!rp_time_selected(r, s)) {
 		r->skipped++;
 		return;
 	}
-	size_t n = sample_frames(r, s, a, chain, locs);
+	bool failed;
+	size_t n = rp_sample_locations(r, s, a, locs, &failed);
+	rp_add_located(r, s, a, locs, n, failed, n ? hwc_symbols_comm(r->syms, s->tid, s->time) : NULL);
+}
+
+void rp_add_located(struct rp_report *r, const struct hwc_sample *s, const struct perf_event_attr *a,
+		    const struct hwc_location *const *locs, size_t n, bool unwind_failed,
+		    const char *comm)
+{
+	struct rp_func *chain[MAX_FRAMES];
+	r->unwind_failures += unwind_failed;
 	if (n == 0)
 		return;
-	const char *comm = hwc_symbols_comm(r->syms, s->tid, s->time);
+	for (size_t k = 0; k < n; k++)
+		chain[k] = intern_func(r, locs[k], r->o.leaf_addr && k == 0);
 	if (!in_list(r->o.comms, comm) || !rp_pid_selected(r->o.pids, s->pid, s->tid) ||
 	    !rp_pid_selected(r->o.tids, s->tid, s->tid) || !rp_cpu_selected(r->o.cpus, s->cpu, false) ||
 	    (r->o.dsos && !in_list(r->o.dsos, rp_dso_base(chain[0]->sym->dso))) ||

@@ -203,10 +203,30 @@ static int pick_event(struct rp_report *r)
 	return 0;
 }
 
-/* One record: a sample (S decoded when it is one of an event), a thread's
- * switch, exit or counts, a loss. */
+/* A sample's frames located by the reader thread (rp_sample_locations()). */
+struct located {
+	bool in_time;  /* in the --time span: then located */
+	bool unwind_failed;
+	const char *comm;
+	size_t first, n; /* its locations in the batch's */
+};
+
+/* Does take_record() sum sample S of REC through rp_add_sample()? */
+static bool summed(struct rp_report *r, const struct hwc_perfdata_record *rec,
+		   const struct hwc_sample *s)
+{
+	if (rec->hdr->type != PERF_RECORD_SAMPLE || !rec->attr)
+		return false;
+	const struct perf_event_attr *a = &rec->attr->attr;
+	return !is_switch_leader(a) && !(is_user_record_event(a) && s->raw) && wanted(r, rec);
+}
+
+/* One record: a sample (S decoded when it is one of an event; LOC its
+ * frames when the reader thread located them, LOCS their locations), a
+ * thread's switch, exit or counts, a loss. */
 static void take_record(struct rp_report *r, const struct hwc_perfdata_record *rec,
-			const struct hwc_sample *s)
+			const struct hwc_sample *s, const struct located *loc,
+			const struct hwc_location *const *locs)
 {
 	const struct perf_event_header *h = rec->hdr;
 	switch (h->type) {
@@ -222,8 +242,14 @@ static void take_record(struct rp_report *r, const struct hwc_perfdata_record *r
 			switch_values(r, t, a, s);
 		} else if (is_user_record_event(a) && s->raw) {
 			add_urec(r, s, rec->offset);
-		} else if (wanted(r, rec)) {
-			rp_add_sample(r, s, a);
+		} else if (loc || wanted(r, rec)) { /* located: wanted */
+			if (!loc)
+				rp_add_sample(r, s, a);
+			else if (loc->in_time)
+				rp_add_located(r, s, a, locs + loc->first, loc->n, loc->unwind_failed,
+					       loc->comm);
+			else
+				r->skipped++;
 		}
 		break;
 	}
@@ -327,7 +353,7 @@ static int read_one_thread(struct rp_report *r)
 			fprintf(stderr, "%s\n", why);
 			return -1;
 		}
-		take_record(r, &rec, &s);
+		take_record(r, &rec, &s, NULL, NULL);
 	}
 	if (rc < 0) {
 		fprintf(stderr, "%s: %s\n", prog, hwc_errdetail());
@@ -336,16 +362,22 @@ static int read_one_thread(struct rp_report *r)
 	return 0;
 }
 
-/* Two threads: a reader walks the records, copies those taken into a batch
- * and decodes its samples, while this thread symbolizes and sums the batch
- * before (hwc_symbols and the tables stay on this thread).  The batches go
- * round a ring, in file order. */
+/* Two threads: a reader walks the records, copies those taken into a batch,
+ * decodes its samples and locates their frames (hwc_symbols is the
+ * reader's until it ends), while this thread sums the batch before (the
+ * tables stay on this thread).  The batches go round a ring, in file
+ * order.  hwc annotate's hook (o.sample) never comes here: read_samples()
+ * reads its samples on one thread. */
 #define BATCH_RECORDS 1024
 #define NBATCHES 4
 
 struct batch {
 	struct hwc_perfdata_record recs[BATCH_RECORDS]; /* hdr: into BYTES */
 	struct hwc_sample samples[BATCH_RECORDS];
+	struct located located[BATCH_RECORDS];
+	bool is_located[BATCH_RECORDS];
+	const struct hwc_location **locs; /* of the samples located */
+	size_t nlocs, caplocs;
 	size_t n;
 	uint8_t *bytes;
 	size_t len, cap;
@@ -384,6 +416,28 @@ static bool batch_add(struct batch *b, const struct hwc_perfdata_record *rec)
 	return true;
 }
 
+/* Locate the frames of sample S of an event opened with A into B: false
+ * without memory. */
+static bool locate(struct rp_report *r, struct batch *b, const struct hwc_sample *s,
+		   const struct perf_event_attr *a, struct located *l)
+{
+	*l = (struct located){.in_time = rp_time_selected(r, s), .first = b->nlocs};
+	if (!l->in_time)
+		return true;
+	if (b->caplocs - b->nlocs < RP_MAX_FRAMES) {
+		size_t cap = 2 * (b->nlocs + RP_MAX_FRAMES);
+		const struct hwc_location **p = realloc(b->locs, cap * sizeof(*p));
+		if (!p)
+			return false;
+		b->locs = p;
+		b->caplocs = cap;
+	}
+	l->n = rp_sample_locations(r, s, a, b->locs + b->nlocs, &l->unwind_failed);
+	b->nlocs += l->n;
+	l->comm = l->n ? hwc_symbols_comm(r->syms, s->tid, s->time) : NULL;
+	return true;
+}
+
 static void *reader_main(void *arg)
 {
 	struct reader *rd = arg;
@@ -397,7 +451,7 @@ static void *reader_main(void *arg)
 		pthread_mutex_unlock(&rd->lock);
 		if (stop)
 			return NULL;
-		b->n = b->len = 0;
+		b->n = b->len = b->nlocs = 0;
 		struct hwc_perfdata_record rec;
 		int rc = 1;
 		while (b->n < BATCH_RECORDS && (rc = hwc_perfdata_next(r->file, &rec)) > 0)
@@ -415,6 +469,14 @@ static void *reader_main(void *arg)
 			b->recs[i].hdr = (const void *)(b->bytes + (uintptr_t)b->recs[i].hdr);
 			if (decode(r, &b->recs[i], &b->samples[i], b->error, sizeof(b->error))) {
 				b->n = i; /* the records before it are taken, then the error told */
+				b->last = true;
+				break;
+			}
+			b->is_located[i] = summed(r, &b->recs[i], &b->samples[i]);
+			if (b->is_located[i] && !locate(r, b, &b->samples[i], &b->recs[i].attr->attr,
+							&b->located[i])) {
+				snprintf(b->error, sizeof(b->error), "%s: out of memory", prog);
+				b->n = i;
 				b->last = true;
 				break;
 			}
@@ -450,7 +512,8 @@ static int read_two_threads(struct rp_report *r, int *rc)
 			pthread_cond_wait(&rd->changed, &rd->lock);
 		pthread_mutex_unlock(&rd->lock);
 		for (size_t i = 0; i < b->n; i++)
-			take_record(r, &b->recs[i], &b->samples[i]);
+			take_record(r, &b->recs[i], &b->samples[i],
+				    b->is_located[i] ? &b->located[i] : NULL, b->locs);
 		bool last = b->last;
 		if (b->error[0]) {
 			fprintf(stderr, "%s\n", b->error);
@@ -464,8 +527,10 @@ static int read_two_threads(struct rp_report *r, int *rc)
 			break;
 	}
 	pthread_join(t, NULL);
-	for (size_t k = 0; k < NBATCHES; k++)
+	for (size_t k = 0; k < NBATCHES; k++) {
 		free(rd->b[k].bytes);
+		free(rd->b[k].locs);
+	}
 	pthread_cond_destroy(&rd->changed);
 	pthread_mutex_destroy(&rd->lock);
 	free(rd);
@@ -605,7 +670,7 @@ int rp_load(struct rp_report *r)
 		return -1;
 	}
 	unsigned flags = (r->o.srcline || (r->o.keys & K_SRCLINE) ? HWC_SYM_SRCLINE : 0) | (r->o.inl ? HWC_SYM_INLINE : 0) |
-			 (r->o.no_demangle ? 0 : HWC_SYM_DEMANGLE);
+			 (r->o.no_demangle ? 0 : HWC_SYM_DEMANGLE) | (use_two_threads() ? HWC_SYM_THREAD : 0);
 	if ((err = hwc_symbols_new(&r->syms, flags)) ||
 	    (err = hwc_symbols_set_root(r->syms, r->o.root)) ||
 	    (err = hwc_symbols_load(r->syms, r->file))) {

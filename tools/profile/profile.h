@@ -37,7 +37,8 @@ void *rp_table_new(struct rp_table *t, size_t size, uint64_t hash,
  *     for (struct rp_row *w = NULL; (w = rp_table_next(&r->rows, w));) */
 void *rp_table_next(const struct rp_table *t, const void *prev);
 /* The entries KEEP(entry, ARG) accepts (every one when KEEP is NULL) in an
- * array sorted by CMP (qsort's, given pointers to the entries' pointers),
+ * array sorted by CMP (qsort's, given pointers to the entries' pointers;
+ * NULL: in bucket order),
  * NULL-terminated; *N gets their number.  NULL (and *N 0) without memory;
  * the caller frees the array. */
 void *rp_table_sorted(const struct rp_table *t, bool (*keep)(const void *entry, const void *arg),
@@ -242,6 +243,22 @@ void rp_func_name(const struct rp_func *f, char *buf, size_t size);
  * when the DWARF unwinding failed (the kernel part is kept). */
 size_t rp_sample_ips(hwc_symbols *syms, const struct hwc_sample *s, const struct perf_event_attr *a,
 		     uint64_t *ips, bool *kern, size_t max, bool *unwind_failed);
+/* The most frames a sample is given. */
+#define RP_MAX_FRAMES 512
+/* Is sample S in the --time span (always without one)? */
+bool rp_time_selected(const struct rp_report *r, const struct hwc_sample *s);
+/* The locations of sample S's frames through r->syms, innermost first
+ * (inlined scopes too with o.inl), into LOCS[RP_MAX_FRAMES]: their number.
+ * *UNWIND_FAILED as rp_sample_ips() says.  Uses r->syms and r->o alone, so
+ * that a reader thread may call it while the samples before are summed. */
+size_t rp_sample_locations(struct rp_report *r, const struct hwc_sample *s,
+			   const struct perf_event_attr *a, const struct hwc_location **locs,
+			   bool *unwind_failed);
+/* rp_add_sample() of a sample in the --time span whose N frames
+ * rp_sample_locations() gave (COMM: its thread's command then, when N). */
+void rp_add_located(struct rp_report *r, const struct hwc_sample *s, const struct perf_event_attr *a,
+		    const struct hwc_location *const *locs, size_t n, bool unwind_failed,
+		    const char *comm);
 /* Add sample S of an event opened with A: its frames resolved through
  * r->syms (call chain, or DWARF unwinding when it has the registers and
  * stack), summed under the --sort keys unless the selection leaves it out

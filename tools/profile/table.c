@@ -92,7 +92,8 @@ void *rp_table_sorted(const struct rp_table *t, bool (*keep)(const void *entry, 
 	for (const void *e = NULL; (e = rp_table_next(t, e));)
 		if (!keep || keep(e, arg))
 			v[(*n)++] = e;
-	qsort(v, *n, sizeof(*v), cmp);
+	if (cmp)
+		qsort(v, *n, sizeof(*v), cmp);
 	return v;
 }
 
