@@ -178,6 +178,10 @@ class Recordings(unittest.TestCase):
         self.assertEqual([s for s, _ in mine], [s for s, _ in theirs], (mine, theirs))
         for (s, a), (_, b) in zip(mine, theirs):
             self.assertAlmostEqual(a, b, delta=0.1, msg=s)
+        # Every row is where samples landed: the callers on the chains, with
+        # no self time, are no rows of their own, as in perf.
+        self.assertEqual(len(ours["entries"]), len(perf_top(path)), ours["entries"])
+        self.assertTrue(all(e["samples"] for e in ours["entries"]), ours["entries"])
 
     def test_agrees_with_perf_report_fp(self):
         self.agree_with_perf(self.fp)

@@ -45,10 +45,20 @@ static int cmp_rows(const void *a, const void *b)
 	return x->func->id < y->func->id ? -1 : x->func->id > y->func->id;
 }
 
+/* Without the children column a row is a place samples landed, as in
+ * perf: the callers on their chains, with no self time, have none. */
+static bool has_self(const void *entry, const void *arg)
+{
+	(void)arg;
+	const struct rp_row *w = entry;
+	return w->self || w->samples;
+}
+
 struct rp_row **rp_sorted_rows(struct rp_report *r, size_t *n)
 {
 	enum rp_order order = r->o.order == O_PERIOD ? O_SELF : r->o.order;
-	struct rp_row **rows = rp_table_sorted(&r->rows, NULL, NULL, NULL, n);
+	struct rp_row **rows = rp_table_sorted(&r->rows, r->o.no_children ? has_self : NULL, NULL,
+					       NULL, n);
 	struct row_order *v = rows ? malloc((*n + 1) * sizeof(*v)) : NULL;
 	if (!v) {
 		free(rows);
