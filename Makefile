@@ -38,7 +38,9 @@ WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-protot
 CFLAGS    ?=
 CFLAGS    += -std=gnu11 $(OPT) $(WARN) -fno-omit-frame-pointer
 CPPFLAGS  += -Iinclude -D_GNU_SOURCE
-LDLIBS_HWC := -ldl -ldw -lelf -lz -lzstd -liberty -lpthread
+# elfutils (libdw, libelf) and libzstd are not linked: libhwc loads them on
+# first use (src/dl.c), so that a command that only counts does not map them.
+LDLIBS_HWC := -ldl -liberty -lpthread
 # perf's JSON event tables: where `make install EVENTS_DIR=...` puts them.
 EVENTS_INSTALL_DIR := $(PREFIX)/share/hwc/events
 
@@ -268,9 +270,10 @@ $(BUILD)/tests/pctr_driver $(BUILD)/tests/perfmon_driver: $(BUILD)/tests/%: test
 		-lpthread -lm $(RPATH)
 
 # The sorted symbol tables checked against libdw: an internal of libhwc,
-# reached through src/ and the static library.
+# reached through src/ and the static library; it calls libdw itself.
 $(BUILD)/tests/symtab: tests/symtab.c tests/check.h src/symbol_internal.h $(BUILD)/lib/libhwc.a
-	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/lib/libhwc.a $(LDLIBS_HWC)
+	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/lib/libhwc.a $(LDLIBS_HWC) \
+		-ldw -lelf
 
 # The JSON event tables' reader: an internal of libhwc, as symtab is.
 $(BUILD)/tests/pmu_events: tests/pmu_events.c tests/check.h src/pmu_events.h $(BUILD)/lib/libhwc.a
