@@ -288,13 +288,18 @@ static int flush_buf(hwc_recording *rec)
 
 static int init(hwc_recording *rec)
 {
+	/* The build-id table at the close reads the DSOs' ELF notes: a missing
+	 * elfutils is said now, not after the recording. */
+	int err = hwc__load_elfutils();
+	if (err)
+		return err;
 	rec->buf = malloc(BUF_SIZE);
 	if (!rec->buf)
 		return hwc__fail(-ENOMEM, "out of memory");
 	for (size_t i = 0; i < HWC_ARRAY_SIZE(machine_features); i++) {
 		int f = machine_features[i];
 		/* A feature the machine cannot describe (no NUMA sysfs) is left out. */
-		int err = hwc__machine_feature(f, &rec->machine[f]);
+		err = hwc__machine_feature(f, &rec->machine[f]);
 		if (err == -ENOMEM)
 			return err;
 		rec->have_machine[f] = err == 0;
@@ -305,7 +310,7 @@ static int init(hwc_recording *rec)
 	if (rec->pipe)
 		h.size = 16; /* pipe mode: the magic and this size, nothing else */
 	size_t done;
-	int err = write_at(rec, &h, rec->pipe ? 16 : sizeof(h), 0, &done);
+	err = write_at(rec, &h, rec->pipe ? 16 : sizeof(h), 0, &done);
 	if (err)
 		return hwc__fail(err, "cannot write %s: %s", rec->path, strerror(-err));
 	return add_mark(rec);
