@@ -38,6 +38,18 @@ static const struct hwc__dl_sym libdw_syms[] = {HWC__LIBDW_FUNCTIONS(SYM)};
 static const struct hwc__dl_sym libzstd_syms[] = {HWC__LIBZSTD_FUNCTIONS(SYM)};
 #undef SYM
 
+/* 0 once LOAD has run and succeeded, else -ENOTSUP: WHAT (and its
+ * libraries), the loader's reason WHY, and the PACKAGES to install. */
+static int load_once(pthread_once_t *once, void (*load)(void), const char *why, const char *what,
+		     const char *packages)
+{
+	pthread_once(once, load);
+	if (why[0])
+		return hwc__fail(-ENOTSUP, "%s, which cannot be loaded: %s (install %s)", what, why,
+				 packages);
+	return 0;
+}
+
 static pthread_once_t elfutils_once = PTHREAD_ONCE_INIT;
 static char elfutils_why[256];
 
@@ -58,13 +70,9 @@ static void elfutils_load(void)
 
 int hwc__load_elfutils(void)
 {
-	pthread_once(&elfutils_once, elfutils_load);
-	if (elfutils_why[0])
-		return hwc__fail(-ENOTSUP,
-				 "symbols and build-ids need elfutils (libdw.so.1, libelf.so.1), which "
-				 "cannot be loaded: %s (install libdw1 and libelf1)",
-				 elfutils_why);
-	return 0;
+	return load_once(&elfutils_once, elfutils_load, elfutils_why,
+			 "symbols and build-ids need elfutils (libdw.so.1, libelf.so.1)",
+			 "libdw1 and libelf1");
 }
 
 static pthread_once_t zstd_once = PTHREAD_ONCE_INIT;
@@ -78,11 +86,6 @@ static void zstd_load(void)
 
 int hwc__load_zstd(void)
 {
-	pthread_once(&zstd_once, zstd_load);
-	if (zstd_why[0])
-		return hwc__fail(-ENOTSUP,
-				 "compressed recordings need libzstd.so.1, which cannot be loaded: %s "
-				 "(install libzstd1)",
-				 zstd_why);
-	return 0;
+	return load_once(&zstd_once, zstd_load, zstd_why, "compressed recordings need libzstd.so.1",
+			 "libzstd1");
 }
