@@ -38,7 +38,9 @@ WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-protot
 CFLAGS    ?=
 CFLAGS    += -std=gnu11 $(OPT) $(WARN) -fno-omit-frame-pointer
 CPPFLAGS  += -Iinclude -D_GNU_SOURCE
-LDLIBS_HWC := -ldl -ldw -lelf -lz -lzstd -liberty -lpthread
+# elfutils (libdw, libelf) and libzstd are not linked: libhwc loads them on
+# first use (src/dl.c), so that a command that only counts does not map them.
+LDLIBS_HWC := -ldl -liberty -lpthread
 # perf's JSON event tables: where `make install EVENTS_DIR=...` puts them.
 EVENTS_INSTALL_DIR := $(PREFIX)/share/hwc/events
 
@@ -171,8 +173,9 @@ $(BUILD)/lib/pkgconfig/%.pc: %.pc.in Makefile include/hwc/hwc.h
 	@mkdir -p $(dir $@)
 	$(PC_SED) $< > $@
 
-# ncurses draws hwc top's live view and json-c reads hwc diff --stat's JSON:
-# the tool links them, libhwc does not.  They are linked statically: as
+# ncurses draws hwc top's live view, json-c reads hwc diff --stat's JSON and
+# zlib gzips hwc report --pprof: the tool links them, libhwc does not.  They
+# are linked statically (zlib saves hwc stat ~0.1 ms of its start): as
 # shared libraries the loader maps and relocates them in every run, which
 # cost hwc stat ~0.5 MB of its peak RSS for code it never calls (and the
 # emulated arm64 machine of scripts/pmu-vm has neither).  libm is shared:
@@ -180,7 +183,7 @@ $(BUILD)/lib/pkgconfig/%.pc: %.pc.in Makefile include/hwc/hwc.h
 # static copies need the dynamic loader's CPU features (x86) or other libc
 # internals (arm64); it costs hwc stat ~190 KiB of peak RSS.  capstone is
 # not linked: hwc annotate loads it (dlopen), as loading it costs 3.3 MB.
-HWC_LIBS := -L$(BUILD)/lib -lhwc -lz -Wl,-Bstatic -ljson-c -lncurses -ltinfo -Wl,-Bdynamic -lm
+HWC_LIBS := -L$(BUILD)/lib -lhwc -Wl,-Bstatic -lz -ljson-c -lncurses -ltinfo -Wl,-Bdynamic -lm
 $(BUILD)/bin/hwc: $(HWC_OBJS) $(BUILD)/lib/libhwc.so
 	$(CC) $(LDFLAGS) -o $@ $(HWC_OBJS) $(HWC_LIBS) $(RPATH)
 
@@ -268,9 +271,10 @@ $(BUILD)/tests/pctr_driver $(BUILD)/tests/perfmon_driver: $(BUILD)/tests/%: test
 		-lpthread -lm $(RPATH)
 
 # The sorted symbol tables checked against libdw: an internal of libhwc,
-# reached through src/ and the static library.
+# reached through src/ and the static library; it calls libdw itself.
 $(BUILD)/tests/symtab: tests/symtab.c tests/check.h src/symbol_internal.h $(BUILD)/lib/libhwc.a
-	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/lib/libhwc.a $(LDLIBS_HWC)
+	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/lib/libhwc.a $(LDLIBS_HWC) \
+		-ldw -lelf
 
 # The JSON event tables' reader: an internal of libhwc, as symtab is.
 $(BUILD)/tests/pmu_events: tests/pmu_events.c tests/check.h src/pmu_events.h src/metric_expr.h $(BUILD)/lib/libhwc.a

@@ -1,13 +1,10 @@
 /* Build-ids: the GNU build-id note of an ELF file (elfutils), and of the
  * running kernel from /sys/kernel/notes. */
-#include "internal.h"
+#include "dl.h"
 
 #include <elf.h>
-#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <link.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -31,10 +28,12 @@ static int elf_build_id(Elf *elf, uint8_t *id, size_t max)
 
 int hwc__build_id(const char *path, uint8_t *id, size_t max)
 {
+	int err = hwc__load_elfutils();
+	if (err)
+		return err;
 	int fd = hwc__open_regular(path); /* a FIFO named by a mapping must not block */
 	if (fd < 0)
 		return fd;
-	elf_version(EV_CURRENT);
 	int n = elf_build_id(elf_begin(fd, ELF_C_READ_MMAP, NULL), id, max);
 	close(fd);
 	return n;
@@ -101,9 +100,10 @@ int hwc__vdso_build_id(uint8_t *id, size_t max)
 {
 	const uint8_t *image;
 	size_t size;
-	int err = hwc__vdso_image(&image, &size);
+	int err = hwc__load_elfutils();
+	if (!err)
+		err = hwc__vdso_image(&image, &size);
 	if (err)
 		return err;
-	elf_version(EV_CURRENT);
 	return elf_build_id(elf_memory((char *)image, size), id, max);
 }

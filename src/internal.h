@@ -357,4 +357,20 @@ size_t hwc__edit_distance(const char *a, const char *b, size_t limit);
 /* Raw counts of every event of instance 0 (counter.c), for the regions. */
 int hwc__counters_read_raw(hwc_counters *c, uint64_t *raw);
 
+
+/* dl.c: libraries loaded on first use.  Open SONAME and store the address
+ * of each of the N functions SYMS names at its offset in TABLE: 0, or
+ * -ENOTSUP with WHY (SIZE bytes) saying what failed, for the caller's
+ * detail.  libpfm4 and json-c load through it; so do elfutils and libzstd
+ * (dl.h lists their functions), each once, with these two: 0, or -ENOTSUP
+ * with a detail that names the library and its package. */
+struct hwc__dl_sym {
+	const char *name;
+	size_t offset;
+};
+int hwc__dl_open(const char *soname, const struct hwc__dl_sym *syms, size_t n, void *table,
+		 char *why, size_t size);
+int hwc__load_elfutils(void); /* symbols, DWARF, build-ids */
+int hwc__load_zstd(void);     /* compressed recordings */
+
 #endif

@@ -1,7 +1,7 @@
 /* perf.data reader: map the file, check every section against the file's
  * size before trusting it, and walk the data section record by record.
  * Errors name the file offset and what was expected there. */
-#include "internal.h"
+#include "dl.h"
 #include "perf_file.h"
 #include "hwc/perfdata.h"
 
@@ -14,7 +14,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zstd.h>
 
 #define MAGIC2_SW 0x50455246494c4532ULL /* the same, byte-swapped */
 #define MAGIC1 0x454c494646524550ULL    /* "PERFFILE": version 1 */
@@ -645,7 +644,8 @@ HWC_EXPORT void hwc_perfdata_close(hwc_perfdata *f)
 	free(f->byid);
 	free(f->scratch);
 	free(f->zbuf);
-	ZSTD_freeDStream(f->zs);
+	if (f->zs)
+		ZSTD_freeDStream(f->zs);
 	free(f);
 }
 
@@ -773,6 +773,9 @@ static int unpack(hwc_perfdata *f, uint32_t type, uint16_t size)
 							   "zstd (1) only",
 						 f->pos, comp[1]);
 		}
+		int err = hwc__load_zstd();
+		if (err)
+			return err;
 		if (!(f->zs = ZSTD_createDStream()))
 			return hwc__fail(-ENOMEM, "out of memory");
 	}

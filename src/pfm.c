@@ -1,10 +1,10 @@
 /* libpfm4: native event names for any CPU model it knows. */
 #include "internal.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <perfmon/pfmlib_perf_event.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,19 +35,11 @@ static char pfm_load_error[256];
 
 static bool pfm_load(void)
 {
-	void *h = dlopen("libpfm.so.4", RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		snprintf(pfm_load_error, sizeof(pfm_load_error), "%s", dlerror());
-		return false;
-	}
-#define PFM_LOAD(f)                                                                      \
-	if (!(*(void **)&pfm_lib.f = dlsym(h, #f))) {                                    \
-		snprintf(pfm_load_error, sizeof(pfm_load_error), "libpfm.so.4 has no %s", #f); \
-		return false;                                                            \
-	}
-	PFM_FUNCTIONS(PFM_LOAD)
-#undef PFM_LOAD
-	return true;
+#define PFM_SYM(f) {#f, offsetof(__typeof__(pfm_lib), f)},
+	static const struct hwc__dl_sym syms[] = {PFM_FUNCTIONS(PFM_SYM)};
+#undef PFM_SYM
+	return hwc__dl_open("libpfm.so.4", syms, HWC_ARRAY_SIZE(syms), &pfm_lib, pfm_load_error,
+			    sizeof(pfm_load_error)) == 0;
 }
 
 /* From here on, calls go through the loaded library. */

@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 #include <pthread.h>
 #include <regex.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,18 +57,11 @@ static char json_load_error[256];
 
 static void json_load(void)
 {
-	void *h = dlopen("libjson-c.so.5", RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		snprintf(json_load_error, sizeof(json_load_error), "%s", dlerror());
-		return;
-	}
-#define JSON_LOAD(f)                                                                         \
-	if (!(*(void **)&js.f = dlsym(h, #f))) {                                             \
-		snprintf(json_load_error, sizeof(json_load_error), "libjson-c.so.5 has no %s", #f); \
-		return;                                                                      \
-	}
-	JSON_FUNCTIONS(JSON_LOAD)
-#undef JSON_LOAD
+#define JSON_SYM(f) {#f, offsetof(__typeof__(js), f)},
+	static const struct hwc__dl_sym syms[] = {JSON_FUNCTIONS(JSON_SYM)};
+#undef JSON_SYM
+	hwc__dl_open("libjson-c.so.5", syms, HWC_ARRAY_SIZE(syms), &js, json_load_error,
+		     sizeof(json_load_error));
 }
 
 /* ------------------------------------------------------------- the tree */

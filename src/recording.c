@@ -10,7 +10,7 @@
  * writes them: a 16-byte header, then each event as a HEADER_ATTR record
  * (its attr and ids) before the first record that may name it, the
  * machine's features as HEADER_FEATURE records, then the records. */
-#include "internal.h"
+#include "dl.h"
 #include "perf_file.h"
 #include "hwc/output.h"
 #include "hwc/perfdata.h"
@@ -29,7 +29,6 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include <zstd.h>
 
 #define DATA_OFF ((uint64_t)sizeof(struct pf_header))
 #define BUF_SIZE (1u << 20) /* larger than any record (64 KiB) */
@@ -289,13 +288,18 @@ static int flush_buf(hwc_recording *rec)
 
 static int init(hwc_recording *rec)
 {
+	/* The build-id table at the close reads the DSOs' ELF notes: a missing
+	 * elfutils is said now, not after the recording. */
+	int err = hwc__load_elfutils();
+	if (err)
+		return err;
 	rec->buf = malloc(BUF_SIZE);
 	if (!rec->buf)
 		return hwc__fail(-ENOMEM, "out of memory");
 	for (size_t i = 0; i < HWC_ARRAY_SIZE(machine_features); i++) {
 		int f = machine_features[i];
 		/* A feature the machine cannot describe (no NUMA sysfs) is left out. */
-		int err = hwc__machine_feature(f, &rec->machine[f]);
+		err = hwc__machine_feature(f, &rec->machine[f]);
 		if (err == -ENOMEM)
 			return err;
 		rec->have_machine[f] = err == 0;
@@ -306,7 +310,7 @@ static int init(hwc_recording *rec)
 	if (rec->pipe)
 		h.size = 16; /* pipe mode: the magic and this size, nothing else */
 	size_t done;
-	int err = write_at(rec, &h, rec->pipe ? 16 : sizeof(h), 0, &done);
+	err = write_at(rec, &h, rec->pipe ? 16 : sizeof(h), 0, &done);
 	if (err)
 		return hwc__fail(err, "cannot write %s: %s", rec->path, strerror(-err));
 	return add_mark(rec);
@@ -328,7 +332,8 @@ static void free_rec(hwc_recording *rec)
 	free(rec->marks);
 	free(rec->buf);
 	free(rec->zrec);
-	ZSTD_freeCStream(rec->zs);
+	if (rec->zs)
+		ZSTD_freeCStream(rec->zs);
 	free(rec);
 }
 
@@ -394,14 +399,19 @@ HWC_EXPORT int hwc_recording_fdopen(hwc_recording **out, int fd)
 HWC_EXPORT int hwc_recording_set_compression(hwc_recording *rec, int level)
 {
 	hwc__clear_error();
-	if (level < 0 || level > ZSTD_maxCLevel())
+	/* No compression needs no libzstd. */
+	int err = level ? hwc__load_zstd() : 0;
+	if (err)
+		return err;
+	if (level && (level < 0 || level > ZSTD_maxCLevel()))
 		return hwc__fail(-EINVAL, "compression level %d: expected 0 (none) to %d", level,
 				 ZSTD_maxCLevel());
 	if (rec->disk || rec->len || rec->zin)
 		return hwc__fail(-EBUSY, "set the compression of %s before its first record is written",
 				 rec->path);
 	if (level == 0) {
-		ZSTD_freeCStream(rec->zs);
+		if (rec->zs)
+			ZSTD_freeCStream(rec->zs);
 		rec->zs = NULL;
 		rec->zlevel = 0;
 		return 0;

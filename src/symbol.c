@@ -5,7 +5,7 @@
  * locations in symbol_resolve.c, each (DSO, address) once, then cached.
  * This file holds the symbolizer itself: its arena, hash maps and interned
  * strings, symbols and locations, and its life. */
-#include "internal.h"
+#include "dl.h"
 #include "symbol_internal.h"
 
 #include <errno.h>
@@ -224,6 +224,9 @@ HWC_EXPORT int hwc_symbols_new(hwc_symbols **out, unsigned flags)
 {
 	hwc__clear_error();
 	*out = NULL;
+	int err = hwc__load_elfutils();
+	if (err)
+		return err;
 	hwc_symbols *s = calloc(1, sizeof(*s));
 	if (!s)
 		return hwc__fail(-ENOMEM, "out of memory");
@@ -232,7 +235,6 @@ HWC_EXPORT int hwc_symbols_new(hwc_symbols **out, unsigned flags)
 	s->kernel_dso = hwc__intern(s, "[kernel.kallsyms]");
 	s->oom_symbol = (struct hwc_symbol){"[out of memory]", "[unknown]", 0, 0, false, false};
 	s->oom_location.sym = &s->oom_symbol;
-	elf_version(EV_CURRENT);
 	*out = s;
 	return 0;
 }

@@ -2,10 +2,9 @@
  * same libdwfl module its symbols came from (symbol_dso.c), the source
  * line and (inlined) function of each instruction, and the symbols of the
  * addresses its branches go to. */
-#include "internal.h"
+#include "dl.h"
 #include "symbol_internal.h"
 
-#include <dwarf.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>

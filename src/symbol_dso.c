@@ -2,10 +2,9 @@
  * path, else in the debug directories), and a libdwfl session of its own
  * with the module reported at bias 0, so module addresses are ELF virtual
  * addresses. */
-#include "internal.h"
+#include "dl.h"
 #include "symbol_internal.h"
 
-#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,12 +12,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
-
-static const Dwfl_Callbacks dso_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-};
 
 struct hwc__dso *hwc__dso_get(hwc_symbols *s, const char *name)
 {
@@ -178,7 +171,7 @@ void hwc__dso_load(hwc_symbols *s, struct hwc__dso *d)
 		return;
 	}
 open:
-	d->dwfl = dwfl_begin(&dso_callbacks);
+	d->dwfl = dwfl_begin(&hwc__dl.dwfl_callbacks);
 	if (!d->dwfl) {
 		d->why = "libdwfl failed";
 		return;

@@ -1,10 +1,9 @@
 /* Addresses to locations: a user address through its process's map to
  * its DSO's symbol (symtab.c), with file and line and the inlined scopes
  * from DWARF when asked; a kernel address through kallsyms. */
-#include "internal.h"
+#include "dl.h"
 #include "symbol_internal.h"
 
-#include <dwarf.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -26,7 +26,7 @@
  * labels are rare enough that the per-address cache above absorbs the cost.
  * What libdw does differently for relocatable files and for function
  * descriptors (ppc64) is not reproduced: such modules get no table. */
-#include "internal.h"
+#include "dl.h"
 #include "symbol_internal.h"
 
 #include <stdlib.h>

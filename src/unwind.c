@@ -3,6 +3,7 @@
  * process with its DSOs reported at their load addresses, attached once;
  * each sample only swaps in its registers and stack. */
 #include "arch.h"
+#include "dl.h"
 #include "symbol_internal.h"
 
 #include <errno.h>
@@ -29,11 +30,6 @@ struct hwc__unwind {
 	uint64_t sp, stack_len;
 	uint64_t *ips;
 	size_t n, max;
-};
-
-static const Dwfl_Callbacks unwind_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
 };
 
 static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
@@ -107,7 +103,7 @@ static int build_session(hwc_symbols *s, struct hwc__proc *p, struct hwc__unwind
 	if (u->dwfl)
 		dwfl_end(u->dwfl);
 	u->attached = false;
-	u->dwfl = dwfl_begin(&unwind_callbacks);
+	u->dwfl = dwfl_begin(&hwc__dl.dwfl_callbacks);
 	if (!u->dwfl)
 		return hwc__fail(-ENOMEM, "libdwfl: %s", dwfl_errmsg(-1));
 	dwfl_report_begin(u->dwfl);
