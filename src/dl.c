@@ -66,6 +66,11 @@ static void elfutils_load(void)
 		.find_debuginfo = hwc__dl.dwfl_standard_find_debuginfo,
 		.section_address = hwc__dl.dwfl_offline_section_address,
 	};
+	hwc__dl.kmod_callbacks = (Dwfl_Callbacks){
+		.find_elf = hwc__dl.dwfl_linux_kernel_find_elf,
+		.find_debuginfo = hwc__dl.dwfl_standard_find_debuginfo,
+		.section_address = hwc__dl.dwfl_linux_kernel_module_section_address,
+	};
 }
 
 int hwc__load_elfutils(void)

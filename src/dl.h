@@ -71,7 +71,12 @@
 	X(dwfl_module_getsrc)                                                            \
 	X(dwfl_module_getsym_info)                                                       \
 	X(dwfl_module_getsymtab)                                                         \
-	X(dwfl_module_getsymtab_first_global)
+	X(dwfl_module_getsymtab_first_global)                                            \
+	X(dwfl_addrmodule)                                                               \
+	X(dwfl_module_info)                                                              \
+	X(dwfl_linux_kernel_report_modules)                                              \
+	X(dwfl_linux_kernel_find_elf)                                                    \
+	X(dwfl_linux_kernel_module_section_address)
 #define HWC__LIBZSTD_FUNCTIONS(X)                                                        \
 	X(ZSTD_isError)                                                                  \
 	X(ZSTD_getErrorName)                                                             \
@@ -93,6 +98,9 @@ struct hwc__dl {
 	/* libdwfl's standard callbacks: find files by build-id, debug info in
 	 * the usual places, ET_REL sections laid out as for an offline module. */
 	Dwfl_Callbacks dwfl_callbacks;
+	/* The running kernel's modules: their .ko files under
+	 * /lib/modules/RELEASE, sections where /sys/module says. */
+	Dwfl_Callbacks kmod_callbacks;
 };
 extern struct hwc__dl hwc__dl;
 
@@ -145,6 +153,9 @@ extern struct hwc__dl hwc__dl;
 #define dwfl_module_getsym_info (*hwc__dl.dwfl_module_getsym_info)
 #define dwfl_module_getsymtab (*hwc__dl.dwfl_module_getsymtab)
 #define dwfl_module_getsymtab_first_global (*hwc__dl.dwfl_module_getsymtab_first_global)
+#define dwfl_addrmodule (*hwc__dl.dwfl_addrmodule)
+#define dwfl_module_info (*hwc__dl.dwfl_module_info)
+#define dwfl_linux_kernel_report_modules (*hwc__dl.dwfl_linux_kernel_report_modules)
 #define ZSTD_isError (*hwc__dl.ZSTD_isError)
 #define ZSTD_getErrorName (*hwc__dl.ZSTD_getErrorName)
 #define ZSTD_maxCLevel (*hwc__dl.ZSTD_maxCLevel)

@@ -2,6 +2,7 @@
  * and binary-searched; each address's location cached.  An address in a
  * module is named from the module's .ko file when libdwfl finds it, as
  * perf prefers it: exact sizes where kallsyms only has starts. */
+#include "dl.h"
 #include "internal.h"
 #include "symbol_internal.h"
 
@@ -175,22 +176,17 @@ static void load_kallsyms(hwc_symbols *s)
 	}
 }
 
-/* libdwfl's view of the running kernel's modules: /proc/modules, each
- * section's address in /sys/module/NAME/sections (so symbols land where
- * the loader put them), the .ko file found under /lib/modules/RELEASE
- * (.ko.gz, .ko.xz too: libdwfl decompresses), read on first use. */
-static const Dwfl_Callbacks kmod_callbacks = {
-	.find_elf = dwfl_linux_kernel_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_linux_kernel_module_section_address,
-};
-
 static Dwfl *kernel_modules(hwc_symbols *s)
 {
 	if (s->kmods_tried)
 		return s->kmods;
 	s->kmods_tried = true;
-	Dwfl *d = dwfl_begin(&kmod_callbacks);
+	/* libdwfl's view of the running kernel's modules: /proc/modules, each
+	 * section's address in /sys/module/NAME/sections (so symbols land
+	 * where the loader put them), the .ko file found under
+	 * /lib/modules/RELEASE (.ko.gz, .ko.xz too: libdwfl decompresses),
+	 * read on first use. */
+	Dwfl *d = dwfl_begin(&hwc__dl.kmod_callbacks);
 	if (d && (dwfl_linux_kernel_report_modules(d) != 0 || dwfl_report_end(d, NULL, NULL) != 0)) {
 		dwfl_end(d);
 		d = NULL;
