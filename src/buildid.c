@@ -1,5 +1,5 @@
 /* Build-ids: the GNU build-id note of an ELF file (elfutils), and of the
- * running kernel from /sys/kernel/notes. */
+ * running kernel and its loaded modules from their notes in sysfs. */
 #include "dl.h"
 
 #include <elf.h>
@@ -39,11 +39,11 @@ int hwc__build_id(const char *path, uint8_t *id, size_t max)
 	return n;
 }
 
-int hwc__kernel_build_id(uint8_t *id, size_t max)
+/* The build-id among the raw ELF notes in PATH. */
+static int notes_build_id(const char *path, uint8_t *id, size_t max)
 {
-	/* /sys/kernel/notes holds the kernel's raw ELF notes. */
 	uint8_t notes[4096];
-	int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	ssize_t len = read(fd, notes, sizeof(notes));
@@ -66,6 +66,35 @@ int hwc__kernel_build_id(uint8_t *id, size_t max)
 		off = next;
 	}
 	return -ENOENT;
+}
+
+int hwc__kernel_build_id(uint8_t *id, size_t max)
+{
+	return notes_build_id("/sys/kernel/notes", id, max);
+}
+
+bool hwc__module_name(const char *file, char *name, size_t size)
+{
+	static const char *const suffixes[] = {".ko", ".ko.gz", ".ko.xz", ".ko.zst"};
+	const char *ko = strstr(file, ".ko");
+	bool known = false;
+	for (size_t i = 0; ko && i < HWC_ARRAY_SIZE(suffixes); i++)
+		known |= strcmp(ko, suffixes[i]) == 0;
+	if (!known || (size_t)(ko - file) >= size)
+		return false;
+	for (size_t i = 0; file + i < ko; i++)
+		name[i] = file[i] == '-' ? '_' : file[i];
+	name[ko - file] = '\0';
+	return true;
+}
+
+int hwc__module_build_id(const char *module, uint8_t *id, size_t max)
+{
+	char path[256];
+	if ((size_t)snprintf(path, sizeof(path), "/sys/module/%s/notes/.note.gnu.build-id", module) >=
+	    sizeof(path))
+		return -ENAMETOOLONG;
+	return notes_build_id(path, id, max);
 }
 
 int hwc__vdso_image(const uint8_t **image, size_t *size)

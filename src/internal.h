@@ -289,6 +289,12 @@ int hwc__output_set_path(struct hwc_output *o, const char *path);
  * ID (MAX bytes); returns its length or -errno. */
 int hwc__build_id(const char *path, uint8_t *id, size_t max);
 int hwc__kernel_build_id(uint8_t *id, size_t max);
+/* The loaded kernel module MODULE's, from its notes in /sys/module. */
+int hwc__module_build_id(const char *module, uint8_t *id, size_t max);
+/* The module a .ko file is, from its name FILE (no directory): "NAME.ko",
+ * .ko.gz, .ko.xz or .ko.zst, '-' read as '_' as the kernel does; false for
+ * any other name. */
+bool hwc__module_name(const char *file, char *name, size_t size);
 /* The running kernel's vDSO as this process maps it (AT_SYSINFO_EHDR): its
  * ELF image and size, from its program and section headers. */
 int hwc__vdso_image(const uint8_t **image, size_t *size);

@@ -674,15 +674,29 @@ HWC_EXPORT int hwc_recording_write_user(hwc_recording *rec, const void *data, si
 
 /* ---------------------------------------------------------------- the tail */
 
+/* A kernel DSO's build-id: the kernel's, or a module's (PATH its .ko file;
+ * a module without one, "[NAME]", has none, as in perf) as loaded, from its
+ * notes in sysfs, else from the file (which may be another build, or
+ * compressed). */
+static int kernel_dso_build_id(const char *path, uint8_t *id, size_t max)
+{
+	if (strcmp(path, "[kernel.kallsyms]") == 0)
+		return hwc__kernel_build_id(id, max);
+	char name[64];
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	if (!hwc__module_name(base, name, sizeof(name)))
+		return -ENOENT;
+	int n = hwc__module_build_id(name, id, max);
+	return n > 0 ? n : hwc__build_id(path, id, max);
+}
+
 static int feat_build_ids(hwc_recording *rec, struct hwc__bytes *b)
 {
 	int err = 0;
 	for (size_t i = 0; i < rec->ndsos && !err; i++) {
 		struct dso *d = &rec->dsos[i];
 		if (d->idlen == 0) {
-			/* A kernel's module (its .ko file) has a build-id of its own. */
-			bool vmlinux = d->kernel && strcmp(d->path, "[kernel.kallsyms]") == 0;
-			int n = vmlinux ? hwc__kernel_build_id(d->id, sizeof(d->id))
+			int n = d->kernel ? kernel_dso_build_id(d->path, d->id, sizeof(d->id))
 				: strcmp(d->path, "[vdso]") == 0 ? hwc__vdso_build_id(d->id, sizeof(d->id))
 							       : hwc__build_id(d->path, d->id, sizeof(d->id));
 			d->idlen = n > 0 ? n : -1;

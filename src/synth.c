@@ -69,19 +69,6 @@ struct kmodule {
 	char *path; /* its .ko file, NULL when not found */
 };
 
-/* The module a file under /lib/modules is, from its name: "NAME.ko" (or
- * .ko.gz, .ko.xz, .ko.zst), '-' read as '_' as the kernel does. */
-static bool module_file(const char *file, char *name, size_t size)
-{
-	const char *ko = strstr(file, ".ko");
-	if (!ko || (ko[3] && ko[3] != '.') || (size_t)(ko - file) >= size)
-		return false;
-	for (size_t i = 0; file + i < ko; i++)
-		name[i] = file[i] == '-' ? '_' : file[i];
-	name[ko - file] = '\0';
-	return true;
-}
-
 /* Each loaded module's .ko under /lib/modules/RELEASE, as perf finds them. */
 static void find_ko_files(struct kmodule *m, size_t n)
 {
@@ -98,7 +85,7 @@ static void find_ko_files(struct kmodule *m, size_t n)
 		char name[64];
 		if (e->fts_info != FTS_F && e->fts_info != FTS_NSOK)
 			continue;
-		if (!module_file(e->fts_name, name, sizeof(name)))
+		if (!hwc__module_name(e->fts_name, name, sizeof(name)))
 			continue;
 		for (size_t i = 0; i < n; i++)
 			if (!m[i].path && strcmp(m[i].name, name) == 0)

@@ -81,7 +81,19 @@ compare() {
 }
 
 compare "with sha3_generic.ko" 1
-mv "$dir/sha3_generic.ko" "$dir/sha3_generic.ko.hidden"
+# The recording names the module by its .ko, with the loaded module's
+# build-id (its notes in /sys/module: the file on disk could be another
+# build).
+loaded=$(od -An -tx1 -j16 -N20 /sys/module/sha3_generic/notes/.note.gnu.build-id | tr -d ' \n')
+perf buildid-list -i "$tmp/m.data" >"$tmp/ids" 2>"$tmp/err" || fail "perf buildid-list: $(cat "$tmp/err")"
+grep -q "^$loaded .*/sha3_generic\.ko$" "$tmp/ids" ||
+	fail "no build-id $loaded for sha3_generic.ko in the recording: $(tr '\n' ';' <"$tmp/ids")"
+# Hidden: moved out of /lib/modules (a renamed file there, sha3_generic.ko.hidden,
+# must not be taken for the module either).
+mv "$dir/sha3_generic.ko" "$tmp/sha3_generic.ko"
+: >"$dir/sha3_generic.ko.old"
 compare "from /proc/kallsyms" 0
-mv "$dir/sha3_generic.ko.hidden" "$dir/sha3_generic.ko"
+grep -q "sha3_generic\.ko" "$tmp/m.data" && fail "the recording names a file for sha3_generic without its .ko"
+rm -f "$dir/sha3_generic.ko.old"
+mv "$tmp/sha3_generic.ko" "$dir/sha3_generic.ko"
 finish
