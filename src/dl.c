@@ -22,6 +22,10 @@ int hwc__dl_open(const char *soname, const struct hwc__dl_sym *syms, size_t n, v
 		void *f = dlsym(h, syms[i].name);
 		if (!f) {
 			snprintf(why, size, "%s has no %s", soname, syms[i].name);
+			/* None of it then: no pointer into an unloaded library. */
+			for (size_t k = 0; k < i; k++)
+				memset((char *)table + syms[k].offset, 0, sizeof(f));
+			dlclose(h);
 			return -ENOTSUP;
 		}
 		/* POSIX's way to store dlsym's answer in a function pointer. */
