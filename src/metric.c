@@ -283,6 +283,7 @@ struct resolve {
 	bool threshold;                        /* resolving the root's threshold */
 	int depth;
 	const char *chain[MAX_DEPTH];          /* the metrics being resolved */
+	int err;                               /* resolve_literal()'s, which returns a value */
 };
 
 static int resolve_expr(struct resolve *rs, const struct hwc__mexpr *e);
@@ -355,7 +356,9 @@ static double resolve_literal(void *arg, const char *name)
 	if (!strcmp(name, "#slots"))
 		rs->ms->no_slots = true;
 	rs->m->lacks = true;
-	note(&rs->ms->lacking, name);
+	int err = note(&rs->ms->lacking, name);
+	if (err && !rs->err)
+		rs->err = hwc__fail(err, "out of memory");
 	return 1;
 }
 
@@ -364,7 +367,8 @@ static int resolve_expr(struct resolve *rs, const struct hwc__mexpr *e)
 	struct hwc__mexpr_env env = env_of(rs->ms);
 	env.literal = resolve_literal;
 	env.arg = rs;
-	return hwc__mexpr_ids(e, &env, add_id, rs);
+	int err = hwc__mexpr_ids(e, &env, add_id, rs);
+	return err ? err : rs->err;
 }
 
 /* Does the metric's MetricConstraint (or the group it was asked by) let its
