@@ -669,8 +669,11 @@ int rp_load(struct rp_report *r)
 		fprintf(stderr, "%s: %s\n", prog, hwc_errdetail());
 		return -1;
 	}
-	unsigned flags = (r->o.srcline || (r->o.keys & K_SRCLINE) ? HWC_SYM_SRCLINE : 0) | (r->o.inl ? HWC_SYM_INLINE : 0) |
-			 (r->o.no_demangle ? 0 : HWC_SYM_DEMANGLE) | (use_two_threads() ? HWC_SYM_THREAD : 0);
+	/* Kallsyms on a thread of its own for report; annotate (o.sample)
+	 * resolves no kernel address and reads on one thread. */
+	unsigned flags = (r->o.srcline || (r->o.keys & K_SRCLINE) ? HWC_SYM_SRCLINE : 0) |
+			 (r->o.inl ? HWC_SYM_INLINE : 0) | (r->o.no_demangle ? 0 : HWC_SYM_DEMANGLE) |
+			 (use_two_threads() && !r->o.sample ? HWC_SYM_THREAD : 0);
 	if ((err = hwc_symbols_new(&r->syms, flags)) ||
 	    (err = hwc_symbols_set_root(r->syms, r->o.root)) ||
 	    (err = hwc_symbols_load(r->syms, r->file))) {
