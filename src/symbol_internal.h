@@ -171,11 +171,9 @@ struct hwc__symtab *hwc__symtab_build(Dwfl_Module *mod);
  * the table cannot tell (ask libdw). */
 int hwc__symtab_lookup(const struct hwc__symtab *t, uint64_t addr, const char **name,
 		       uint64_t *start, uint64_t *size);
-/* Among the aliases of a symbol found for ADDR (the symbols starting at
- * *START that contain ADDR), the one perf names: *NAME and *SIZE become
- * its. */
-void hwc__symtab_alias(const struct hwc__symtab *t, uint64_t addr, const char **name,
-		       uint64_t *start, uint64_t *size);
+/* The name perf gives a symbol NAME starting at START: of all the symbols
+ * starting there (its aliases), the one it prefers. */
+const char *hwc__symtab_alias(const struct hwc__symtab *t, uint64_t start, const char *name);
 void hwc__symtab_free(struct hwc__symtab *t);
 
 /* symtab.c: a module's PLT stubs, named "NAME@plt" as perf names them;

@@ -101,7 +101,7 @@ static const char *elf_symbol(struct hwc__dso *d, uint64_t addr, uint64_t *start
 		}
 	}
 	if (name && d->symtab) /* of its aliases, the one perf names */
-		hwc__symtab_alias(d->symtab, addr, &name, start, size);
+		name = hwc__symtab_alias(d->symtab, *start, name);
 	return name;
 }
 

@@ -248,22 +248,16 @@ static bool perf_prefers(const struct entry *a, const struct entry *b)
 	return a->index < b->index;
 }
 
-void hwc__symtab_alias(const struct hwc__symtab *t, uint64_t addr, const char **name,
-		       uint64_t *start, uint64_t *size)
+const char *hwc__symtab_alias(const struct hwc__symtab *t, uint64_t start, const char *name)
 {
+	/* One name per start address, whatever the address looked up in it:
+	 * the symbol cache keeps one symbol per start. */
 	const struct entry *best = NULL;
-	/* The symbols starting at *START that still contain ADDR. */
-	for (size_t i = at_or_below(t->e, t->n, sizeof(*t->e), *start);
-	     i > 0 && t->e[i - 1].value == *start; i--) {
-		const struct entry *e = &t->e[i - 1];
-		if ((e->size || addr == *start) && (!e->size || addr - e->value < e->size) &&
-		    (!best || perf_prefers(e, best)))
-			best = e;
-	}
-	if (best) {
-		*name = best->name;
-		*size = best->size;
-	}
+	for (size_t i = at_or_below(t->e, t->n, sizeof(*t->e), start);
+	     i > 0 && t->e[i - 1].value == start; i--)
+		if (!best || perf_prefers(&t->e[i - 1], best))
+			best = &t->e[i - 1];
+	return best ? best->name : name;
 }
 
 /* ------------------------------------------------------------ PLT stubs */

@@ -54,7 +54,7 @@ static const char usage_text[] =
 	"  -p, --parent=REGEX the parent key is the innermost caller matching REGEX\n"
 	"                     (default ^sys_|^do_page_fault, else [other]); sorts by it\n"
 	"  --children         a children (inclusive) column (default with call chains)\n"
-	"  --no-children      no children (inclusive) column\n"
+	"  --no-children      no children (inclusive) column, no rows without self time\n"
 	"  --json             one JSON document (schema hwc-report/1) instead of text\n"
 	"exports (may be combined with a view):\n"
 	"  --folded=FILE      `a;b;c count` lines, root first (- for stdout)\n"
