@@ -70,3 +70,21 @@ def as_perf_names(ours, theirs):
     differ by a fault of perf's: perf 6.1 names some PLT stubs of libc and
     ld.so "@plt" alone, which hwc names after their function."""
     return theirs if theirs == "@plt" and ours.endswith("@plt") else ours
+
+
+def record_by_both(directory, command):
+    """Recordings of COMMAND (cpu-clock samples) by hwc record and by perf
+    record, in DIRECTORY: {"hwc": path, "perf": path}.  Raises SkipTest
+    when perf is absent or either cannot sample here."""
+    import shutil
+    import unittest
+    if not shutil.which("perf"):
+        raise unittest.SkipTest("perf is not installed")
+    files = {}
+    for name, argv in (("hwc", [program("hwc"), "record"]), ("perf", ["perf", "record", "-q"])):
+        path = os.path.join(directory, name + ".data")
+        r = run(argv + ["-e", "cpu-clock", "-o", path, "--", *command])
+        if r.returncode != 0:
+            raise unittest.SkipTest("%s cannot sample cpu-clock here: %s" % (name, r.stderr))
+        files[name] = path
+    return files

@@ -11,7 +11,7 @@ import shutil
 import tempfile
 import unittest
 
-from hwctest import as_perf_names, program, run, workload
+from hwctest import as_perf_names, program, record_by_both, run, workload
 
 HWC = program("hwc")
 
@@ -19,16 +19,8 @@ HWC = program("hwc")
 class SymbolAliases(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        if not shutil.which("perf"):
-            raise unittest.SkipTest("perf is not installed")
         cls.dir = tempfile.mkdtemp(prefix="hwc-aliases-")
-        cls.files = {}
-        for name, argv in (("hwc", [HWC, "record"]), ("perf", ["perf", "record", "-q"])):
-            path = os.path.join(cls.dir, name + ".data")
-            r = run(argv + ["-e", "cpu-clock", "-o", path, "--", workload("aliases"), "1"])
-            if r.returncode != 0:
-                raise unittest.SkipTest("%s cannot sample cpu-clock here: %s" % (name, r.stderr))
-            cls.files[name] = path
+        cls.files = record_by_both(cls.dir, [workload("aliases"), "1"])
 
     @classmethod
     def tearDownClass(cls):

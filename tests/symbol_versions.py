@@ -11,7 +11,7 @@ import shutil
 import tempfile
 import unittest
 
-from hwctest import program, run, workload
+from hwctest import program, record_by_both, run, workload
 
 HWC = program("hwc")
 ROW = re.compile(r"^\s+[\d.]+%\s+(\d+)\s+(\S+)\s+\[[.k]\] (.+?)\s*$")
@@ -20,16 +20,8 @@ ROW = re.compile(r"^\s+[\d.]+%\s+(\d+)\s+(\S+)\s+\[[.k]\] (.+?)\s*$")
 class SymbolVersions(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        if not shutil.which("perf"):
-            raise unittest.SkipTest("perf is not installed")
         cls.dir = tempfile.mkdtemp(prefix="hwc-versions-")
-        cls.files = {}
-        for name, argv in (("hwc", [HWC, "record"]), ("perf", ["perf", "record", "-q"])):
-            path = os.path.join(cls.dir, name + ".data")
-            r = run(argv + ["-e", "cpu-clock", "-o", path, "--", workload("versioned"), "20"])
-            if r.returncode != 0:
-                raise unittest.SkipTest("%s cannot sample cpu-clock here: %s" % (name, r.stderr))
-            cls.files[name] = path
+        cls.files = record_by_both(cls.dir, [workload("versioned"), "20"])
 
     @classmethod
     def tearDownClass(cls):
