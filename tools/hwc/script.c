@@ -22,7 +22,6 @@
 #include <string.h>
 
 #define PROG "hwc script"
-#define MAX_FRAMES 512
 
 static const char usage_text[] =
 	"usage: hwc script [options] [FILE]\n"
@@ -160,9 +159,9 @@ void *script_xrealloc(void *p, size_t size)
 static size_t frames_of(struct script *sc, const struct hwc_sample *s, const struct perf_event_attr *a,
 			struct frame *out)
 {
-	uint64_t ips[MAX_FRAMES];
-	bool kern[MAX_FRAMES], failed;
-	size_t n = rp_sample_ips(sc->syms, s, a, ips, kern, MAX_FRAMES, &failed);
+	uint64_t ips[RP_MAX_FRAMES];
+	bool kern[RP_MAX_FRAMES], failed;
+	size_t n = rp_sample_ips(sc->syms, s, a, ips, kern, RP_MAX_FRAMES, &failed);
 	sc->unwind_failures += failed;
 	for (size_t i = 0; i < n; i++)
 		out[i] = (struct frame){ips[i], hwc_symbols_resolve(sc->syms, s->pid, s->time, ips[i], kern[i]),
@@ -494,7 +493,7 @@ static int emit(struct script *sc, const struct pending *p)
 	for (size_t i = 0; i < NFIELDS; i++)
 		if (fields[i].needs && !(a->sample_type & fields[i].needs) && !(sc->named & fields[i].field))
 			f &= ~fields[i].field;
-	static struct frame fr[MAX_FRAMES];
+	static struct frame fr[RP_MAX_FRAMES];
 	size_t n = (f & F_WHERE) || sc->chrome || sc->ff ? frames_of(sc, &s, a, fr) : 0;
 	sc->samples++;
 	if (sc->ff)

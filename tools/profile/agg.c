@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_FRAMES RP_MAX_FRAMES
-
 /* ------------------------------------------------------------ interning */
 
 static uint64_t hash_ptr(const void *p)
@@ -460,7 +458,7 @@ bool rp_time_selected(const struct rp_report *r, const struct hwc_sample *s)
 
 void rp_add_sample(struct rp_report *r, const struct hwc_sample *s, const struct perf_event_attr *a)
 {
-	const struct hwc_location *locs[MAX_FRAMES];
+	const struct hwc_location *locs[RP_MAX_FRAMES];
 	if (!rp_time_selected(r, s)) {
 		r->skipped++;
 		return;
@@ -474,7 +472,7 @@ void rp_add_located(struct rp_report *r, const struct hwc_sample *s, const struc
 		    const struct hwc_location *const *locs, size_t n, bool unwind_failed,
 		    const char *comm)
 {
-	struct rp_func *chain[MAX_FRAMES];
+	struct rp_func *chain[RP_MAX_FRAMES];
 	r->unwind_failures += unwind_failed;
 	if (n == 0)
 		return;
@@ -501,7 +499,7 @@ void rp_add_located(struct rp_report *r, const struct hwc_sample *s, const struc
 	/* The key: a chain on the stack, its frames after it. */
 	union {
 		struct rp_chain c;
-		char bytes[sizeof(struct rp_chain) + 2 * MAX_FRAMES * sizeof(void *)];
+		char bytes[sizeof(struct rp_chain) + 2 * RP_MAX_FRAMES * sizeof(void *)];
 	} key;
 	key.c.sk = sk;
 	key.c.period = key.c.samples = 0;
@@ -531,7 +529,7 @@ void rp_add_located(struct rp_report *r, const struct hwc_sample *s, const struc
 static void settle_chain(struct rp_report *r, struct rp_chain *c)
 {
 	struct rp_func **chain = (struct rp_func **)(void *)c->frames;
-	const struct hwc_location *flocs[MAX_FRAMES];
+	const struct hwc_location *flocs[RP_MAX_FRAMES];
 	const struct hwc_location **locs = flocs;
 	if (r->o.keys & K_SRCLINE)
 		locs = (const struct hwc_location **)(void *)(c->frames + c->n);
