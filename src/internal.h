@@ -363,7 +363,6 @@ size_t hwc__edit_distance(const char *a, const char *b, size_t limit);
 /* Raw counts of every event of instance 0 (counter.c), for the regions. */
 int hwc__counters_read_raw(hwc_counters *c, uint64_t *raw);
 
-
 /* dl.c: libraries loaded on first use.  Open SONAME and store the address
  * of each of the N functions SYMS names at its offset in TABLE: 0, or
  * -ENOTSUP with WHY (SIZE bytes) saying what failed, for the caller's

@@ -27,8 +27,8 @@
  * left out.  Each group is read at once (the software one with read(2)).
  * Where user space may read the hardware counters, the software group is
  * left out too: a call is then one user-space read and no system call. */
-#define DEFAULT_EVENTS "{cycles,instructions},{task-clock,page-faults}"
 #define DEFAULT_USER_READ_EVENTS "{cycles,instructions}"
+#define DEFAULT_EVENTS DEFAULT_USER_READ_EVENTS ",{task-clock,page-faults}"
 #define MAX_ERRORS 16
 
 enum { UNKNOWN, OFF, ON };
