@@ -37,7 +37,6 @@
 #define DEFAULT_WAIT_INTERVAL 5.0
 #define DEFAULT_DISPLAY_HEIGHT 256
 #define PRINT_HEADER_PREFIX "# "
-#define MAX_CPUS 1024
 
 struct ev {
 	char *spec;
@@ -123,60 +122,6 @@ static void drop_output(hwc_output *o)
 	hwc_output_discard(o);
 }
 
-static const char usage_text[] =
-	"usage: pmcstat [options] [commandline]\n"
-	"\t Measure process and/or system performance using hardware\n"
-	"\t performance monitoring counters.\n"
-	"\t Options include:\n"
-	"\t -A\t\t show the sampled address, not its function (-T)\n"
-	"\t -C\t\t (toggle) show cumulative counts\n"
-	"\t -D path\t create profiles in directory \"path\"\n"
-	"\t -E\t\t (toggle) show counts at process exit\n"
-	"\t -F file\t write a system-wide callgraph (Kcachegrind format) to \"file\"\n"
-	"\t -G file\t write a system-wide callgraph to \"file\"\n"
-	"\t -I\t\t show the sampled function+offset (-T)\n"
-	"\t -L\t\t list all counters available on this host\n"
-	"\t -M file\t print executable/gmon file map to \"file\"\n"
-	"\t -N\t\t (toggle) capture callchains\n"
-	"\t -O file\t send log output to \"file\"\n"
-	"\t -P spec\t allocate a process-private sampling PMC\n"
-	"\t -R file\t read events from \"file\"\n"
-	"\t -S spec\t allocate a system-wide sampling PMC\n"
-	"\t -T\t\t start in top mode\n"
-	"\t -U\t\t (toggle) merged user kernel stack capture\n"
-	"\t -W\t\t (toggle) show counts per context switch\n"
-	"\t -a file\t print sampled PCs and callgraph to \"file\"\n"
-	"\t -c cpu-list\t set cpus for subsequent system-wide PMCs\n"
-	"\t -d\t\t (toggle) track descendants\n"
-	"\t -e\t\t use wide history counter for gprof(1) output\n"
-	"\t -f spec\t pass \"spec\" as plugin option\n"
-	"\t -g\t\t produce gprof(1) compatible profiles\n"
-	"\t -i lwp\t\t filter on thread id \"lwp\" in post-processing\n"
-	"\t -k dir\t\t no effect (kernel symbols come from /proc/kallsyms)\n"
-	"\t -l secs\t set duration time\n"
-	"\t -m file\t print sampled PCs to \"file\"\n"
-	"\t -n rate\t set sampling rate\n"
-	"\t -o file\t send print output to \"file\"\n"
-	"\t -p spec\t allocate a process-private counting PMC\n"
-	"\t -q\t\t suppress verbosity\n"
-	"\t -r fsroot\t specify FS root directory\n"
-	"\t -s spec\t allocate a system-wide counting PMC\n"
-	"\t -t process-spec attach to running processes matching \"process-spec\"\n"
-	"\t -u spec \t provide short description of counters matching spec\n"
-	"\t -v\t\t increase verbosity\n"
-	"\t -w secs\t set printing time interval\n"
-	"\t -z depth\t limit callchain display depth\n"
-	"See pmcstat(8).\n";
-
-static void usage(void)
-{
-	fputs(usage_text, stderr);
-	exit(EX_USAGE);
-}
-
-/* FreeBSD's pmcstat says ERROR: before what it could not do. */
-#define die_pmc(code, fmt, ...) pmc_err(code, "ERROR: " fmt, ##__VA_ARGS__)
-
 /* SIGINT and SIGTERM end the measurement; SIGCHLD only wakes the loop. */
 static void on_signal(int sig)
 {
@@ -248,132 +193,6 @@ static void find_targets(const char *spec)
 	regfree(&re);
 	if (args.ntargets == before)
 		errx(EX_DATAERR, "ERROR: No matching target processes.");
-}
-
-/* -c: "*" or a comma-separated list of CPU numbers. */
-static void parse_cpus(const char *spec, bool *mask, int ncpu)
-{
-	memset(mask, 0, MAX_CPUS * sizeof(*mask));
-	if (strcmp(spec, "*") == 0) {
-		for (int c = 0; c < ncpu; c++)
-			mask[c] = true;
-		return;
-	}
-	char buf[1024];
-	snprintf(buf, sizeof(buf), "%s", spec);
-	int max = (ncpu < MAX_CPUS ? ncpu : MAX_CPUS) - 1;
-	bool any = false;
-	for (char *save, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		long long c;
-		if (num_llong(t, 0, 0, max, &c) != NUM_OK)
-			errx(EX_USAGE, "ERROR: Illegal CPU \"%s\": -c takes CPUs from 0 to %d, or *.", t,
-			     max);
-		mask[c] = any = true;
-	}
-	if (!any)
-		errx(EX_USAGE, "ERROR: Illegal CPU list \"%s\": -c takes CPUs from 0 to %d, or *.",
-		     spec, max);
-}
-
-/* The longest -l or -w: a year. */
-#define MAX_SECONDS 31536000.0
-
-static double parse_secs(const char *s, const char *what, char opt)
-{
-	double v;
-	if (num_double(s, 0, MAX_SECONDS, &v) != NUM_OK || !(v > 0))
-		errx(EX_USAGE, "ERROR: Illegal %s value \"%s\" (-%c takes seconds, above 0 and up "
-			       "to %.0f).",
-		     what, s, opt, MAX_SECONDS);
-	return v;
-}
-
-/* ------------------------------------------------------------ -L, -u */
-
-struct describe {
-	const char *name;
-	const char *desc;
-	char buf[1024];
-};
-
-static int find_desc(const struct hwc_event_info *ev, void *arg)
-{
-	struct describe *d = arg;
-	if (strcasecmp(ev->name, d->name) != 0 || !ev->desc[0])
-		return 0;
-	snprintf(d->buf, sizeof(d->buf), "%s", ev->desc);
-	d->desc = d->buf;
-	return 1;
-}
-
-/* -L (DESCRIBE false): the name of every event pmc_allocate() takes here,
- * as FreeBSD lists its PMU's, once each; -u: those whose name holds MATCH
- * (ignoring case), with libhwc's description of it when it has one.  The
- * names come from pmc_event_names_of_class() for each of the machine's
- * classes. */
-static int list_events(const char *match, bool describe)
-{
-	const struct pmc_cpuinfo *ci;
-	if (pmc_cpuinfo(&ci) < 0)
-		die_pmc(EX_OSERR, "Cannot determine CPU information");
-	const char **seen = NULL;
-	size_t nseen = 0, shown = 0;
-	for (uint32_t c = 0; c < ci->pm_nclass; c++) {
-		const char **names;
-		int n;
-		if (pmc_event_names_of_class(ci->pm_classes[c].pm_class, &names, &n) < 0)
-			continue; /* a class without named events */
-		for (int i = 0; i < n; i++) {
-			bool dup = false;
-			for (size_t j = 0; j < nseen && !dup; j++)
-				dup = strcmp(seen[j], names[i]) == 0;
-			if (dup || (match && !strcasestr(names[i], match)))
-				continue;
-			if (!(seen = realloc(seen, (nseen + 1) * sizeof(*seen))))
-				errx(EX_SOFTWARE, "ERROR: Out of memory.");
-			seen[nseen++] = names[i];
-			if (!describe) {
-				printf("\t%s\n", names[i]);
-				shown++;
-				continue;
-			}
-			struct describe d = {names[i], NULL, ""};
-			hwc_events_walk(NULL, names[i], 0, find_desc, &d);
-			if (d.desc) { /* FreeBSD leaves out events without one */
-				printf("%s:\t%s\n", names[i], d.desc);
-				shown++;
-			}
-		}
-		free(names); /* the array: the strings are the library's */
-	}
-	free(seen);
-	if (describe && shown == 0)
-		errx(EX_DATAERR, "ERROR: no event named like \"%s\" has a description here (-L lists "
-				 "the events).",
-		     match);
-	return out_close(stdout, NULL) != 0 ? EX_IOERR : EX_OK;
-}
-
-/* -f: a plugin option, as FreeBSD's: threshold=PERCENT (top mode's cut)
- * for every plugin, skiplink=0|1 for the calltree (-F). */
-static void plugin_option(const char *opt, bool calltree)
-{
-	if (strncmp(opt, "threshold=", 10) == 0) {
-		double t;
-		if (num_double(opt + 10, 0, 100, &t) != NUM_OK)
-			errx(EX_USAGE, "ERROR: Illegal threshold \"%s\" (-f threshold= takes a "
-				       "percentage from 0 to 100).",
-			     opt + 10);
-		pmcstat_opts.threshold = t;
-	} else if (calltree && (strcmp(opt, "skiplink=0") == 0 || strcmp(opt, "skiplink=1") == 0)) {
-		warnx("WARNING: -f %s has no effect: it sets the calltree's view of top mode, which "
-		      "this pmcstat does not have (pmcstat(8), LINUX).",
-		      opt);
-	} else {
-		errx(EX_USAGE, "ERROR: Unknown plugin option \"%s\" (-f takes threshold=PERCENT, and "
-			       "skiplink=0|1 after -F).",
-		     opt);
-	}
 }
 
 /* ------------------------------------------------------------ counting output */
@@ -635,7 +454,7 @@ int main(int argc, char **argv)
 		case 'f':
 			if (!plugin)
 				errx(EX_USAGE, "ERROR: option -f needs -F, -G, -T, -a, -g or -m before it.");
-			plugin_option(optarg, plugin == 'F');
+			pmcstat_plugin_option(optarg, plugin == 'F');
 			break;
 		case 'i': {
 			long long tid;
@@ -698,12 +517,12 @@ int main(int argc, char **argv)
 			break;
 		case 'W': logcsw = !logcsw; opt_dEW = trailing_W = true; break;
 		case 'c':
-			parse_cpus(optarg, mask, ncpu);
+			pmcstat_parse_cpus(optarg, mask, ncpu);
 			have_mask = opt_c = true;
 			break;
 		case 'd': descendants = !descendants; opt_dEW = trailing_d = true; break;
 		case 'g': args.gprof = true; plugin = 'g'; break;
-		case 'l': args.duration = parse_secs(optarg, "duration time", 'l'); break;
+		case 'l': args.duration = pmcstat_parse_secs(optarg, "duration time", 'l'); break;
 		case 'n': {
 			/* perf_event_open(2) takes periods below 2^63. */
 			unsigned long long n;
@@ -770,7 +589,7 @@ int main(int argc, char **argv)
 		case 't': find_targets(optarg); break;
 		case 'v': args.verbosity++; break;
 		case 'w':
-			args.interval = parse_secs(optarg, "wait interval", 'w');
+			args.interval = pmcstat_parse_secs(optarg, "wait interval", 'w');
 			args.wait_interval = true;
 			break;
 		case 'z': {
@@ -782,11 +601,11 @@ int main(int argc, char **argv)
 			break;
 		}
 		default:
-			usage();
+			pmcstat_usage();
 		}
 	}
 	if (do_list || describe)
-		return list_events(describe, describe != NULL);
+		return pmcstat_list_events(describe, describe != NULL);
 	args.argv = argv + optind;
 	bool command = argc > optind;
 	/* A toggle after the last PMC it could apply to would apply to none:
@@ -859,7 +678,7 @@ int main(int argc, char **argv)
 		return close_printfile(rc);
 	}
 	if (args.nev == 0)
-		usage();
+		pmcstat_usage();
 	if (args.ntargets && !process)
 		errx(EX_USAGE, "ERROR: option -t requires a process mode PMC to be specified.");
 	if (process && !command && !args.ntargets)

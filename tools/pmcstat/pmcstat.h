@@ -1,4 +1,5 @@
-/* pmcstat: what its live side (pmcstat.c) and its log side (log.c) share. */
+/* pmcstat: what its live side (pmcstat.c, options.c, list.c) and its log
+ * side (log.c, gprof.c, callgraph.c, top.c) share. */
 #ifndef PMCSTAT_H
 #define PMCSTAT_H
 
@@ -45,5 +46,23 @@ int pmcstat_annotate(const char *log, FILE *out, bool callchains);
 /* -T: one frame of the top display: the samples of LOG after byte offset
  * *SINCE (then moved past them), hot functions first with their callers. */
 int pmcstat_top(const char *log, FILE *out, uint64_t *since, bool clear, int width);
+
+/* FreeBSD's pmcstat says ERROR: before what it could not do (pmc_err.h). */
+#define die_pmc(code, fmt, ...) pmc_err(code, "ERROR: " fmt, ##__VA_ARGS__)
+
+/* The most CPUs -c takes. */
+#define MAX_CPUS 1024
+
+/* options.c: the usage on stderr, then exit. */
+void pmcstat_usage(void);
+/* -c: "*" or a comma-separated list of CPU numbers into MASK (MAX_CPUS). */
+void pmcstat_parse_cpus(const char *spec, bool *mask, int ncpu);
+/* -l, -w: seconds, above 0 and up to a year. */
+double pmcstat_parse_secs(const char *s, const char *what, char opt);
+/* -f: a plugin option (CALLTREE: after -F). */
+void pmcstat_plugin_option(const char *opt, bool calltree);
+
+/* list.c: -L (DESCRIBE false) and -u MATCH; the exit status. */
+int pmcstat_list_events(const char *match, bool describe);
 
 #endif
