@@ -406,6 +406,8 @@ $(BUILD)/tests/pmu/%: tests/pmu/%.c tests/pmu/pmu.h tests/check.h $(BUILD)/lib/l
 # kernel_modules reads the .ko's symbol table, its oracle, with libelf.
 PMU_LIBS_kernel_modules := -lelf
 JSON_TEST_TREE := /usr/local/share/hwc-test/events
+# scripts/perf-arm64 builds it (scripts/deps runs that)
+PERF_ARM64 := /usr/local/share/hwc-test/perf-arm64/perf
 pmu-tests: all $(PMU_BINS)
 	rm -rf $(PMU_SUITE) && mkdir -p $(PMU_SUITE)/pmu $(PMU_SUITE)/native $(PMU_SUITE)/src/tests
 	cp tests/pmu/run tests/pmu/lib $(wildcard tests/pmu/*.sh) $(PMU_SUITE)/
@@ -419,6 +421,9 @@ pmu-tests: all $(PMU_BINS)
 	# perf's arm64 JSON tables, for pmu/neoverse_n1_metrics.sh (when extracted)
 	if [ -d $(JSON_TEST_TREE)/arm64 ]; then mkdir -p $(PMU_SUITE)/events && \
 		cp -r $(JSON_TEST_TREE)/arm64 $(PMU_SUITE)/events/; fi
+	# perf 6.12 for arm64, pmu/neoverse_n1_oracle.sh's oracle (when built)
+	if [ -x $(PERF_ARM64) ]; then mkdir -p $(PMU_SUITE)/perf-6.12 && \
+		cp $(PERF_ARM64) $(PMU_SUITE)/perf-6.12/; fi
 # The modules pmu/kernel_modules and kernel_modules.sh load.
 PMU_MODULES := $(addprefix --module ,sha3_generic af_alg algif_hash)
 check-pmu:

@@ -3,8 +3,9 @@
 # neoverse-n1): the metrics of perf's JSON tables for the Neoverse N1 whose
 # events QEMU's PMU counts, each checked twice: against the formula applied
 # to the counts hwc printed in the same run, and against the same formula
-# applied to perf stat's counts of those events (perf is the oracle; Debian
-# 12's perf 6.1 has no N1 metrics of its own, so perf stat -M cannot be).
+# applied to the guest's perf stat's counts of those events (Debian 12's
+# perf 6.1 has no N1 metrics; neoverse_n1_oracle.sh compares with perf
+# 6.12's perf stat -M).
 # A metric whose events this PMU does not count (the kernel's
 # armv8_pmuv3/events, from PMCEID, leaves them out) is refused with their
 # names, and perf must count them as 0.
