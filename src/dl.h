@@ -57,6 +57,7 @@
 	X(dwfl_report_end)                                                               \
 	X(dwfl_build_id_find_elf)                                                        \
 	X(dwfl_standard_find_debuginfo)                                                  \
+	X(dwfl_build_id_find_debuginfo)                                                  \
 	X(dwfl_offline_section_address)                                                  \
 	X(dwfl_attach_state)                                                             \
 	X(dwfl_getthread_frames)                                                         \
