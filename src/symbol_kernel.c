@@ -15,8 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-/* One text symbol of kallsyms in 16 bytes; its name (and its module's)
- * are bytes of the table's text. */
+/* One text symbol of kallsyms in 16 bytes; its name and its module's are
+ * bytes of the table's text: its pool, or the cached copy's file. */
 struct ksym {
 	uint64_t addr;
 	uint32_t name;   /* offset in the text */
@@ -35,9 +35,9 @@ static int cmp_ksym(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* The text symbols of kallsyms, sorted.  Their names are read from /proc/kallsyms
- * into one pool; or, from a copy in the build-id cache, left in the file
- * and read when a sample lands in them. */
+/* The text symbols of kallsyms, sorted.  Their names are copied from
+ * /proc/kallsyms into one pool; or, from a copy in the build-id cache,
+ * left in that file and read when a sample lands in them. */
 struct hwc__kallsyms {
 	struct ksym *v;
 	size_t n, cap;
