@@ -5,10 +5,13 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int hwc__dl_open(const char *soname, const struct hwc__dl_sym *syms, size_t n, void *table,
 		 char *why, size_t size)
@@ -54,6 +57,77 @@ static int load_once(pthread_once_t *once, void (*load)(void), const char *why, 
 	return 0;
 }
 
+/* Whether NAME exists in one of the places libdwfl's search by name
+ * looks for the debug file of a file in DIR (its default path
+ * ":.debug:/usr/lib/debug", with the .dwz directories of an alternate
+ * file): DIR/NAME (unless OWN_NAME: never the file itself there),
+ * DIR/.debug/NAME, DIR/.dwz/NAME, /usr/lib/debug/TAIL/NAME for every tail
+ * of DIR, and /usr/lib/debug/.dwz/NAME. */
+static bool named_debug_file(const char *dir, const char *name, bool own_name)
+{
+	char path[PATH_MAX];
+	static const char *const subdirs[] = {"", "/.debug", "/.dwz"};
+	for (size_t i = own_name; i < HWC_ARRAY_SIZE(subdirs); i++)
+		if (snprintf(path, sizeof(path), "%s%s/%s", dir, subdirs[i], name) < (int)sizeof(path) &&
+		    access(path, F_OK) == 0)
+			return true;
+	if (snprintf(path, sizeof(path), "/usr/lib/debug/.dwz/%s", name) < (int)sizeof(path) &&
+	    access(path, F_OK) == 0)
+		return true;
+	for (const char *tail = dir; tail; tail = strchr(tail + 1, '/'))
+		if (snprintf(path, sizeof(path), "/usr/lib/debug%s/%s", tail, name) <
+			    (int)sizeof(path) &&
+		    access(path, F_OK) == 0)
+			return true;
+	return false;
+}
+
+/* Whether libdwfl's search by name could find FILE's debug file LINK (its
+ * .gnu_debuglink, or an alternate file; NULL: FILE's name and FILE.debug),
+ * FILE taken as named and with its symbolic links resolved. */
+static bool debug_file_by_name(const char *file, const char *link)
+{
+	if (!file)
+		return false;
+	char *canon = realpath(file, NULL);
+	bool found = false;
+	for (int i = 0; i < 2 && !found; i++) {
+		const char *f = i ? canon : file;
+		const char *base = f ? strrchr(f, '/') : NULL;
+		if (!base)
+			continue;
+		char dir[PATH_MAX], made_up[PATH_MAX];
+		snprintf(dir, sizeof(dir), "%.*s", (int)(base - f), f);
+		snprintf(made_up, sizeof(made_up), "%s.debug", base + 1);
+		const char *link_base = link ? strrchr(link, '/') : NULL;
+		found = link ? named_debug_file(dir, link, false) ||
+				       (link_base && named_debug_file(dir, link_base + 1, false))
+			     : named_debug_file(dir, made_up, false) ||
+				       named_debug_file(dir, base + 1, true);
+	}
+	free(canon);
+	return found;
+}
+
+/* libdwfl's standard search for separate debug info, but without asking
+ * debuginfod when no server is configured.  The standard search ends, when
+ * nothing was found locally, by asking libdebuginfod, which libdw dlopens
+ * then with libcurl, GnuTLS, OpenSSL and Kerberos (7 MB of mappings and
+ * their constructors) only to hear that DEBUGINFOD_URLS names no server
+ * (it then answers -ENOSYS without even looking at its cache).  So without
+ * a server the search by build-id, where Debian's debug packages put their
+ * files, runs alone, unless a file the search by name would try exists. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
+			  const char *file, const char *link, GElf_Word crc, char **debug_file)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	if ((urls && urls[0]) || debug_file_by_name(file, link))
+		return hwc__dl.dwfl_standard_find_debuginfo(mod, userdata, modname, base, file, link,
+							    crc, debug_file);
+	return hwc__dl.dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file, link, crc,
+						    debug_file);
+}
+
 static pthread_once_t elfutils_once = PTHREAD_ONCE_INIT;
 static char elfutils_why[256];
 
@@ -67,12 +141,12 @@ static void elfutils_load(void)
 	hwc__dl.elf_version(EV_CURRENT);
 	hwc__dl.dwfl_callbacks = (Dwfl_Callbacks){
 		.find_elf = hwc__dl.dwfl_build_id_find_elf,
-		.find_debuginfo = hwc__dl.dwfl_standard_find_debuginfo,
+		.find_debuginfo = find_debuginfo,
 		.section_address = hwc__dl.dwfl_offline_section_address,
 	};
 	hwc__dl.kmod_callbacks = (Dwfl_Callbacks){
 		.find_elf = hwc__dl.dwfl_linux_kernel_find_elf,
-		.find_debuginfo = hwc__dl.dwfl_standard_find_debuginfo,
+		.find_debuginfo = find_debuginfo,
 		.section_address = hwc__dl.dwfl_linux_kernel_module_section_address,
 	};
 }

@@ -34,6 +34,7 @@
 	X(elf_getshdrstrndx)                                                             \
 	X(elf_nextscn)                                                                   \
 	X(elf_strptr)                                                                    \
+	X(gelf_getdyn)                                                                   \
 	X(gelf_getehdr)                                                                  \
 	X(gelf_getphdr)                                                                  \
 	X(gelf_getrela)                                                                  \
@@ -57,6 +58,7 @@
 	X(dwfl_report_end)                                                               \
 	X(dwfl_build_id_find_elf)                                                        \
 	X(dwfl_standard_find_debuginfo)                                                  \
+	X(dwfl_build_id_find_debuginfo)                                                  \
 	X(dwfl_offline_section_address)                                                  \
 	X(dwfl_attach_state)                                                             \
 	X(dwfl_getthread_frames)                                                         \
@@ -119,6 +121,7 @@ extern struct hwc__dl hwc__dl;
 #define elf_getshdrstrndx (*hwc__dl.elf_getshdrstrndx)
 #define elf_nextscn (*hwc__dl.elf_nextscn)
 #define elf_strptr (*hwc__dl.elf_strptr)
+#define gelf_getdyn (*hwc__dl.gelf_getdyn)
 #define gelf_getehdr (*hwc__dl.gelf_getehdr)
 #define gelf_getphdr (*hwc__dl.gelf_getphdr)
 #define gelf_getrela (*hwc__dl.gelf_getrela)

@@ -279,8 +279,6 @@ HWC_EXPORT void hwc_symbols_free(hwc_symbols *s)
 	hwc__map_free(&s->kernel_syms);
 	hwc__map_free(&s->unknown_locs);
 	hwc__map_free(&s->unknown_syms);
-	free(s->ksyms);
-	hwc__arena_free(&s->ksym_names);
 	if (s->kmods)
 		dwfl_end(s->kmods);
 	free(s->recent);

@@ -80,7 +80,7 @@ struct hwc__proc {
 	struct hwc__proc *next;
 };
 
-struct hwc__ksym;
+struct hwc__kallsyms;
 
 /* An address resolved before, in hwc_symbols_resolve()'s cache: a kernel
  * one holds for good; a user one while its process has no new map
@@ -103,9 +103,7 @@ struct hwc_symbols {
 	struct hwc__dso *dso_list;
 	struct hwc__proc *proc_list;
 	const char *unknown, *kernel_dso;
-	struct hwc__ksym *ksyms;
-	size_t nksyms;
-	struct hwc__arena ksym_names;     /* the names of ksyms */
+	struct hwc__kallsyms *kallsyms; /* the kernel's text symbols, once read (NULL: none) */
 	bool kallsyms_tried, kernel_used;
 	struct hwc__kallsyms_reader *kallsyms_reader; /* HWC_SYM_THREAD's read under way */
 	const char *kallsyms_why;
@@ -136,7 +134,7 @@ const struct hwc_location *hwc__resolve_kernel(hwc_symbols *s, uint64_t addr);
 /* Start reading kallsyms on a thread of its own (once; nothing when no
  * thread can be had): the first kernel address takes the result. */
 void hwc__kallsyms_prefetch(hwc_symbols *s);
-/* Wait for that read and drop it, when it was not taken. */
+/* Drop the kernel's symbols: the read under way (waited for) or taken. */
 void hwc__kallsyms_forget(hwc_symbols *s);
 
 /* symbol_dso.c */

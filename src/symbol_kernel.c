@@ -1,5 +1,6 @@
-/* Kernel addresses: the text symbols of /proc/kallsyms, read once, sorted
- * and binary-searched; each address's location cached.  An address in a
+/* Kernel addresses: the text symbols of /proc/kallsyms (or of perf's copy
+ * of it, when it is the running kernel's), read once, sorted and
+ * binary-searched; each address's location cached.  An address in a
  * module is named from the module's .ko file when libdwfl finds it, as
  * perf prefers it: exact sizes where kallsyms only has starts. */
 #include "dl.h"
@@ -7,111 +8,388 @@
 #include "symbol_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-struct hwc__ksym {
+/* One text symbol of kallsyms in 16 bytes; its name and its module's are
+ * bytes of the table's text: its pool, or the cached copy's file. */
+struct ksym {
 	uint64_t addr;
-	const char *name, *module;
+	uint32_t name;   /* offset in the text */
+	uint16_t len;    /* the name's length */
+	uint16_t module; /* 0: the kernel's own; else 1 + its index in modules */
+};
+
+struct kmodule {
+	uint32_t name; /* offset in the text */
+	uint16_t len;
 };
 
 static int cmp_ksym(const void *a, const void *b)
 {
-	const struct hwc__ksym *x = a, *y = b;
+	const struct ksym *x = a, *y = b;
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* /proc/kallsyms as read: names copied into an arena of their own, and
- * interned only when a sample lands in them. */
+/* The text symbols of kallsyms, sorted.  Their names are copied from
+ * /proc/kallsyms into one pool; or, from a copy in the build-id cache,
+ * left in that file and read when a sample lands in them. */
 struct hwc__kallsyms {
-	struct hwc__ksym *ksyms;
-	size_t n;
-	struct hwc__arena names;
-	int err;     /* -errno when it could not be read */
+	struct ksym *v;
+	size_t n, cap;
+	struct kmodule *modules;
+	size_t nmodules, capmodules;
+	char *pool; /* the names read from /proc/kallsyms */
+	size_t pool_len, pool_cap;
+	int fd;     /* else the cached copy the names are in (-1: none) */
+	int err;    /* -errno when it could not be read */
 	bool hidden; /* every address 0: kptr_restrict, or not root */
 };
 
-/* Text symbols of /proc/kallsyms, sorted; unusable when its addresses are
- * hidden. */
-static void read_kallsyms(struct hwc__kallsyms *k)
+static void kallsyms_free(struct hwc__kallsyms *k)
 {
-	FILE *f = fopen("/proc/kallsyms", "re");
-	if (!f) {
-		k->err = -errno;
+	if (!k)
 		return;
-	}
-	char *buf = malloc(1 << 16); /* fewer reads of the kernel's text */
-	if (buf)
-		setvbuf(f, buf, _IOFBF, 1 << 16);
-	char line[512];
-	size_t cap = 0;
-	bool any_nonzero = false, sorted = true;
-	const char *module = NULL; /* the latest module's name: they come in runs */
-	/* "ADDR TYPE NAME[\t[MODULE]]", some 100000 lines: parsed by hand, as
-	 * sscanf would take as long as the kernel takes to write them. */
-	while (fgets(line, sizeof(line), f)) {
-		char *end;
-		unsigned long long addr = strtoull(line, &end, 16);
-		if (end == line || end[0] != ' ' || !end[1] || end[2] != ' ')
-			continue;
-		char type = end[1];
-		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
-			continue;
-		char *name = end + 3;
-		size_t n = strcspn(name, " \t\n");
-		const char *mod = "";
-		if (name[n] == ' ' || name[n] == '\t') {
-			char *m = name + n + 1 + strspn(name + n + 1, " \t");
-			size_t len = strcspn(m, "]\n");
-			if (*m == '[' && m[len] == ']' && len > 1) {
-				m[len] = '\0';
-				mod = m + 1;
-			}
-		}
-		name[n] = '\0';
-		/* No empty names, nor ARM's mapping symbols ($x, $d: where code or
-		 * data starts), which arm64 modules list at their functions'
-		 * addresses: perf skips them too. */
-		if (!n || name[0] == '$')
-			continue;
-		if (k->n == cap) {
-			cap = cap ? cap * 2 : 65536;
-			struct hwc__ksym *p = realloc(k->ksyms, cap * sizeof(*p));
-			if (!p)
-				break;
-			k->ksyms = p;
-		}
-		if (mod[0] && (!module || strcmp(module, mod) != 0))
-			module = hwc__arena_strdup(&k->names, mod);
-		const char *copy = hwc__arena_strdup(&k->names, name);
-		if (!copy || (mod[0] && !module))
-			break;
-		any_nonzero |= addr != 0;
-		sorted &= !k->n || k->ksyms[k->n - 1].addr <= addr;
-		k->ksyms[k->n++] = (struct hwc__ksym){addr, copy, mod[0] ? module : NULL};
-	}
-	fclose(f);
-	free(buf);
-	struct hwc__ksym *fit = k->n ? realloc(k->ksyms, k->n * sizeof(*fit)) : NULL;
-	if (fit) /* the doubling left up to half of it unused */
-		k->ksyms = fit;
-	k->hidden = !any_nonzero;
-	/* The kernel's own come sorted, modules' may not. */
-	if (!k->hidden && !sorted)
-		qsort(k->ksyms, k->n, sizeof(*k->ksyms), cmp_ksym);
+	if (k->fd >= 0)
+		close(k->fd);
+	free(k->v);
+	free(k->modules);
+	free(k->pool);
+	free(k);
 }
 
-/* A read of /proc/kallsyms on a thread of its own (HWC_SYM_THREAD). */
+/* Bytes OFF..OFF+LEN of K's text as a string in BUF (SIZE bytes), or
+ * NULL when they cannot be read. */
+static const char *text_at(const struct hwc__kallsyms *k, uint32_t off, uint16_t len, char *buf,
+			   size_t size)
+{
+	if (len >= size)
+		return NULL;
+	if (k->fd < 0)
+		memcpy(buf, k->pool + off, len);
+	else if (pread(k->fd, buf, len, off) != len)
+		return NULL;
+	buf[len] = '\0';
+	return buf;
+}
+
+static bool grow(void **v, size_t *cap, size_t need, size_t elem, size_t first)
+{
+	if (need <= *cap)
+		return true;
+	size_t cap2 = *cap ? *cap : first;
+	while (cap2 < need)
+		cap2 *= 2;
+	void *p = realloc(*v, cap2 * elem);
+	if (!p)
+		return false;
+	*v = p;
+	*cap = cap2;
+	return true;
+}
+
+/* Where BYTES (LEN of them, at offset OFF of the source) are kept: copied
+ * into the pool (from /proc/kallsyms), else where they are in the file. */
+static bool keep_text(struct hwc__kallsyms *k, bool copy, const char *bytes, size_t len, size_t off,
+		      uint32_t *at)
+{
+	if (!copy) {
+		*at = (uint32_t)off;
+		return off + len <= UINT32_MAX;
+	}
+	if (k->pool_len + len > UINT32_MAX ||
+	    !grow((void **)&k->pool, &k->pool_cap, k->pool_len + len, 1, 1 << 20))
+		return false;
+	memcpy(k->pool + k->pool_len, bytes, len);
+	*at = (uint32_t)k->pool_len;
+	k->pool_len += len;
+	return true;
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* State of one read: the latest module (they come in runs). */
+struct kread {
+	bool copy, sorted, any_nonzero;
+	char module[64];
+	size_t module_len;
+};
+
+/* One line "ADDR TYPE NAME[\t[MODULE]]" (LINE[0..LEN), no newline, at
+ * offset OFF of the source): a text symbol is kept.  False when out of
+ * memory.  Parsed by hand: some 120000 lines. */
+static bool add_line(struct hwc__kallsyms *k, struct kread *r, const char *line, size_t len,
+		     size_t off)
+{
+	uint64_t addr = 0;
+	size_t i = 0;
+	for (int h; i < len && i < 16 && (h = hex_digit(line[i])) >= 0; i++)
+		addr = addr << 4 | (unsigned)h;
+	if (i == 0 || i + 3 > len || line[i] != ' ' || line[i + 2] != ' ')
+		return true;
+	char type = line[i + 1];
+	if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+		return true;
+	const char *name = line + i + 3, *end = line + len;
+	size_t n = 0;
+	while (name + n < end && name[n] != ' ' && name[n] != '\t')
+		n++;
+	const char *mod = NULL;
+	size_t mlen = 0;
+	if (name + n < end) {
+		const char *m = name + n;
+		while (m < end && (*m == ' ' || *m == '\t'))
+			m++;
+		while (m + mlen < end && m[mlen] != ']')
+			mlen++;
+		if (m < end && *m == '[' && m + mlen < end && mlen > 1 && mlen < sizeof(r->module)) {
+			mod = m + 1;
+			mlen--;
+		}
+	}
+	/* No empty names, nor ARM's mapping symbols ($x, $d: where code or
+	 * data starts), which arm64 modules list at their functions'
+	 * addresses: perf skips them too.  The kernel's names are shorter
+	 * than 512 (KSYM_NAME_LEN). */
+	if (!n || name[0] == '$' || n >= 1024)
+		return true;
+	if (mod && (r->module_len != mlen || memcmp(r->module, mod, mlen) != 0)) {
+		if (k->nmodules >= UINT16_MAX ||
+		    !grow((void **)&k->modules, &k->capmodules, k->nmodules + 1, sizeof(*k->modules),
+			  16))
+			return false;
+		struct kmodule *km = &k->modules[k->nmodules];
+		if (!keep_text(k, r->copy, mod, mlen, off + (size_t)(mod - line), &km->name))
+			return false;
+		km->len = (uint16_t)mlen;
+		k->nmodules++;
+		memcpy(r->module, mod, mlen);
+		r->module_len = mlen;
+	}
+	if (!grow((void **)&k->v, &k->cap, k->n + 1, sizeof(*k->v), 65536))
+		return false;
+	struct ksym *e = &k->v[k->n];
+	if (!keep_text(k, r->copy, name, n, off + (size_t)(name - line), &e->name))
+		return false;
+	e->addr = addr;
+	e->len = (uint16_t)n;
+	e->module = mod ? (uint16_t)k->nmodules : 0;
+	r->any_nonzero |= addr != 0;
+	r->sorted &= !k->n || k->v[k->n - 1].addr <= addr;
+	k->n++;
+	return true;
+}
+
+/* Read the lines of FD (from its start) into K: names copied when COPY.
+ * 0, or -errno. */
+static int read_lines(struct hwc__kallsyms *k, int fd, bool copy)
+{
+	struct kread r = {.copy = copy, .sorted = true};
+	char *buf = malloc(1 << 16); /* fewer reads of the kernel's text */
+	if (!buf)
+		return -ENOMEM;
+	size_t have = 0, base = 0; /* bytes in buf, the source offset of buf[0] */
+	int err = 0;
+	for (;;) {
+		ssize_t got = read(fd, buf + have, (1 << 16) - have);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			err = -errno;
+			break;
+		}
+		have += (size_t)got;
+		size_t used = 0;
+		for (;;) { /* each whole line; at the end, the last one too */
+			char *nl = memchr(buf + used, '\n', have - used);
+			if (!nl && (got > 0 || used == have))
+				break;
+			size_t end = nl ? (size_t)(nl - buf) : have;
+			if (!add_line(k, &r, buf + used, end - used, base + used)) {
+				err = -ENOMEM;
+				goto out;
+			}
+			used = nl ? end + 1 : have;
+		}
+		if (got == 0)
+			break;
+		if (used == 0 && have == 1 << 16) { /* no line is that long */
+			err = -EINVAL;
+			break;
+		}
+		memmove(buf, buf + used, have - used);
+		have -= used;
+		base += used;
+	}
+out:
+	free(buf);
+	if (err)
+		return err;
+	struct ksym *fit = k->n ? realloc(k->v, k->n * sizeof(*fit)) : NULL;
+	if (fit) /* the doubling left up to half of it unused */
+		k->v = fit, k->cap = k->n;
+	char *pool = k->pool_len ? realloc(k->pool, k->pool_len) : NULL;
+	if (pool)
+		k->pool = pool, k->pool_cap = k->pool_len;
+	k->hidden = !r.any_nonzero;
+	/* The kernel's own come sorted, modules' may not. */
+	if (!k->hidden && !r.sorted)
+		qsort(k->v, k->n, sizeof(*k->v), cmp_ksym);
+	return 0;
+}
+
+/* /proc/kallsyms, its names copied: 0 or -errno. */
+static int read_proc(struct hwc__kallsyms *k)
+{
+	int fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int err = read_lines(k, fd, true);
+	close(fd);
+	return err;
+}
+
+/* Does the cached copy FD begin as /proc/kallsyms does?  Its first lines
+ * cost the kernel next to nothing to write, and they give the kernel's
+ * own addresses: the same boot (KASLR moves them on every boot) or none. */
+static bool same_start(int fd)
+{
+	char live[4096], cached[4096];
+	int pfd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
+	if (pfd < 0)
+		return false;
+	ssize_t n = read(pfd, live, sizeof(live));
+	close(pfd);
+	return n > 0 && pread(fd, cached, (size_t)n, 0) == n && memcmp(live, cached, (size_t)n) == 0;
+}
+
+/* Not a module: where kallsyms puts BPF programs and trampolines. */
+static bool pseudo_module(const char *name)
+{
+	return strcmp(name, "bpf") == 0 || strncmp(name, "__builtin__", 11) == 0;
+}
+
+/* Are the modules K names those loaded now, each of its symbols within its
+ * module's text as loaded (/proc/modules: name, size, address)? */
+static bool same_modules(const struct hwc__kallsyms *k)
+{
+	struct loaded {
+		char name[64];
+		unsigned long long size, addr;
+		bool seen;
+	} *mods = NULL;
+	size_t n = 0, cap = 0;
+	bool ok = true;
+	FILE *f = fopen("/proc/modules", "re");
+	if (!f && errno != ENOENT) /* none: a kernel without loadable modules */
+		return false;
+	char line[512];
+	while (ok && f && fgets(line, sizeof(line), f)) {
+		ok = grow((void **)&mods, &cap, n + 1, sizeof(*mods), 64);
+		struct loaded *m = ok ? &mods[n++] : NULL;
+		ok = ok && sscanf(line, "%63s %llu %*s %*s %*s %llx", m->name, &m->size, &m->addr) == 3 &&
+		     m->addr != 0; /* 0: addresses hidden from us */
+		if (m)
+			m->seen = false;
+	}
+	if (f)
+		fclose(f);
+	/* Each module of the copy: 0 a pseudo-module, else 1 + the loaded one. */
+	size_t *which = ok ? calloc(k->nmodules + 1, sizeof(*which)) : NULL;
+	ok = ok && which;
+	for (size_t i = 0; ok && i < k->nmodules; i++) {
+		char buf[80];
+		const char *name = text_at(k, k->modules[i].name, k->modules[i].len, buf, sizeof(buf));
+		ok = name != NULL;
+		if (!ok || pseudo_module(name))
+			continue;
+		ok = false;
+		for (size_t j = 0; !ok && j < n; j++)
+			if (strcmp(mods[j].name, name) == 0)
+				which[i + 1] = j + 1, ok = true;
+	}
+	for (size_t i = 0; ok && i < k->n; i++) {
+		size_t w = which[k->v[i].module];
+		if (!w)
+			continue;
+		struct loaded *m = &mods[w - 1];
+		ok = k->v[i].addr >= m->addr && k->v[i].addr - m->addr < m->size;
+		m->seen = true;
+	}
+	for (size_t j = 0; ok && j < n; j++)
+		ok = mods[j].seen;
+	free(which);
+	free(mods);
+	return ok;
+}
+
+/* perf's copy of /proc/kallsyms in its build-id cache,
+ * $HOME/.debug/[kernel.kallsyms]/BUILDID/kallsyms (perf record writes
+ * it): reading it spares the kernel formatting every line of
+ * /proc/kallsyms, most of a system-wide report's time, and its names stay
+ * in the file.  Taken only when it is the running kernel's: named by the
+ * running kernel's build-id, beginning as /proc/kallsyms does (the same
+ * addresses), with the modules loaded now where they are loaded.  BPF
+ * programs and trampolines come and go without a trace: their names are as
+ * they were when it was written. */
+static bool read_cache(struct hwc__kallsyms *k)
+{
+	uint8_t id[20];
+	int n = hwc__kernel_build_id(id, sizeof(id));
+	const char *home = getenv("HOME");
+	if (n <= 0 || !home || !*home)
+		return false;
+	char path[4096], hex[41];
+	for (int i = 0; i < n; i++)
+		sprintf(hex + 2 * i, "%02x", id[i]);
+	if ((size_t)snprintf(path, sizeof(path), "%s/.debug/[kernel.kallsyms]/%s/kallsyms", home,
+			     hex) >= sizeof(path))
+		return false;
+	int fd = hwc__open_regular(path);
+	if (fd < 0)
+		return false;
+	k->fd = fd; /* where text_at() reads the names */
+	if (same_start(fd) && read_lines(k, fd, false) == 0 && !k->hidden && same_modules(k))
+		return true;
+	close(fd);
+	free(k->v);
+	free(k->modules);
+	*k = (struct hwc__kallsyms){.fd = -1};
+	return false;
+}
+
+/* The kernel's text symbols: from the cached copy, else from /proc/kallsyms. */
+static struct hwc__kallsyms *read_kallsyms(void)
+{
+	struct hwc__kallsyms *k = calloc(1, sizeof(*k));
+	if (!k)
+		return NULL;
+	k->fd = -1;
+	if (!read_cache(k))
+		k->err = read_proc(k);
+	return k;
+}
+
+/* A read of the kernel's symbols on a thread of its own (HWC_SYM_THREAD). */
 struct hwc__kallsyms_reader {
 	pthread_t thread;
-	struct hwc__kallsyms k;
+	struct hwc__kallsyms *k;
 };
 
 static void *reader_main(void *arg)
 {
-	read_kallsyms(&((struct hwc__kallsyms_reader *)arg)->k);
+	struct hwc__kallsyms_reader *rd = arg;
+	rd->k = read_kallsyms();
 	return NULL;
 }
 
@@ -126,45 +404,39 @@ void hwc__kallsyms_prefetch(hwc_symbols *s)
 		free(rd); /* read on first use instead */
 }
 
-/* The prefetched read, once it has ended (the caller frees it), or NULL. */
-static struct hwc__kallsyms_reader *join_reader(hwc_symbols *s)
+/* The prefetched read, once it has ended, or NULL. */
+static struct hwc__kallsyms *join_reader(hwc_symbols *s)
 {
 	struct hwc__kallsyms_reader *rd = s->kallsyms_reader;
-	if (rd)
-		pthread_join(rd->thread, NULL);
+	if (!rd)
+		return NULL;
+	pthread_join(rd->thread, NULL);
+	struct hwc__kallsyms *k = rd->k;
+	free(rd);
 	s->kallsyms_reader = NULL;
-	return rd;
+	return k;
 }
 
 void hwc__kallsyms_forget(hwc_symbols *s)
 {
-	struct hwc__kallsyms_reader *rd = join_reader(s);
-	if (rd) {
-		free(rd->k.ksyms);
-		hwc__arena_free(&rd->k.names);
-		free(rd);
-	}
+	kallsyms_free(join_reader(s));
+	kallsyms_free(s->kallsyms);
+	s->kallsyms = NULL;
 }
 
 /* Read the kernel's symbols (or take the prefetched read), or say why they
  * cannot be had. */
 static void load_kallsyms(hwc_symbols *s)
 {
-	struct hwc__kallsyms k = {0};
-	struct hwc__kallsyms_reader *rd = join_reader(s);
-	if (rd) {
-		k = rd->k;
-		free(rd);
-	} else {
-		read_kallsyms(&k);
-	}
+	bool prefetched = s->kallsyms_reader != NULL;
+	struct hwc__kallsyms *k = prefetched ? join_reader(s) : read_kallsyms();
 	s->kallsyms_tried = true;
-	s->ksyms = k.ksyms;
-	s->nksyms = k.hidden ? 0 : k.n;
-	s->ksym_names = k.names;
-	int err = k.err;
-	if (s->nksyms)
+	if (k && k->n && !k->hidden) {
+		s->kallsyms = k;
 		return;
+	}
+	int err = k ? k->err : -ENOMEM;
+	kallsyms_free(k);
 	if (err) {
 		char buf[256];
 		snprintf(buf, sizeof(buf), "cannot read /proc/kallsyms: %s", hwc__open_why(s, err));
@@ -226,30 +498,34 @@ const struct hwc_location *hwc__resolve_kernel(hwc_symbols *s, uint64_t addr)
 		load_kallsyms(s);
 	const char *dso = s->kernel_dso;
 	const struct hwc_symbol *sym = NULL;
-	size_t lo = 0, hi = s->nksyms;
+	const struct hwc__kallsyms *k = s->kallsyms;
+	size_t lo = 0, hi = k ? k->n : 0;
 	while (lo < hi) { /* first symbol above addr */
 		size_t mid = lo + (hi - lo) / 2;
-		if (s->ksyms[mid].addr <= addr)
+		if (k->v[mid].addr <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	if (lo > 0) {
-		const struct hwc__ksym *k = &s->ksyms[lo - 1];
-		uint64_t size = lo < s->nksyms ? s->ksyms[lo].addr - k->addr : 4096;
-		if (addr - k->addr < size && addr - k->addr < (1u << 20)) {
-			const char *name = k->name;
-			uint64_t start = k->addr;
-			if (k->module) {
-				char m[160];
-				snprintf(m, sizeof(m), "[%s]", k->module);
-				dso = hwc__intern(s, m);
-				ko_function(s, k->module, addr, &name, &start, &size);
-			}
-			name = hwc__intern(s, name);
-			if (name)
-				sym = hwc__symbol_at(s, &s->kernel_syms, name, dso, start, size, true, true);
+		const struct ksym *e = &k->v[lo - 1];
+		uint64_t size = lo < k->n ? k->v[lo].addr - e->addr : 4096;
+		char buf[1024], mbuf[80];
+		const char *name = NULL;
+		if (addr - e->addr < size && addr - e->addr < (1u << 20))
+			name = text_at(k, e->name, e->len, buf, sizeof(buf));
+		uint64_t start = e->addr;
+		const struct kmodule *km = name && e->module ? &k->modules[e->module - 1] : NULL;
+		const char *module = km ? text_at(k, km->name, km->len, mbuf, sizeof(mbuf)) : NULL;
+		if (module) {
+			char m[160];
+			snprintf(m, sizeof(m), "[%s]", module);
+			dso = hwc__intern(s, m);
+			ko_function(s, module, addr, &name, &start, &size);
 		}
+		if (name)
+			sym = hwc__symbol_at(s, &s->kernel_syms, hwc__intern(s, name), dso, start, size,
+					     true, true);
 	}
 	if (!sym)
 		sym = hwc__symbol_at(s, &s->kernel_syms, s->unknown, dso, addr, 0, false, true);

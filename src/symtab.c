@@ -312,11 +312,40 @@ static int cmp_stub(const void *a, const void *b)
 /* No relocation type. */
 #define NONE UINT32_MAX
 
+/* How many relocations at the start of the RELA section at ADDR are
+ * R_*_RELATIVE ones: DT_RELACOUNT, when the dynamic table's DT_RELA is
+ * that section.  The linker puts them first, and the dynamic loader counts
+ * on it; none names a stub's slot, and in a large program they are most of
+ * .rela.dyn (libpython's 800 KiB): not reading them spares the pages. */
+static size_t relative_relocs(Elf *elf, uint64_t addr)
+{
+	uint64_t rela = 0, count = 0;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize ||
+		    !(data = elf_getdata(scn, NULL)))
+			continue;
+		GElf_Dyn dyn;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize && gelf_getdyn(data, (int)i, &dyn) &&
+				   dyn.d_tag != DT_NULL;
+		     i++) {
+			if (dyn.d_tag == DT_RELA)
+				rela = dyn.d_un.d_ptr;
+			else if (dyn.d_tag == DT_RELACOUNT)
+				count = dyn.d_un.d_val;
+		}
+		break;
+	}
+	return rela == addr ? count : 0;
+}
+
 /* Append to *V the slots of the RELA section SCN: its relocations of the
- * types JUMP, GLOB (named by their symbols) and IREL (by their addend). */
+ * types JUMP, GLOB (named by their symbols) and IREL (by their addend),
+ * from the FIRST on. */
 static size_t read_slots(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, uint64_t bias,
-			 unsigned jump, unsigned glob, unsigned irel, struct slot **v, size_t n,
-			 size_t *cap)
+			 unsigned jump, unsigned glob, unsigned irel, size_t first, struct slot **v,
+			 size_t n, size_t *cap)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	Elf_Scn *symscn = elf_getscn(elf, sh->sh_link);
@@ -324,7 +353,7 @@ static size_t read_slots(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, uint64_t b
 	Elf_Data *syms = symscn ? elf_getdata(symscn, NULL) : NULL;
 	if (!data || !sh->sh_entsize || !syms || !gelf_getshdr(symscn, &symsh))
 		return n;
-	for (size_t i = 0; i < sh->sh_size / sh->sh_entsize; i++) {
+	for (size_t i = first; i < sh->sh_size / sh->sh_entsize; i++) {
 		GElf_Rela r;
 		if (!gelf_getrela(data, (int)i, &r))
 			break;
@@ -399,10 +428,12 @@ struct hwc__plt *hwc__plt_build(Dwfl_Module *mod)
 		if (x86)
 			nslots = read_slots(elf, scn, &sh, bias, R_X86_64_JUMP_SLOT,
 					    plt ? NONE : R_X86_64_GLOB_DAT,
-					    plt ? R_X86_64_IRELATIVE : NONE, &slots, nslots, &capslots);
+					    plt ? R_X86_64_IRELATIVE : NONE,
+					    plt ? 0 : relative_relocs(elf, sh.sh_addr), &slots, nslots,
+					    &capslots);
 		else if (plt)
 			nslots = read_slots(elf, scn, &sh, bias, R_AARCH64_JUMP_SLOT, NONE,
-					    R_AARCH64_IRELATIVE, &slots, nslots, &capslots);
+					    R_AARCH64_IRELATIVE, 0, &slots, nslots, &capslots);
 		if (plt)
 			nplt_relocs = nslots - before;
 	}
