@@ -89,6 +89,55 @@ static bool regs(struct cursor *c, uint64_t mask, uint64_t *abi, uint32_t *nr,
 	return words(c, arr, *nr, field);
 }
 
+/* The fixed-size fields at the head of a sample, IDENTIFIER to PERIOD:
+ * where the two parsers below both start. */
+static bool parse_head(struct cursor *c, uint64_t t, struct hwc_sample *s)
+{
+	bool ok = true;
+	uint32_t pair[2];
+	if (t & PERF_SAMPLE_IDENTIFIER)
+		ok = ok && u64(c, &s->id, "identifier");
+	if (t & PERF_SAMPLE_IP)
+		ok = ok && u64(c, &s->ip, "ip");
+	if (ok && t & PERF_SAMPLE_TID && (ok = take(c, pair, 8, "pid/tid")))
+		s->pid = pair[0], s->tid = pair[1];
+	if (t & PERF_SAMPLE_TIME)
+		ok = ok && u64(c, &s->time, "time");
+	if (t & PERF_SAMPLE_ADDR)
+		ok = ok && u64(c, &s->addr, "addr");
+	if (t & PERF_SAMPLE_ID)
+		ok = ok && u64(c, &s->id, "id");
+	if (t & PERF_SAMPLE_STREAM_ID)
+		ok = ok && u64(c, &s->stream_id, "stream_id");
+	if (ok && t & PERF_SAMPLE_CPU && (ok = take(c, pair, 8, "cpu")))
+		s->cpu = pair[0];
+	if (t & PERF_SAMPLE_PERIOD)
+		ok = ok && u64(c, &s->period, "period");
+	return ok;
+}
+
+static int too_short(const struct perf_event_header *hdr, const char *field)
+{
+	if (hdr->size < sizeof(*hdr))
+		return hwc__fail(-EINVAL, "sample record of %u bytes is shorter than its header",
+				 hdr->size);
+	return hwc__fail(-EINVAL, "sample record of %u bytes is too short for its %s field",
+			 hdr->size, field ? field : "?");
+}
+
+HWC_EXPORT int hwc_sample_parse_head(const struct perf_event_header *hdr,
+				     const struct perf_event_attr *attr, struct hwc_sample *s)
+{
+	s->sample_type = attr->sample_type;
+	s->misc = hdr->misc;
+	s->id = s->ip = s->time = s->addr = s->stream_id = s->period = 0;
+	s->pid = s->tid = s->cpu = 0;
+	if (hdr->size < sizeof(*hdr))
+		return too_short(hdr, NULL);
+	struct cursor c = {(const uint8_t *)(hdr + 1), (const uint8_t *)hdr + hdr->size, NULL};
+	return parse_head(&c, attr->sample_type, s) ? 0 : too_short(hdr, c.field);
+}
+
 HWC_EXPORT int hwc_sample_parse(const struct perf_event_header *hdr,
 				const struct perf_event_attr *attr, struct hwc_sample *s)
 {
@@ -97,32 +146,12 @@ HWC_EXPORT int hwc_sample_parse(const struct perf_event_header *hdr,
 	static const struct hwc_sample empty;
 	*s = empty;
 	if (hdr->size < sizeof(*hdr))
-		return hwc__fail(-EINVAL, "sample record of %u bytes is shorter than its header",
-				 hdr->size);
+		return too_short(hdr, NULL);
 	uint64_t t = attr->sample_type;
 	struct cursor c = {(const uint8_t *)(hdr + 1), (const uint8_t *)hdr + hdr->size, NULL};
 	s->sample_type = t;
 	s->misc = hdr->misc;
-	bool ok = true;
-	uint32_t pair[2];
-	if (t & PERF_SAMPLE_IDENTIFIER)
-		ok = ok && u64(&c, &s->id, "identifier");
-	if (t & PERF_SAMPLE_IP)
-		ok = ok && u64(&c, &s->ip, "ip");
-	if (ok && t & PERF_SAMPLE_TID && (ok = take(&c, pair, 8, "pid/tid")))
-		s->pid = pair[0], s->tid = pair[1];
-	if (t & PERF_SAMPLE_TIME)
-		ok = ok && u64(&c, &s->time, "time");
-	if (t & PERF_SAMPLE_ADDR)
-		ok = ok && u64(&c, &s->addr, "addr");
-	if (t & PERF_SAMPLE_ID)
-		ok = ok && u64(&c, &s->id, "id");
-	if (t & PERF_SAMPLE_STREAM_ID)
-		ok = ok && u64(&c, &s->stream_id, "stream_id");
-	if (ok && t & PERF_SAMPLE_CPU && (ok = take(&c, pair, 8, "cpu")))
-		s->cpu = pair[0];
-	if (t & PERF_SAMPLE_PERIOD)
-		ok = ok && u64(&c, &s->period, "period");
+	bool ok = parse_head(&c, t, s);
 	if (t & PERF_SAMPLE_READ)
 		ok = ok && read_values(&c, attr->read_format, s);
 	if (t & PERF_SAMPLE_CALLCHAIN)
@@ -169,10 +198,7 @@ HWC_EXPORT int hwc_sample_parse(const struct perf_event_header *hdr,
 		ok = ok && u64(&c, NULL, "data_page_size");
 	if (t & PERF_SAMPLE_CODE_PAGE_SIZE)
 		ok = ok && u64(&c, NULL, "code_page_size");
-	if (!ok)
-		return hwc__fail(-EINVAL, "sample record of %u bytes is too short for its %s field",
-				 hdr->size, c.field ? c.field : "?");
-	return 0;
+	return ok ? 0 : too_short(hdr, c.field);
 }
 
 HWC_EXPORT size_t hwc_sample_id_size(const struct perf_event_attr *attr)

@@ -72,6 +72,17 @@ struct hwc_sample {
 int hwc_sample_parse(const struct perf_event_header *hdr, const struct perf_event_attr *attr,
 		     struct hwc_sample *out);
 
+/* Decode only the fixed-size fields at the head of HDR, those before the
+ * first of variable size: sample_type, misc, and id, ip, pid, tid, time,
+ * addr, stream_id, cpu and period, each as hwc_sample_parse() sets it (0
+ * when absent).  OUT's other fields are left as they were.  For a reader
+ * that needs no more (an address and its weight per sample): it costs less
+ * than the whole record.  Returns 0, or -EINVAL when the record is shorter
+ * than those fields (a record too short only for a later field is not
+ * refused here). */
+int hwc_sample_parse_head(const struct perf_event_header *hdr, const struct perf_event_attr *attr,
+			  struct hwc_sample *out);
+
 /* The sample_id trailer that non-sample records carry when
  * attr.sample_id_all is set: the PERF_SAMPLE_{TID,TIME,ID,STREAM_ID,CPU,
  * IDENTIFIER} fields of ATTR's sample_type. */
