@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 import unittest
 
-from hwctest import as_perf_names, program, record_by_both, run, workload
+from hwctest import as_perf_names, program, record_by_both, run, script_samples, workload
 
 HWC = program("hwc")
 PROG = workload("sizeless")
@@ -38,7 +38,7 @@ class Sizeless(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(prefix="hwc-sizeless-")
-        cls.files = record_by_both(cls.dir, [PROG, "1"])
+        cls.files = record_by_both(cls.dir, [PROG, "1000"])
         starts = nm_starts(PROG)
         cls.extent = (starts["sizeless_spin"], starts["sized_after"])
 
@@ -51,23 +51,12 @@ class Sizeless(unittest.TestCase):
         self.assertRegex(out, r"(?m)^[0-9a-f]+ T sizeless_spin$")  # no size column
         self.assertLess(*self.extent)
 
-    def script(self, argv):
-        """(ip, sym+off, dso) -> samples, from script -F ip,sym,symoff,dso."""
-        r = run(argv)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        out = collections.Counter()
-        for line in r.stdout.splitlines():
-            m = re.match(r"^\s*([0-9a-f]+)\s+(.*?)\s+\((.*)\)\s*$", line)
-            self.assertTrue(m, line)
-            out[(m.group(1), m.group(2), os.path.basename(m.group(3)))] += 1
-        return out
-
     def test_script_as_perf(self):
         for name, path in sorted(self.files.items()):
             with self.subTest(file=name):
                 argv = ["script", "-F", "ip,sym,symoff,dso", "-i", path]
-                theirs = self.script(["perf"] + argv)
-                ours = self.script([HWC] + argv)
+                theirs = script_samples(["perf"] + argv)
+                ours = script_samples([HWC] + argv)
                 perfs = {ip: sym for ip, sym, _ in theirs}
                 ours = collections.Counter({(ip, as_perf_names(sym, perfs.get(ip, sym)), dso): n
                                             for (ip, sym, dso), n in ours.items()})
@@ -98,7 +87,7 @@ class Sizeless(unittest.TestCase):
         """pmcstat -m: each sample's function and its range, which holds it."""
         pmcstat = program("pmcstat")
         log, out = os.path.join(self.dir, "pmc.log"), os.path.join(self.dir, "m.out")
-        r = run([pmcstat, "-n", "1000000", "-P", "cpu-clock", "-O", log, "--", PROG, "0.5"])
+        r = run([pmcstat, "-n", "1000000", "-P", "cpu-clock", "-O", log, "--", PROG, "500"])
         self.assertEqual(r.returncode, 0, r.stderr)
         r = run([pmcstat, "-R", log, "-m", out])
         self.assertEqual(r.returncode, 0, r.stderr)

@@ -3,9 +3,8 @@
  * crtstuff (deregister_tm_clones, __do_global_dtors_aux) often have; the
  * sized function sized_after follows it.  perf gives a sizeless symbol the
  * extent up to the next symbol's start, so that is where its samples go.
- * Usage: sizeless [seconds] (default 1). */
+ * Usage: sizeless [rounds] (default 1000, about a second). */
 #include <stdlib.h>
-#include <time.h>
 
 unsigned long sizeless_spin(unsigned long n); /* n > 0 rounds of a few adds */
 unsigned long sized_after(unsigned long n);
@@ -55,18 +54,11 @@ __asm__(".text\n"
 #error "sizeless: no assembly for this architecture"
 #endif
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int main(int argc, char **argv)
 {
-	double end = now() + (argc > 1 ? atof(argv[1]) : 1);
+	long rounds = argc > 1 ? atol(argv[1]) : 1000; /* about 1 ms of CPU each */
 	unsigned long sum = 0;
-	while (now() < end)
-		sum += sizeless_spin(100000) + sized_after(sum);
+	for (long i = 0; i < rounds; i++)
+		sum += sizeless_spin(1000000) + sized_after(sum);
 	return sum == 42;
 }
