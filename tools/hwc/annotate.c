@@ -98,28 +98,37 @@ static bool same_addr(const void *entry, const void *key)
 
 /* rp_load() hands every sample record of the event here: only its address
  * is counted, not its call chain, thread or row as hwc report counts them,
- * so only the fixed-size fields at the head of the sample are read. */
+ * so only the fixed-size fields at the head of the sample are read, where
+ * hwc_sample_head() says they are. */
 static int count_sample(void *arg, const struct hwc_perfdata_record *rec)
 {
 	struct an_ctx *c = arg;
+	const struct hwc_sample_head *head = &c->head;
+	if (c->head_of != rec->attr) {
+		hwc_sample_head(&rec->attr->attr, &c->head);
+		c->head_of = rec->attr;
+	}
 	const struct perf_event_attr *a = &rec->attr->attr;
-	struct hwc_sample s;
-	if (hwc_sample_parse_head(rec->hdr, a, &s)) {
-		fprintf(stderr, "hwc annotate: %s: perf.data offset %" PRIu64 ": %s\n",
-			c->report->o.input, rec->offset, hwc_errdetail());
+	const uint64_t *body = (const uint64_t *)(const void *)(rec->hdr + 1);
+	if ((rec->hdr->size - sizeof(*rec->hdr)) / 8 < head->words) {
+		fprintf(stderr, "hwc annotate: %s: perf.data offset %" PRIu64 ": sample record of %u "
+				"bytes is too short for its fields (%u bytes)\n",
+			c->report->o.input, rec->offset, rec->hdr->size,
+			(unsigned)sizeof(*rec->hdr) + 8 * head->words);
 		return -1;
 	}
-	uint64_t period = s.period;
-	if (!(a->sample_type & PERF_SAMPLE_PERIOD))
-		period = a->freq ? 1 : a->sample_period;
+	uint64_t period = head->period >= 0 ? body[head->period] : a->freq ? 1 : a->sample_period;
 	c->samples++;
 	c->period += period;
 	/* The kernel's code is not read: its addresses are not even resolved. */
-	if (!(a->sample_type & PERF_SAMPLE_IP) ||
-	    (s.misc & PERF_RECORD_MISC_CPUMODE_MASK) != PERF_RECORD_MISC_USER)
+	if (head->ip < 0 || (rec->hdr->misc & PERF_RECORD_MISC_CPUMODE_MASK) != PERF_RECORD_MISC_USER)
 		return 0;
-	const struct hwc_location *l = hwc_symbols_resolve(c->report->syms, s.pid, s.time, s.ip,
-							   false);
+	uint32_t pid = 0;
+	if (head->pid_tid >= 0)
+		memcpy(&pid, &body[head->pid_tid], sizeof(pid));
+	const struct hwc_location *l = hwc_symbols_resolve(c->report->syms, pid,
+							   head->time >= 0 ? body[head->time] : 0,
+							   body[head->ip], false);
 	if (!l->sym->known)
 		return 0;
 	struct an_addr key = {.loc = l};

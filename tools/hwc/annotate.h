@@ -39,6 +39,8 @@ struct an_ctx {
 	uint64_t samples, period; /* of the event, the kernel's included */
 	struct rp_table addrs;    /* struct an_addr */
 	struct source *sources; /* the source files read */
+	const struct hwc_perfdata_attr *head_of; /* the event whose HEAD this is */
+	struct hwc_sample_head head;
 };
 
 /* Instruction IN's share of F's period, in percent. */
