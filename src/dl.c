@@ -45,10 +45,8 @@ static const struct hwc__dl_sym libdw_syms[] = {HWC__LIBDW_FUNCTIONS(SYM)};
 static const struct hwc__dl_sym libzstd_syms[] = {HWC__LIBZSTD_FUNCTIONS(SYM)};
 #undef SYM
 
-/* 0 once LOAD has run and succeeded, else -ENOTSUP: WHAT (and its
- * libraries), the loader's reason WHY, and the PACKAGES to install. */
-static int load_once(pthread_once_t *once, void (*load)(void), const char *why, const char *what,
-		     const char *packages)
+int hwc__dl_load_once(pthread_once_t *once, void (*load)(void), const char *why, const char *what,
+		      const char *packages)
 {
 	pthread_once(once, load);
 	if (why[0])
@@ -153,7 +151,7 @@ static void elfutils_load(void)
 
 int hwc__load_elfutils(void)
 {
-	return load_once(&elfutils_once, elfutils_load, elfutils_why,
+	return hwc__dl_load_once(&elfutils_once, elfutils_load, elfutils_why,
 			 "symbols and build-ids need elfutils (libdw.so.1, libelf.so.1)",
 			 "libdw1 and libelf1");
 }
@@ -169,6 +167,6 @@ static void zstd_load(void)
 
 int hwc__load_zstd(void)
 {
-	return load_once(&zstd_once, zstd_load, zstd_why, "compressed recordings need libzstd.so.1",
-			 "libzstd1");
+	return hwc__dl_load_once(&zstd_once, zstd_load, zstd_why,
+				 "compressed recordings need libzstd.so.1", "libzstd1");
 }

@@ -4,6 +4,7 @@
 
 #include "hwc/hwc.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 
 #define HWC_EXPORT __attribute__((visibility("default")))
@@ -375,6 +376,11 @@ struct hwc__dl_sym {
 };
 int hwc__dl_open(const char *soname, const struct hwc__dl_sym *syms, size_t n, void *table,
 		 char *why, size_t size);
+/* Run LOAD once (through ONCE); 0 when it succeeded, else -ENOTSUP with a
+ * detail naming WHAT (and its soname), the loader's reason WHY (LOAD's own
+ * buffer, empty on success) and the PACKAGES to install. */
+int hwc__dl_load_once(pthread_once_t *once, void (*load)(void), const char *why,
+		      const char *what, const char *packages);
 int hwc__load_elfutils(void); /* symbols, DWARF, build-ids */
 int hwc__load_zstd(void);     /* compressed recordings */
 

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <locale.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -686,10 +687,52 @@ bool hwc__pmu_covers_cpu(const char *pmu, int cpu)
 	return hwc__cpu_in_list(list, cpu);
 }
 
+/* The Arm common events (0x00-0x3f) a PMU's events/ directory names, read
+ * once per directory: a metric asks for each of its events, and -M all
+ * would otherwise open the directory and its files thousands of times.
+ * Entries are never changed once in the list, nor freed: sysfs does not
+ * change its PMUs' events while we run. */
+struct arm_common {
+	struct arm_common *next;
+	uint64_t listed; /* bit N: events/ has a file saying event=N */
+	bool unknown;    /* no events/ to go by */
+	char dir[];      /* the events/ directory */
+};
+static struct arm_common *arm_common_list;
+static pthread_mutex_t arm_common_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const struct arm_common *arm_common_events(const char *pmu)
+{
+	char dir[1024], path[1024], buf[128];
+	pmu_path(dir, sizeof(dir), pmu, "events", NULL);
+	pthread_mutex_lock(&arm_common_lock);
+	struct arm_common *a = arm_common_list;
+	while (a && strcmp(a->dir, dir))
+		a = a->next;
+	if (!a && (a = calloc(1, sizeof(*a) + strlen(dir) + 1))) {
+		strcpy(a->dir, dir);
+		struct dirent **ents;
+		int n = list_dir(dir, &ents);
+		a->unknown = n <= 0;
+		for (int i = 0; i < n; i++) {
+			uint64_t code;
+			pmu_path(path, sizeof(path), pmu, "events", ents[i]->d_name);
+			if (!hwc__read_file(path, buf, sizeof(buf)) && !strncmp(buf, "event=", 6) &&
+			    !parse_u64(buf + 6, &code) && code <= 0x3f)
+				a->listed |= 1ULL << code;
+		}
+		if (n >= 0)
+			free_dir(ents, n);
+		a->next = arm_common_list;
+		arm_common_list = a;
+	}
+	pthread_mutex_unlock(&arm_common_lock);
+	return a;
+}
+
 const char *hwc__pmu_lacks_arm_event(const struct perf_event_attr *attr)
 {
 	static __thread char name[64];
-	char path[1024], buf[128];
 	uint32_t core_type;
 	/* PMCEID0/1 cover the common events 0x00-0x3f, each of which the
 	 * kernel's arm_pmuv3 names in events/ exactly when PMCEID has it. */
@@ -700,19 +743,9 @@ const char *hwc__pmu_lacks_arm_event(const struct perf_event_attr *attr)
 	    (strncmp(core, "armv8_", 6) && strncmp(core, "armv9_", 6)))
 		return NULL;
 	snprintf(name, sizeof(name), "%s", core);
-	pmu_path(path, sizeof(path), name, "events", NULL);
-	struct dirent **ents;
-	int n = list_dir(path, &ents);
-	bool listed = n <= 0; /* no events/ to go by: not known to lack it */
-	for (int i = 0; i < n && !listed; i++) {
-		uint64_t code;
-		pmu_path(path, sizeof(path), name, "events", ents[i]->d_name);
-		listed = !hwc__read_file(path, buf, sizeof(buf)) && !strncmp(buf, "event=", 6) &&
-			 !parse_u64(buf + 6, &code) && code == attr->config;
-	}
-	if (n >= 0)
-		free_dir(ents, n);
-	return listed ? NULL : name;
+	const struct arm_common *a = arm_common_events(name);
+	/* Out of memory, or no events/: not known to lack it. */
+	return !a || a->unknown || (a->listed >> attr->config & 1) ? NULL : name;
 }
 
 const char *hwc__core_pmu_label(void)

@@ -591,12 +591,10 @@ static int table_get(const char *root, const char *arch, const char *model, stru
 			break;
 	int err = 0;
 	if (!t) {
-		pthread_once(&json_once, json_load);
-		if (json_load_error[0])
-			err = hwc__fail(-ENOTSUP, "json-c is needed to read the JSON event tables but "
-						  "cannot be loaded: %s (install the libjson-c5 package)",
-					json_load_error);
-		else if (!(err = load_table(root, arch, model, &t))) {
+		err = hwc__dl_load_once(&json_once, json_load, json_load_error,
+					"the JSON event tables need json-c (libjson-c.so.5)",
+					"libjson-c5");
+		if (!err && !(err = load_table(root, arch, model, &t))) {
 			t->next = tables;
 			tables = t;
 		}

@@ -5,6 +5,7 @@
 #include "hwc/sample.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 struct cursor {
@@ -89,6 +90,49 @@ static bool regs(struct cursor *c, uint64_t mask, uint64_t *abi, uint32_t *nr,
 	return words(c, arr, *nr, field);
 }
 
+/* The fixed-size fields at the head of a sample, in perf_event_open(2)'s
+ * order, and where struct hwc_sample_head keeps each one's word. */
+static const struct {
+	uint64_t bit;
+	size_t at;
+	const char *name;
+} head_fields[] = {
+	{PERF_SAMPLE_IDENTIFIER, offsetof(struct hwc_sample_head, id), "identifier"},
+	{PERF_SAMPLE_IP, offsetof(struct hwc_sample_head, ip), "ip"},
+	{PERF_SAMPLE_TID, offsetof(struct hwc_sample_head, pid_tid), "pid/tid"},
+	{PERF_SAMPLE_TIME, offsetof(struct hwc_sample_head, time), "time"},
+	{PERF_SAMPLE_ADDR, offsetof(struct hwc_sample_head, addr), "addr"},
+	{PERF_SAMPLE_ID, offsetof(struct hwc_sample_head, id), "id"},
+	{PERF_SAMPLE_STREAM_ID, offsetof(struct hwc_sample_head, stream_id), "stream_id"},
+	{PERF_SAMPLE_CPU, offsetof(struct hwc_sample_head, cpu), "cpu"},
+	{PERF_SAMPLE_PERIOD, offsetof(struct hwc_sample_head, period), "period"},
+};
+
+HWC_EXPORT void hwc_sample_head(const struct perf_event_attr *attr, struct hwc_sample_head *out)
+{
+	memset(out, -1, offsetof(struct hwc_sample_head, words));
+	int8_t w = 0;
+	for (size_t i = 0; i < HWC_ARRAY_SIZE(head_fields); i++)
+		if (attr->sample_type & head_fields[i].bit) /* ID after IDENTIFIER: ID's word */
+			((int8_t *)out)[head_fields[i].at] = w++;
+	out->words = (uint8_t)w;
+}
+
+/* Word AT of BODY, 0 when the field is absent (-1). */
+static uint64_t head_word(const uint8_t *body, int8_t at)
+{
+	uint64_t v = 0;
+	if (at >= 0)
+		memcpy(&v, body + 8 * at, sizeof(v));
+	return v;
+}
+
+static int too_short(const struct perf_event_header *hdr, const char *field)
+{
+	return hwc__fail(-EINVAL, "sample record of %u bytes is too short for its %s field",
+			 hdr->size, field ? field : "?");
+}
+
 HWC_EXPORT int hwc_sample_parse(const struct perf_event_header *hdr,
 				const struct perf_event_attr *attr, struct hwc_sample *s)
 {
@@ -100,29 +144,31 @@ HWC_EXPORT int hwc_sample_parse(const struct perf_event_header *hdr,
 		return hwc__fail(-EINVAL, "sample record of %u bytes is shorter than its header",
 				 hdr->size);
 	uint64_t t = attr->sample_type;
-	struct cursor c = {(const uint8_t *)(hdr + 1), (const uint8_t *)hdr + hdr->size, NULL};
 	s->sample_type = t;
 	s->misc = hdr->misc;
-	bool ok = true;
-	uint32_t pair[2];
-	if (t & PERF_SAMPLE_IDENTIFIER)
-		ok = ok && u64(&c, &s->id, "identifier");
-	if (t & PERF_SAMPLE_IP)
-		ok = ok && u64(&c, &s->ip, "ip");
-	if (ok && t & PERF_SAMPLE_TID && (ok = take(&c, pair, 8, "pid/tid")))
+	struct hwc_sample_head h;
+	hwc_sample_head(attr, &h);
+	const uint8_t *body = (const uint8_t *)(hdr + 1);
+	size_t fit = (hdr->size - sizeof(*hdr)) / 8; /* whole words */
+	if (fit < h.words) /* the first field that does not fit */
+		for (size_t i = 0, w = 0; i < HWC_ARRAY_SIZE(head_fields); i++)
+			if (t & head_fields[i].bit && w++ == fit)
+				return too_short(hdr, head_fields[i].name);
+	s->id = head_word(body, h.id);
+	s->ip = head_word(body, h.ip);
+	if (h.pid_tid >= 0) {
+		uint32_t pair[2];
+		memcpy(pair, body + 8 * h.pid_tid, sizeof(pair));
 		s->pid = pair[0], s->tid = pair[1];
-	if (t & PERF_SAMPLE_TIME)
-		ok = ok && u64(&c, &s->time, "time");
-	if (t & PERF_SAMPLE_ADDR)
-		ok = ok && u64(&c, &s->addr, "addr");
-	if (t & PERF_SAMPLE_ID)
-		ok = ok && u64(&c, &s->id, "id");
-	if (t & PERF_SAMPLE_STREAM_ID)
-		ok = ok && u64(&c, &s->stream_id, "stream_id");
-	if (ok && t & PERF_SAMPLE_CPU && (ok = take(&c, pair, 8, "cpu")))
-		s->cpu = pair[0];
-	if (t & PERF_SAMPLE_PERIOD)
-		ok = ok && u64(&c, &s->period, "period");
+	}
+	s->time = head_word(body, h.time);
+	s->addr = head_word(body, h.addr);
+	s->stream_id = head_word(body, h.stream_id);
+	if (h.cpu >= 0)
+		memcpy(&s->cpu, body + 8 * h.cpu, sizeof(s->cpu));
+	s->period = head_word(body, h.period);
+	struct cursor c = {body + 8 * h.words, (const uint8_t *)hdr + hdr->size, NULL};
+	bool ok = true;
 	if (t & PERF_SAMPLE_READ)
 		ok = ok && read_values(&c, attr->read_format, s);
 	if (t & PERF_SAMPLE_CALLCHAIN)
@@ -169,10 +215,7 @@ HWC_EXPORT int hwc_sample_parse(const struct perf_event_header *hdr,
 		ok = ok && u64(&c, NULL, "data_page_size");
 	if (t & PERF_SAMPLE_CODE_PAGE_SIZE)
 		ok = ok && u64(&c, NULL, "code_page_size");
-	if (!ok)
-		return hwc__fail(-EINVAL, "sample record of %u bytes is too short for its %s field",
-				 hdr->size, c.field ? c.field : "?");
-	return 0;
+	return ok ? 0 : too_short(hdr, c.field);
 }
 
 HWC_EXPORT size_t hwc_sample_id_size(const struct perf_event_attr *attr)

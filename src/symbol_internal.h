@@ -172,6 +172,9 @@ int hwc__symtab_lookup(const struct hwc__symtab *t, uint64_t addr, const char **
 /* The name perf gives a symbol NAME starting at START: of all the symbols
  * starting there (its aliases), the one it prefers. */
 const char *hwc__symtab_alias(const struct hwc__symtab *t, uint64_t start, const char *name);
+/* The size of a sizeless symbol (an assembly function without .size) at
+ * START, as perf gives it: up to the next function's start. */
+uint64_t hwc__symtab_extent(const struct hwc__symtab *t, uint64_t start);
 void hwc__symtab_free(struct hwc__symtab *t);
 
 /* symtab.c: a module's PLT stubs, named "NAME@plt" as perf names them;

@@ -100,8 +100,11 @@ static const char *elf_symbol(struct hwc__dso *d, uint64_t addr, uint64_t *start
 			*size = esym.st_size;
 		}
 	}
-	if (name && d->symtab) /* of its aliases, the one perf names */
-		name = hwc__symtab_alias(d->symtab, *start, name);
+	if (name && d->symtab) {
+		name = hwc__symtab_alias(d->symtab, *start, name); /* the one perf names */
+		if (!*size) /* so that every consumer reads where it ends, as perf */
+			*size = hwc__symtab_extent(d->symtab, *start);
+	}
 	return name;
 }
 

@@ -40,6 +40,7 @@ struct entry {
 	uint32_t index;   /* in the symbol table: perf's order */
 	uint8_t bind;     /* libdw's preference: global 3, weak 2, local 1, others 0 */
 	bool local;       /* in the second pass */
+	bool code;        /* a function or a label: what ends a sizeless one */
 };
 
 struct hwc__symtab {
@@ -95,6 +96,7 @@ static bool add_pass(struct hwc__symtab *t, Dwfl_Module *mod, int lo, int hi, bo
 			.index = (uint32_t)i,
 			.bind = bind_rank(&sym),
 			.local = local,
+			.code = type == STT_FUNC || type == STT_GNU_IFUNC || type == STT_NOTYPE,
 		};
 		t->n++;
 	}
@@ -258,6 +260,16 @@ const char *hwc__symtab_alias(const struct hwc__symtab *t, uint64_t start, const
 		if (!best || perf_prefers(&t->e[i - 1], best))
 			best = &t->e[i - 1];
 	return best ? best->name : name;
+}
+
+uint64_t hwc__symtab_extent(const struct hwc__symtab *t, uint64_t start)
+{
+	/* perf's symbols__fixup_end(): up to the next function or label; the
+	 * last one to the end of the page after its own. */
+	for (size_t i = at_or_below(t->e, t->n, sizeof(*t->e), start); i < t->n; i++)
+		if (t->e[i].code)
+			return t->e[i].value - start;
+	return ((start + 4095) & ~(uint64_t)4095) + 4096 - start;
 }
 
 /* ------------------------------------------------------------ PLT stubs */

@@ -72,6 +72,21 @@ def as_perf_names(ours, theirs):
     return theirs if theirs == "@plt" and ours.endswith("@plt") else ours
 
 
+def script_samples(argv):
+    """(ip, symbol, dso basename) -> samples, from the output of ARGV, a
+    `script -F ip,sym,dso` (or ip,sym,symoff,dso) of hwc or perf."""
+    import collections
+    import re
+    r = run_ok(argv)
+    out = collections.Counter()
+    for line in r.stdout.splitlines():
+        m = re.match(r"^\s*([0-9a-f]+)\s+(.*?)\s+\((.*)\)\s*$", line)
+        if not m:
+            raise AssertionError("not a line of script -F ip,sym,dso: %r" % line)
+        out[(m.group(1), m.group(2), os.path.basename(m.group(3)))] += 1
+    return out
+
+
 def record_by_both(directory, command):
     """Recordings of COMMAND (cpu-clock samples) by hwc record and by perf
     record, in DIRECTORY: {"hwc": path, "perf": path}.  Raises SkipTest

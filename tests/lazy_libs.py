@@ -106,6 +106,15 @@ class MissingLibrary(unittest.TestCase):
         p = without(["libzstd.so.1"], [HWC, "record", "-e", "task-clock", "-o", out, "--", "true"])
         self.assertEqual(p.returncode, 0, p.stderr)
 
+    def test_metrics_without_json_c(self):
+        events = "/usr/local/share/hwc-test/events"
+        if not os.path.isdir(events):
+            self.skipTest(events + " is absent (scripts/deps extracts perf's JSON tables there)")
+        p = without(["libjson-c.so.5"],
+                    ["env", "HWC_EVENTS_DIR=" + events, HWC, "stat", "-M", "all", "true"])
+        self.assert_clear_error(p, "libjson-c.so.5")
+        self.assertIn("install libjson-c5", p.stderr)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

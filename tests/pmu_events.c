@@ -206,6 +206,33 @@ static void arm64_topdown(void)
 	unsetenv("HWC_SYSFS_ROOT");
 }
 
+/* -M all asks for each event of every metric: the events/ directory is
+ * read once per PMU, not per question.  Seen from outside: once asked,
+ * the answer holds after the directory is gone (which sysfs never does). */
+static void arm64_events_read_once(void)
+{
+	const char *src = getenv("HWC_SRC") ? getenv("HWC_SRC") : ".";
+	char tmp[] = "/tmp/pe-arm-XXXXXX", cmd[8192], events[4096];
+	CHECK(mkdtemp(tmp) != NULL);
+	snprintf(cmd, sizeof(cmd), "cp -r '%s/tests/golden/sysfs-arm64/.' '%s'", src, tmp);
+	CHECK_INT(system(cmd), ==, 0);
+	setenv("HWC_SYSFS_ROOT", tmp, 1);
+	struct perf_event_attr stall = {.type = PERF_TYPE_RAW, .config = 0x3f};
+	struct perf_event_attr cycles = {.type = PERF_TYPE_RAW, .config = 0x11};
+	CHECK_STR_EQ(hwc__pmu_lacks_arm_event(&stall), "armv8_pmuv3");
+	CHECK(hwc__pmu_lacks_arm_event(&cycles) == NULL);
+	snprintf(events, sizeof(events), "%s/bus/event_source/devices/armv8_pmuv3/events", tmp);
+	snprintf(cmd, sizeof(cmd), "rm -r '%s'", events);
+	CHECK_INT(system(cmd), ==, 0);
+	struct stat st;
+	CHECK(stat(events, &st) != 0);
+	CHECK_STR_EQ(hwc__pmu_lacks_arm_event(&stall), "armv8_pmuv3");
+	CHECK(hwc__pmu_lacks_arm_event(&cycles) == NULL);
+	unsetenv("HWC_SYSFS_ROOT");
+	snprintf(cmd, sizeof(cmd), "rm -r '%s'", tmp);
+	CHECK_INT(system(cmd), ==, 0);
+}
+
 static void errors(void)
 {
 	const struct hwc__pe_table *t = NULL;
@@ -227,6 +254,7 @@ int main(void)
 	RUN(x86_records);
 	RUN(arm64_std_events);
 	RUN(arm64_topdown);
+	RUN(arm64_events_read_once);
 	RUN(errors);
 	return check_failures ? 1 : 0;
 }

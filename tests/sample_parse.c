@@ -17,6 +17,151 @@ static void spin(void)
 		sink += i;
 }
 
+/* The fixed-size head of a sample: IDENTIFIER to PERIOD, one word each. */
+#define HEAD_BITS                                                                        \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |  \
+	 PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |    \
+	 PERF_SAMPLE_PERIOD)
+
+/* Word AT of the body of HDR, 0 when absent (-1), as hwc_sample_parse() has it. */
+static uint64_t word_at(const struct perf_event_header *hdr, int at)
+{
+	uint64_t v = 0;
+	if (at >= 0)
+		memcpy(&v, (const uint8_t *)(hdr + 1) + 8 * at, sizeof(v));
+	return v;
+}
+
+/* hwc_sample_head()'s layout against hwc_sample_parse() on real cpu-clock
+ * records of many sample_types: every subset of the head's nine fields,
+ * each with some of the variable-size fields after them. */
+static void head_matches_full(void)
+{
+	static const uint64_t head[] = {
+		PERF_SAMPLE_IDENTIFIER, PERF_SAMPLE_IP,	       PERF_SAMPLE_TID,
+		PERF_SAMPLE_TIME,	PERF_SAMPLE_ADDR,      PERF_SAMPLE_ID,
+		PERF_SAMPLE_STREAM_ID,	PERF_SAMPLE_CPU,       PERF_SAMPLE_PERIOD,
+	};
+	static const uint64_t tail[] = {
+		PERF_SAMPLE_READ,      PERF_SAMPLE_CALLCHAIN, PERF_SAMPLE_REGS_USER,
+		PERF_SAMPLE_STACK_USER, PERF_SAMPLE_WEIGHT,   PERF_SAMPLE_DATA_SRC,
+	};
+	long page = sysconf(_SC_PAGESIZE);
+	size_t len = (size_t)page * 9;
+	int opened = 0, records = 0;
+	for (unsigned combo = 0; combo < 1u << 9; combo++) {
+		struct perf_event_attr attr = {
+			.size = sizeof(attr),
+			.type = PERF_TYPE_SOFTWARE,
+			.config = PERF_COUNT_SW_CPU_CLOCK,
+			.sample_period = 20000,
+			.read_format = PERF_FORMAT_ID,
+			.sample_regs_user = 1,
+			.sample_stack_user = 64,
+			.exclude_kernel = 1,
+			.exclude_hv = 1,
+			.disabled = 1,
+		};
+		for (unsigned i = 0; i < 9; i++)
+			if (combo >> i & 1)
+				attr.sample_type |= head[i];
+		for (unsigned i = 0; i < 6; i++) /* a different tail for neighbouring heads */
+			if ((combo * 37 + 11) >> i & 1)
+				attr.sample_type |= tail[i];
+		int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+		if (fd < 0)
+			continue;
+		opened++;
+		uint64_t id = 0;
+		CHECK_INT(ioctl(fd, PERF_EVENT_IOC_ID, &id), ==, 0);
+		struct perf_event_mmap_page *meta =
+			mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (meta == MAP_FAILED) {
+			close(fd);
+			continue;
+		}
+		ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+		for (uint64_t i = 0; i < 500000 && sink < UINT64_MAX; i++)
+			sink += i;
+		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+		uint64_t end = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+		const uint8_t *data = (const uint8_t *)meta + meta->data_offset;
+		static uint8_t rec[65536];
+		for (uint64_t pos = meta->data_tail; pos < end;) {
+			const struct perf_event_header *h = (const void *)(data + pos % meta->data_size);
+			uint16_t n = h->size;
+			for (uint16_t i = 0; i < n; i++)
+				rec[i] = data[(pos + i) % meta->data_size];
+			pos += n;
+			struct perf_event_header *hdr = (void *)rec;
+			if (hdr->type != PERF_RECORD_SAMPLE)
+				continue;
+			records++;
+			struct hwc_sample full;
+			CHECK_INT(hwc_sample_parse(hdr, &attr, &full), ==, 0);
+			struct hwc_sample_head lay;
+			memset(&lay, 0x55, sizeof(lay));
+			hwc_sample_head(&attr, &lay);
+			/* one word per field, within the record */
+			CHECK_INT(lay.words, ==, __builtin_popcountll(attr.sample_type & HEAD_BITS));
+			CHECK(sizeof(*hdr) + 8u * lay.words <= n);
+			uint64_t pid_tid = word_at(hdr, lay.pid_tid);
+			uint32_t pair[2];
+			memcpy(pair, &pid_tid, sizeof(pair));
+			bool same = word_at(hdr, lay.id) == full.id && word_at(hdr, lay.ip) == full.ip &&
+				    pair[0] == full.pid && pair[1] == full.tid &&
+				    word_at(hdr, lay.time) == full.time && word_at(hdr, lay.addr) == full.addr &&
+				    word_at(hdr, lay.stream_id) == full.stream_id &&
+				    (uint32_t)word_at(hdr, lay.cpu) == full.cpu &&
+				    word_at(hdr, lay.period) == full.period;
+			if (!same)
+				CHECK_U64(attr.sample_type, ==, ~(uint64_t)0); /* names the combination */
+			/* and what the words say is what this process and event are */
+			uint64_t t = attr.sample_type;
+			if (t & PERF_SAMPLE_TID) {
+				CHECK_INT(pair[0], ==, getpid());
+				CHECK_INT(pair[1], ==, syscall(SYS_gettid));
+			}
+			if (t & (PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER))
+				CHECK_U64(word_at(hdr, lay.id), ==, id);
+			if (t & PERF_SAMPLE_STREAM_ID)
+				CHECK_U64(word_at(hdr, lay.stream_id), ==, id);
+			if (t & PERF_SAMPLE_PERIOD)
+				CHECK_U64(word_at(hdr, lay.period), ==, 20000);
+			if (t & PERF_SAMPLE_ADDR) /* cpu-clock has none */
+				CHECK_U64(word_at(hdr, lay.addr), ==, 0);
+			if (t & PERF_SAMPLE_CPU)
+				CHECK((uint32_t)word_at(hdr, lay.cpu) < (uint32_t)sysconf(_SC_NPROCESSORS_CONF));
+			if (t & PERF_SAMPLE_IP)
+				CHECK(word_at(hdr, lay.ip) != 0);
+			/* each field present: a word of its own, after the one before */
+			const int8_t at[] = {lay.ip, lay.pid_tid, lay.time, lay.addr, lay.stream_id, lay.cpu, lay.period};
+			const uint64_t bit[] = {PERF_SAMPLE_IP, PERF_SAMPLE_TID, PERF_SAMPLE_TIME,
+						PERF_SAMPLE_ADDR, PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU,
+						PERF_SAMPLE_PERIOD};
+			int last = attr.sample_type & PERF_SAMPLE_IDENTIFIER ? 0 : -1;
+			for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+				CHECK_INT(at[i] >= 0, ==, !!(attr.sample_type & bit[i]));
+				if (at[i] >= 0) {
+					CHECK_INT(at[i], >, last);
+					last = at[i];
+				}
+			}
+			/* Cut short of the lay: refused, naming a field. */
+			for (uint16_t cut = sizeof(*hdr); cut < sizeof(*hdr) + 8u * lay.words; cut += 8) {
+				hdr->size = cut;
+				CHECK_INT(hwc_sample_parse(hdr, &attr, &full), ==, -EINVAL);
+				CHECK_STR_CONTAINS(hwc_errdetail(), "field");
+			}
+			hdr->size = n;
+		}
+		munmap(meta, len);
+		close(fd);
+	}
+	CHECK_INT(opened, >, 400); /* of 512; a kernel may refuse a tail field */
+	CHECK_INT(records, >, 1000);
+}
+
 int main(void)
 {
 	struct perf_event_attr attr = {
@@ -89,5 +234,6 @@ int main(void)
 	CHECK_INT(hwc_sample_id_size(&attr), ==, 32);
 	munmap(meta, len);
 	close(fd);
+	head_matches_full();
 	return check_exit();
 }

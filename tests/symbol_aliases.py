@@ -5,13 +5,11 @@ __memrchr_ifunc among them), hwc script and hwc report name the address
 by perf's rule, on the same recordings made by hwc record and perf
 record."""
 import collections
-import os
-import re
 import shutil
 import tempfile
 import unittest
 
-from hwctest import as_perf_names, program, record_by_both, run, workload
+from hwctest import as_perf_names, program, record_by_both, run, script_samples, workload
 
 HWC = program("hwc")
 
@@ -26,22 +24,11 @@ class SymbolAliases(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.dir, ignore_errors=True)
 
-    def names(self, argv):
-        """(ip, symbol) -> samples, from script -F ip,sym,dso."""
-        r = run(argv)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        out = collections.Counter()
-        for line in r.stdout.splitlines():
-            m = re.match(r"^\s*([0-9a-f]+)\s+(.*?)\s+\((.*)\)\s*$", line)
-            self.assertTrue(m, line)
-            out[(m.group(1), m.group(2), os.path.basename(m.group(3)))] += 1
-        return out
-
     def test_script_names_every_sample_as_perf(self):
         for name, path in sorted(self.files.items()):
             with self.subTest(file=name):
-                theirs = self.names(["perf", "script", "-F", "ip,sym,dso", "-i", path])
-                ours = self.names([HWC, "script", "-F", "ip,sym,dso", "-i", path])
+                theirs = script_samples(["perf", "script", "-F", "ip,sym,dso", "-i", path])
+                ours = script_samples([HWC, "script", "-F", "ip,sym,dso", "-i", path])
                 perfs = {ip: sym for ip, sym, _ in theirs}
                 ours = collections.Counter({(ip, as_perf_names(sym, perfs.get(ip, sym)), dso): n
                                             for (ip, sym, dso), n in ours.items()})

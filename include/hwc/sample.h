@@ -72,6 +72,27 @@ struct hwc_sample {
 int hwc_sample_parse(const struct perf_event_header *hdr, const struct perf_event_attr *attr,
 		     struct hwc_sample *out);
 
+/* Where the fixed-size fields at the head of a sample of ATTR are (those
+ * before the first of variable size, IDENTIFIER to PERIOD, in
+ * perf_event_open(2)'s order): the u64 word of the record's body (what
+ * follows its header) that holds each one, -1 when sample_type lacks it,
+ * and how many words the head has.  hwc_sample_parse() reads them there.
+ * A reader that needs only these of many samples of one event (an address
+ * and its period) computes this once, then per record checks that
+ * hdr->size >= sizeof(*hdr) + 8 * words and reads the words. */
+struct hwc_sample_head {
+	int8_t id;      /* PERF_SAMPLE_ID's word, else PERF_SAMPLE_IDENTIFIER's */
+	int8_t ip;
+	int8_t pid_tid; /* two u32: pid, then tid */
+	int8_t time;
+	int8_t addr;
+	int8_t stream_id;
+	int8_t cpu;     /* two u32: cpu, then a reserved one */
+	int8_t period;
+	uint8_t words;
+};
+void hwc_sample_head(const struct perf_event_attr *attr, struct hwc_sample_head *out);
+
 /* The sample_id trailer that non-sample records carry when
  * attr.sample_id_all is set: the PERF_SAMPLE_{TID,TIME,ID,STREAM_ID,CPU,
  * IDENTIFIER} fields of ATTR's sample_type. */

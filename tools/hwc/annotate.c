@@ -96,53 +96,39 @@ static bool same_addr(const void *entry, const void *key)
 	return ((const struct an_addr *)entry)->loc == key;
 }
 
-/* Where a sample's ip, pid and tid, time and period are: among the
- * fixed-size fields that come, in perf_event_open(2)'s order, before the
- * first one of variable size; in u64 words of the body, -1 if absent. */
-static void find_fields(struct an_fields *f, const struct hwc_perfdata_attr *attr)
-{
-	uint64_t t = attr->attr.sample_type;
-	int w = !!(t & PERF_SAMPLE_IDENTIFIER);
-	f->attr = attr;
-	f->ip = t & PERF_SAMPLE_IP ? w++ : -1;
-	f->tid = t & PERF_SAMPLE_TID ? w++ : -1;
-	f->time = t & PERF_SAMPLE_TIME ? w++ : -1;
-	w += !!(t & PERF_SAMPLE_ADDR) + !!(t & PERF_SAMPLE_ID) + !!(t & PERF_SAMPLE_STREAM_ID) +
-	     !!(t & PERF_SAMPLE_CPU);
-	f->period = t & PERF_SAMPLE_PERIOD ? w++ : -1;
-	f->words = (unsigned)w;
-}
-
 /* rp_load() hands every sample record of the event here: only its address
  * is counted, not its call chain, thread or row as hwc report counts them,
- * so only the fields before the call chain are read. */
+ * so only the fixed-size fields at the head of the sample are read, where
+ * hwc_sample_head() says they are. */
 static int count_sample(void *arg, const struct hwc_perfdata_record *rec)
 {
 	struct an_ctx *c = arg;
-	struct an_fields *f = &c->fields;
-	if (f->attr != rec->attr)
-		find_fields(f, rec->attr);
+	const struct hwc_sample_head *head = &c->head;
+	if (c->head_of != rec->attr) {
+		hwc_sample_head(&rec->attr->attr, &c->head);
+		c->head_of = rec->attr;
+	}
 	const struct perf_event_attr *a = &rec->attr->attr;
 	const uint64_t *body = (const uint64_t *)(const void *)(rec->hdr + 1);
-	if ((rec->hdr->size - sizeof(*rec->hdr)) / 8 < f->words) {
+	if ((rec->hdr->size - sizeof(*rec->hdr)) / 8 < head->words) {
 		fprintf(stderr, "hwc annotate: %s: perf.data offset %" PRIu64 ": sample record of %u "
 				"bytes is too short for its fields (%u bytes)\n",
 			c->report->o.input, rec->offset, rec->hdr->size,
-			(unsigned)sizeof(*rec->hdr) + 8 * f->words);
+			(unsigned)sizeof(*rec->hdr) + 8 * head->words);
 		return -1;
 	}
-	uint64_t period = f->period >= 0 ? body[f->period] : a->freq ? 1 : a->sample_period;
+	uint64_t period = head->period >= 0 ? body[head->period] : a->freq ? 1 : a->sample_period;
 	c->samples++;
 	c->period += period;
 	/* The kernel's code is not read: its addresses are not even resolved. */
-	if (f->ip < 0 || (rec->hdr->misc & PERF_RECORD_MISC_CPUMODE_MASK) != PERF_RECORD_MISC_USER)
+	if (head->ip < 0 || (rec->hdr->misc & PERF_RECORD_MISC_CPUMODE_MASK) != PERF_RECORD_MISC_USER)
 		return 0;
 	uint32_t pid = 0;
-	if (f->tid >= 0)
-		memcpy(&pid, &body[f->tid], sizeof(pid));
+	if (head->pid_tid >= 0)
+		memcpy(&pid, &body[head->pid_tid], sizeof(pid));
 	const struct hwc_location *l = hwc_symbols_resolve(c->report->syms, pid,
-							   f->time >= 0 ? body[f->time] : 0,
-							   body[f->ip], false);
+							   head->time >= 0 ? body[head->time] : 0,
+							   body[head->ip], false);
 	if (!l->sym->known)
 		return 0;
 	struct an_addr key = {.loc = l};

@@ -33,20 +33,14 @@ struct an_func {
 
 struct source;
 
-/* Where hwc annotate finds the fields it reads in the samples of ATTR. */
-struct an_fields {
-	const struct hwc_perfdata_attr *attr;
-	int ip, tid, time, period; /* u64 word of the body, -1 if absent */
-	unsigned words;            /* the words before the first field not read */
-};
-
 struct an_ctx {
 	const char *input, *event;
 	const struct rp_report *report; /* its symbols resolve the samples */
 	uint64_t samples, period; /* of the event, the kernel's included */
 	struct rp_table addrs;    /* struct an_addr */
 	struct source *sources; /* the source files read */
-	struct an_fields fields;  /* of the event last read */
+	const struct hwc_perfdata_attr *head_of; /* the event whose HEAD this is */
+	struct hwc_sample_head head;
 };
 
 /* Instruction IN's share of F's period, in percent. */
