@@ -105,6 +105,13 @@ int hwc_symbols_save_vdso(char *path, size_t size);
  * "swapper", as perf says, for the idle task, thread 0). */
 const char *hwc_symbols_comm(hwc_symbols *s, uint32_t tid, uint64_t time);
 
+/* The span of time [*FROM, *TO) around TIME (*TO past it) over which every
+ * address of process PID resolves (hwc_symbols_resolve) and thread TID is
+ * named (hwc_symbols_comm) as at TIME, given the records fed so far: a
+ * profile may resolve the samples of one span once. */
+void hwc_symbols_span(hwc_symbols *s, uint32_t pid, uint32_t tid, uint64_t time, uint64_t *from,
+		      uint64_t *to);
+
 /* Unwind a sample that carries PERF_SAMPLE_REGS_USER and PERF_SAMPLE_STACK_USER
  * with DWARF CFI (libdwfl): fills IPS (innermost first, the sampled ip
  * included) and returns how many, or -errno (-ENOTSUP: neither x86_64 nor arm64, or the
