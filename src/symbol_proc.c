@@ -282,7 +282,7 @@ HWC_EXPORT int hwc_symbols_add_buildid(hwc_symbols *s, const char *filename, con
 	return 0;
 }
 
-HWC_EXPORT int hwc_symbols_load(hwc_symbols *s, hwc_perfdata *f)
+HWC_EXPORT void hwc_symbols_load_header(hwc_symbols *s, hwc_perfdata *f)
 {
 	hwc__clear_error();
 	/* The kernel's symbols are read while the maps are: both take long
@@ -298,6 +298,11 @@ HWC_EXPORT int hwc_symbols_load(hwc_symbols *s, hwc_perfdata *f)
 		if (b->size)
 			hwc_symbols_add_buildid(s, b->filename, b->id, b->size);
 	}
+}
+
+HWC_EXPORT int hwc_symbols_load(hwc_symbols *s, hwc_perfdata *f)
+{
+	hwc_symbols_load_header(s, f);
 	hwc_perfdata_rewind(f);
 	struct hwc_perfdata_record r;
 	int rc;

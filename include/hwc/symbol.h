@@ -77,6 +77,11 @@ int hwc_symbols_record(hwc_symbols *s, const struct perf_event_header *hdr,
 
 /* The BUILD_ID feature plus every address-space record of F (rewinds F). */
 int hwc_symbols_load(hwc_symbols *s, hwc_perfdata *f);
+/* What hwc_symbols_load() takes of F besides its records: the BUILD_ID
+ * feature, and with HWC_SYM_THREAD the kernel's symbols started on their
+ * thread.  A reader that walks F's records itself then feeds every one to
+ * hwc_symbols_record(). */
+void hwc_symbols_load_header(hwc_symbols *s, hwc_perfdata *f);
 
 /* Symbolize a live sampler's records: describe in S what existed on
  * SMP's target before it started, from /proc (every process for a CPUS

@@ -569,14 +569,19 @@ static void settle_chains(struct rp_report *r)
  * A recording's samples repeat a few thousand call chains: rp_fold_sample()
  * sums them per raw chain (the addresses as recorded, with what the keys
  * and selection take of the sample and what resolving them depends on),
- * and each raw chain is resolved and summed as one by rp_settle(). */
+ * and each raw chain is resolved and summed as one by rp_settle().
+ * In one pass (rp_opts.one_pass: the maps are fed as they come), which
+ * span a sample is in is not known yet: the raw chains are cut where the
+ * thread's records come in the file instead, and rp_fold_exact() checks
+ * at the end that the samples of each are in one span. */
 
 struct rp_raw {
 	struct rp_link link; /* first */
 	struct rp_raw *later; /* the next raw chain seen first after this one */
 	const struct perf_event_attr *attr;
-	uint64_t span;        /* hwc_symbols_span()'s start: its addresses and name */
-	uint64_t time;        /* its first sample's, in that span */
+	uint64_t span;        /* hwc_symbols_span()'s start: its addresses and name
+			       * (one pass: its process's and thread's generations) */
+	uint64_t time, last;  /* its samples' first and last times */
 	uint32_t pid, tid, cpu;
 	bool kernel;          /* a kernel sample (its ip, or the chain's first part) */
 	uint32_t n;
@@ -609,17 +614,64 @@ static bool same_raw(const void *entry, const void *key)
 	       memcmp(w->words, k->words, w->n * sizeof(*w->words)) == 0;
 }
 
-/* The span of S's thread that S is in, hwc_symbols_span()'s start: the
- * last one asked for the thread first (its samples come in runs). */
-static uint64_t span_of(struct rp_report *r, const struct hwc_sample *s)
+struct rp_generation {
+	struct rp_link link; /* first */
+	uint32_t id;         /* a process or thread */
+	uint32_t n;          /* its address-space records so far */
+};
+
+static uint64_t generation_hash(const void *entry)
+{
+	return (uint64_t)((const struct rp_generation *)entry)->id * 0x9e3779b97f4a7c15ULL;
+}
+
+static bool same_generation(const void *entry, const void *key)
+{
+	return ((const struct rp_generation *)entry)->id == ((const struct rp_generation *)key)->id;
+}
+
+static struct rp_generation *generation(struct rp_report *r, uint32_t id)
+{
+	struct rp_generation key = {.id = id};
+	uint64_t h = generation_hash(&key);
+	struct rp_generation *g = rp_table_find(&r->generations, h, same_generation, &key);
+	if (!g) {
+		g = rp_table_new(&r->generations, sizeof(*g), h, generation_hash);
+		g->id = id;
+	}
+	return g;
+}
+
+void rp_fold_record(struct rp_report *r, const struct perf_event_header *h)
+{
+	uint32_t pid, tid;
+	if (h->size < 24)
+		return;
+	memcpy(&pid, (const uint8_t *)h + 8, 4);
+	memcpy(&tid, (const uint8_t *)h + (h->type == PERF_RECORD_FORK ? 16 : 12), 4);
+	generation(r, pid)->n++;
+	if (tid != pid)
+		generation(r, tid)->n++;
+}
+
+/* The span of S's thread that S is in, hwc_symbols_span()'s start (one
+ * pass: the generations of its process and thread): the last one asked
+ * for the thread first (its samples come in runs), *C its cache entry. */
+static uint64_t span_of(struct rp_report *r, const struct hwc_sample *s, struct rp_span **cached)
 {
 	if (!r->spans && !(r->spans = calloc(RP_NSPANS, sizeof(*r->spans)))) {
 		fprintf(stderr, "%s: out of memory\n", program_invocation_short_name);
 		exit(1);
 	}
-	struct rp_span *c = &r->spans[s->tid & (RP_NSPANS - 1)];
+	struct rp_span *c = *cached = &r->spans[s->tid & (RP_NSPANS - 1)];
+	if (r->o.one_pass) {
+		if (!c->used || c->pid != s->pid || c->tid != s->tid)
+			*c = (struct rp_span){true, s->pid, s->tid, 0, 0, &generation(r, s->pid)->n,
+					      &generation(r, s->tid)->n, NULL};
+		return (uint64_t)*c->process << 32 | *c->thread;
+	}
 	if (!c->used || c->pid != s->pid || c->tid != s->tid || s->time < c->from || s->time >= c->to) {
-		*c = (struct rp_span){true, s->pid, s->tid, 0, 0};
+		*c = (struct rp_span){true, s->pid, s->tid, 0, 0, NULL, NULL, NULL};
 		hwc_symbols_span(r->syms, s->pid, s->tid, s->time, &c->from, &c->to);
 	}
 	return c->from;
@@ -631,12 +683,27 @@ bool rp_fold_sample(struct rp_report *r, const struct hwc_sample *s, const struc
 {
 	/* DWARF samples are unwound each from its own stack. */
 	if ((s->sample_type & PERF_SAMPLE_STACK_USER) ||
-	    ((s->sample_type & PERF_SAMPLE_CALLCHAIN) && s->nr_callchain > 2 * RP_MAX_FRAMES))
-		return false;
+	    ((s->sample_type & PERF_SAMPLE_CALLCHAIN) && s->nr_callchain > 2 * RP_MAX_FRAMES)) {
+		/* One pass resolves nothing before the last map. */
+		r->fold_failed |= r->o.one_pass;
+		return r->o.one_pass;
+	}
 	if (!rp_time_selected(r, s)) {
 		r->skipped++;
 		return true;
 	}
+	struct rp_span *thread;
+	uint64_t span = span_of(r, s, &thread);
+	uint32_t cpu = (r->o.keys & K_CPU) || r->o.cpus ? s->cpu : 0;
+	bool kernel = (s->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+	bool chain = s->sample_type & PERF_SAMPLE_CALLCHAIN;
+	const uint64_t *words = chain ? s->callchain : &s->ip;
+	uint32_t n = chain ? (uint32_t)s->nr_callchain : 1;
+	/* Most often the thread's chain before (hashing costs more). */
+	struct rp_raw *w = thread->last;
+	if (w && w->span == span && w->n == n && w->cpu == cpu && w->kernel == kernel && w->attr == a &&
+	    memcmp(w->words, words, n * sizeof(*words)) == 0)
+		goto sum;
 	union {
 		struct rp_raw w;
 		char bytes[sizeof(struct rp_raw) + 2 * RP_MAX_FRAMES * sizeof(uint64_t)];
@@ -644,33 +711,51 @@ bool rp_fold_sample(struct rp_report *r, const struct hwc_sample *s, const struc
 	key.w.attr = a;
 	key.w.pid = s->pid;
 	key.w.tid = s->tid;
-	key.w.cpu = (r->o.keys & K_CPU) || r->o.cpus ? s->cpu : 0;
-	key.w.kernel = (s->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
-	key.w.span = span_of(r, s);
-	if (s->sample_type & PERF_SAMPLE_CALLCHAIN) {
-		key.w.n = (uint32_t)s->nr_callchain;
-		memcpy(key.w.words, s->callchain, key.w.n * sizeof(*key.w.words));
-	} else {
-		key.w.n = 1;
-		key.w.words[0] = s->ip;
-	}
+	key.w.cpu = cpu;
+	key.w.kernel = kernel;
+	key.w.span = span;
+	key.w.n = n;
+	memcpy(key.w.words, words, n * sizeof(*words));
 	uint64_t h = raw_hash_of(&key.w);
-	struct rp_raw *w = rp_table_find(&r->raws, h, same_raw, &key.w);
+	w = rp_table_find(&r->raws, h, same_raw, &key.w);
 	if (!w) {
+		if (r->raws.len >= MAX_RAWS && r->o.one_pass) {
+			r->fold_failed = true;
+			return true;
+		}
 		if (r->raws.len >= MAX_RAWS)
 			settle_raws(r);
 		size_t size = sizeof(key.w) + key.w.n * sizeof(*key.w.words);
 		w = rp_table_new(&r->raws, size, h, raw_hash);
 		key.w.later = NULL;
-		key.w.time = s->time;
+		key.w.time = key.w.last = s->time;
 		key.w.period = key.w.samples = 0;
 		memcpy((char *)w + sizeof(w->link), (char *)&key.w + sizeof(w->link),
 		       size - sizeof(w->link));
 		*(r->raws_first ? &r->raws_last->later : &r->raws_first) = w;
 		r->raws_last = w;
 	}
+	thread->last = w;
+sum:
 	w->period += rp_sample_period(s, a);
 	w->samples++;
+	if (s->time < w->time)
+		w->time = s->time;
+	if (s->time > w->last)
+		w->last = s->time;
+	return true;
+}
+
+bool rp_fold_exact(struct rp_report *r)
+{
+	if (r->fold_failed)
+		return false;
+	for (const struct rp_raw *w = r->raws_first; w; w = w->later) {
+		uint64_t from, to;
+		hwc_symbols_span(r->syms, w->pid, w->tid, w->time, &from, &to);
+		if (w->last >= to)
+			return false;
+	}
 	return true;
 }
 
@@ -702,6 +787,8 @@ static void settle_raws(struct rp_report *r)
 		settle_raw(r, w);
 	rp_table_free(&r->raws, NULL);
 	r->raws_first = r->raws_last = NULL;
+	for (size_t i = 0; r->spans && i < RP_NSPANS; i++)
+		r->spans[i].last = NULL;
 }
 
 void rp_settle(struct rp_report *r)
@@ -732,6 +819,8 @@ void rp_clear(struct rp_report *r)
 	r->raws_first = r->raws_last = NULL;
 	free(r->spans);
 	r->spans = NULL;
+	rp_table_free(&r->generations, NULL);
+	r->fold_failed = false;
 	for (size_t i = 0; i < r->nurecs; i++)
 		free((void *)(uintptr_t)r->urecs[i].data);
 	free(r->urecs);

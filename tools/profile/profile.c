@@ -326,7 +326,8 @@ static int decode(struct rp_report *r, const struct hwc_perfdata_record *rec, st
 	return -1;
 }
 
-/* One thread: records read, decoded and taken in turn. */
+/* One thread: records read, decoded and taken in turn.  In one pass
+ * (o.one_pass), the address-space records are fed to r->syms on the way. */
 static int read_one_thread(struct rp_report *r)
 {
 	struct hwc_perfdata_record rec;
@@ -334,6 +335,16 @@ static int read_one_thread(struct rp_report *r)
 	char why[1024];
 	int rc;
 	while ((rc = hwc_perfdata_next(r->file, &rec)) > 0) {
+		uint32_t type = rec.hdr->type;
+		if (r->o.one_pass && (type == PERF_RECORD_MMAP || type == PERF_RECORD_MMAP2 ||
+				      type == PERF_RECORD_COMM || type == PERF_RECORD_FORK)) {
+			if (hwc_symbols_record(r->syms, rec.hdr, rec.attr ? &rec.attr->attr : NULL)) {
+				fprintf(stderr, "%s: %s: %s (record at perf.data offset %" PRIu64 ")\n",
+					prog, r->o.input, hwc_errdetail(), rec.offset);
+				return -1;
+			}
+			rp_fold_record(r, rec.hdr);
+		}
 		/* With the sample hook (hwc annotate), the samples it gets are
 		 * all that is read: nothing is decoded or taken here. */
 		if (r->o.sample) {
@@ -550,14 +561,44 @@ static bool unwinds(const struct rp_report *r)
 	return false;
 }
 
-static int read_samples(struct rp_report *r)
+/* The records, once r->syms has every map. */
+static int read_records(struct rp_report *r)
 {
 	int rc;
+	hwc_perfdata_rewind(r->file);
 	/* The hook's samples alone are read faster than handed to a thread;
 	 * so are samples summed per raw chain (rp_fold_sample()): only those
 	 * unwound one by one gain from the reader thread. */
 	if (r->o.sample || !unwinds(r) || !use_two_threads() || read_two_threads(r, &rc))
 		rc = read_one_thread(r);
+	return rc;
+}
+
+static int read_samples(struct rp_report *r)
+{
+	int rc;
+	if (r->o.sample || unwinds(r)) {
+		if (hwc_symbols_load(r->syms, r->file)) {
+			fprintf(stderr, "%s: %s: %s\n", prog, r->o.input, hwc_errdetail());
+			return -1;
+		}
+		rc = read_records(r);
+	} else {
+		/* Samples summed per raw chain are resolved at the end: the
+		 * maps can be read with them, in one pass over the file. */
+		hwc_symbols_load_header(r->syms, r->file);
+		hwc_perfdata_rewind(r->file);
+		r->o.one_pass = true;
+		rc = read_one_thread(r);
+		r->o.one_pass = false;
+		if (!rc && !rp_fold_exact(r)) {
+			/* A raw chain's samples span a map or name that came later
+			 * in the file (or too many chains, or a sample to resolve
+			 * alone): again, with every map known. */
+			rp_clear(r);
+			rc = read_records(r);
+		}
+	}
 	if (rc)
 		return -1;
 	/* Name the threads (at their last sample or exit). */
@@ -680,8 +721,7 @@ int rp_load(struct rp_report *r)
 			 (r->o.inl ? HWC_SYM_INLINE : 0) | (r->o.no_demangle ? 0 : HWC_SYM_DEMANGLE) |
 			 (use_two_threads() && !r->o.sample ? HWC_SYM_THREAD : 0);
 	if ((err = hwc_symbols_new(&r->syms, flags)) ||
-	    (err = hwc_symbols_set_root(r->syms, r->o.root)) ||
-	    (err = hwc_symbols_load(r->syms, r->file))) {
+	    (err = hwc_symbols_set_root(r->syms, r->o.root))) {
 		fprintf(stderr, "%s: %s: %s\n", prog, r->o.input, hwc_errdetail());
 		return -1;
 	}

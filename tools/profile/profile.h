@@ -169,6 +169,7 @@ struct rp_opts {
 	const char *root;  /* the recorded files under this directory (NULL: none) */
 	bool leaf_addr;    /* sampled frames per address, not per function */
 	bool rows_only;    /* only functions and rows are read: no call trees, no edges */
+	bool one_pass;     /* the maps are read with the samples (rp_fold_record()) */
 	/* Select the samples to aggregate (when not NULL). */
 	bool (*want)(void *arg, const struct hwc_perfdata_record *rec);
 	void *want_arg;
@@ -189,11 +190,14 @@ struct rp_recent {
 };
 #define RP_NRECENT 4096
 
-/* A thread's latest span of hwc_symbols_span(), for agg.c's raw chains. */
+/* A thread's latest span of hwc_symbols_span() (one pass: its process's
+ * and its own generations) and raw chain, for agg.c. */
 struct rp_span {
 	bool used;
 	uint32_t pid, tid;
 	uint64_t from, to;
+	const uint32_t *process, *thread;
+	struct rp_raw *last; /* the thread's latest raw chain */
 };
 #define RP_NSPANS 1024
 
@@ -222,6 +226,8 @@ struct rp_report {
 	struct rp_table raws;    /* agg.c's samples summed per raw chain, to resolve */
 	struct rp_raw *raws_first, *raws_last; /* in the order first seen */
 	struct rp_span *spans;   /* RP_NSPANS, by thread */
+	struct rp_table generations; /* one pass: each process's and thread's records */
+	bool fold_failed;        /* one pass: a sample was not summed (rp_fold_exact()) */
 	struct rp_urec *urecs;
 	size_t nurecs, capurecs;
 	regex_t parent_re;       /* with the parent key */
@@ -291,6 +297,14 @@ void rp_add_sample(struct rp_report *r, const struct hwc_sample *s, const struct
  * when the keys or selection take it), to be resolved once by rp_settle().
  * False, with nothing done, for a sample that must be unwound (DWARF). */
 bool rp_fold_sample(struct rp_report *r, const struct hwc_sample *s, const struct perf_event_attr *a);
+/* In one pass (o.one_pass), address-space record H of the recording
+ * (MMAP, MMAP2, COMM, FORK) has been fed to r->syms: the samples of its
+ * process and thread after it are summed apart from those before. */
+void rp_fold_record(struct rp_report *r, const struct perf_event_header *h);
+/* In one pass, once every record is read: were all samples summed, and
+ * each raw chain's in one span of hwc_symbols_span()?  If not, rp_clear()
+ * and read the samples again (the maps are all known then). */
+bool rp_fold_exact(struct rp_report *r);
 /* Resolve the raw chains rp_fold_sample() has summed, and spread the
  * samples summed per chain into the functions, rows, edges and trees:
  * before these are read. */
