@@ -345,6 +345,8 @@ static int read_one_thread(struct rp_report *r)
 			}
 			rp_fold_record(r, rec.hdr);
 		}
+		if (r->o.one_pass && r->fold_failed)
+			continue; /* read again; the maps are all that count now */
 		/* With the sample hook (hwc annotate), the samples it gets are
 		 * all that is read: nothing is decoded or taken here. */
 		if (r->o.sample) {
@@ -561,15 +563,15 @@ static bool unwinds(const struct rp_report *r)
 	return false;
 }
 
-/* The records, once r->syms has every map. */
-static int read_records(struct rp_report *r)
+/* The records, once r->syms has every map.  FOLD: summed per raw chain
+ * on this thread (rp_fold_sample()), else a reader thread locates each
+ * sample's frames (DWARF stacks to unwind, or too many distinct chains). */
+static int read_records(struct rp_report *r, bool fold)
 {
 	int rc;
 	hwc_perfdata_rewind(r->file);
-	/* The hook's samples alone are read faster than handed to a thread;
-	 * so are samples summed per raw chain (rp_fold_sample()): only those
-	 * unwound one by one gain from the reader thread. */
-	if (r->o.sample || !unwinds(r) || !use_two_threads() || read_two_threads(r, &rc))
+	/* The hook's samples alone are read faster than handed to a thread. */
+	if (r->o.sample || fold || !use_two_threads() || read_two_threads(r, &rc))
 		rc = read_one_thread(r);
 	return rc;
 }
@@ -582,7 +584,7 @@ static int read_samples(struct rp_report *r)
 			fprintf(stderr, "%s: %s: %s\n", prog, r->o.input, hwc_errdetail());
 			return -1;
 		}
-		rc = read_records(r);
+		rc = read_records(r, false);
 	} else {
 		/* Samples summed per raw chain are resolved at the end: the
 		 * maps can be read with them, in one pass over the file. */
@@ -593,10 +595,12 @@ static int read_samples(struct rp_report *r)
 		r->o.one_pass = false;
 		if (!rc && !rp_fold_exact(r)) {
 			/* A raw chain's samples span a map or name that came later
-			 * in the file (or too many chains, or a sample to resolve
-			 * alone): again, with every map known. */
+			 * in the file: again, with every map known.  Too many
+			 * distinct chains (or a sample to resolve alone) gain
+			 * nothing from the sums. */
+			bool fold = !r->fold_failed;
 			rp_clear(r);
-			rc = read_records(r);
+			rc = read_records(r, fold);
 		}
 	}
 	if (rc)
