@@ -282,7 +282,7 @@ HWC_EXPORT int hwc_symbols_add_buildid(hwc_symbols *s, const char *filename, con
 	return 0;
 }
 
-HWC_EXPORT int hwc_symbols_load(hwc_symbols *s, hwc_perfdata *f)
+HWC_EXPORT void hwc_symbols_load_header(hwc_symbols *s, hwc_perfdata *f)
 {
 	hwc__clear_error();
 	/* The kernel's symbols are read while the maps are: both take long
@@ -298,6 +298,11 @@ HWC_EXPORT int hwc_symbols_load(hwc_symbols *s, hwc_perfdata *f)
 		if (b->size)
 			hwc_symbols_add_buildid(s, b->filename, b->id, b->size);
 	}
+}
+
+HWC_EXPORT int hwc_symbols_load(hwc_symbols *s, hwc_perfdata *f)
+{
+	hwc_symbols_load_header(s, f);
 	hwc_perfdata_rewind(f);
 	struct hwc_perfdata_record r;
 	int rc;
@@ -331,4 +336,42 @@ void hwc__procs_free(hwc_symbols *s)
 			free(((struct hwc__thread *)s->threads.slots[i].val)->v);
 	hwc__map_free(&s->threads);
 	hwc__map_free(&s->procs);
+}
+
+/* A time at which what TIME sees may change: [*FROM, *TO) shrinks to keep
+ * TIME on the same side of it (at AT and after, versus before). */
+static void span_cut(uint64_t at, uint64_t time, uint64_t *from, uint64_t *to)
+{
+	if (at <= time) {
+		if (at > *from)
+			*from = at;
+	} else if (at < *to) {
+		*to = at;
+	}
+}
+
+HWC_EXPORT void hwc_symbols_span(hwc_symbols *s, uint32_t pid, uint32_t tid, uint64_t time,
+				 uint64_t *from, uint64_t *to)
+{
+	*from = 0;
+	*to = UINT64_MAX;
+	/* hwc__find_map()'s tests of TIME: each map's time, the exec, and
+	 * the fork (after it, the parent is seen at the fork's time). */
+	const struct hwc__proc *p = hwc__proc_get(s, pid, false);
+	for (int depth = 0; p && depth < 64; depth++, p = p->parent) {
+		for (size_t i = 0; i < p->nmaps; i++)
+			span_cut(p->maps[i].time, time, from, to);
+		if (p->exec_time != UINT64_MAX)
+			span_cut(p->exec_time, time, from, to);
+		if (!p->parent || p->fork_time == UINT64_MAX)
+			break;
+		span_cut(p->fork_time + 1, time, from, to);
+		if (time > p->fork_time)
+			break;
+	}
+	/* hwc_symbols_comm()'s: the thread's names (a forked thread that has
+	 * none yet is seen at its fork's time). */
+	const struct hwc__thread *t = hwc__map_get(&s->threads, tid);
+	for (size_t i = 0; t && i < t->n; i++)
+		span_cut(t->v[i].time, time, from, to);
 }

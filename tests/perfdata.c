@@ -535,6 +535,74 @@ static void test_comm_out_of_order(void)
 	hwc_symbols_free(s);
 }
 
+/* hwc_symbols_span(): the times around a sample's over which its process's
+ * addresses and its thread's name resolve the same, cut by every map
+ * (one file replacing another at the same address), a name, and a fork
+ * (before it the parent's maps count).  Records built by hand: timed
+ * maps of files that need not exist (their addresses name the DSO). */
+static void test_span(void)
+{
+	hwc_symbols *s;
+	CHECK_INT(hwc_symbols_new(&s, 0), ==, 0);
+	struct perf_event_attr attr = {.size = sizeof(attr), .sample_type = PERF_SAMPLE_TIME,
+				       .sample_id_all = 1};
+	struct {
+		struct perf_event_header h;
+		uint32_t pid, tid;
+		uint64_t start, len, pgoff;
+		char name[16];
+		uint64_t time;
+	} a = {{PERF_RECORD_MMAP, PERF_RECORD_MISC_USER, sizeof(a)}, 500, 500, 0x400000, 0x1000, 0,
+	       "/nonexistent/a", 100},
+	  b = {{PERF_RECORD_MMAP, PERF_RECORD_MISC_USER, sizeof(b)}, 500, 500, 0x400000, 0x1000, 0,
+	       "/nonexistent/b", 200};
+	struct {
+		struct perf_event_header h;
+		uint32_t pid, tid;
+		char comm[16];
+		uint64_t time;
+	} comm = {{PERF_RECORD_COMM, 0, sizeof(comm)}, 500, 501, "worker", 300};
+	struct {
+		struct perf_event_header h;
+		uint32_t pid, ppid, tid, ptid;
+		uint64_t time;
+		uint64_t trailer;
+	} fork1 = {{PERF_RECORD_FORK, 0, sizeof(fork1)}, 600, 500, 600, 500, 150, 150};
+	CHECK_OK(hwc_symbols_record(s, &b.h, &attr)); /* file order need not be time order */
+	CHECK_OK(hwc_symbols_record(s, &a.h, &attr));
+	CHECK_OK(hwc_symbols_record(s, &comm.h, &attr));
+	CHECK_OK(hwc_symbols_record(s, &fork1.h, &attr));
+	uint64_t from, to;
+	hwc_symbols_span(s, 500, 500, 150, &from, &to);
+	CHECK_U64(from, ==, 100);
+	CHECK_U64(to, ==, 200);
+	CHECK_STR_EQ(hwc_symbols_resolve(s, 500, 199, 0x400010, false)->sym->dso, "/nonexistent/a");
+	CHECK_STR_EQ(hwc_symbols_resolve(s, 500, 200, 0x400010, false)->sym->dso, "/nonexistent/b");
+	hwc_symbols_span(s, 500, 500, 50, &from, &to);
+	CHECK_U64(from, ==, 0);
+	CHECK_U64(to, ==, 100);
+	hwc_symbols_span(s, 500, 500, 250, &from, &to);
+	CHECK_U64(from, ==, 200);
+	CHECK_U64(to, ==, UINT64_MAX);
+	/* Thread 501 is renamed at 300. */
+	hwc_symbols_span(s, 500, 501, 250, &from, &to);
+	CHECK_U64(from, ==, 200);
+	CHECK_U64(to, ==, 300);
+	/* Process 600, forked at 150, sees its parent's maps as at the fork. */
+	hwc_symbols_span(s, 600, 600, 120, &from, &to);
+	CHECK_U64(from, ==, 100);
+	CHECK_U64(to, ==, 151);
+	hwc_symbols_span(s, 600, 600, 250, &from, &to);
+	CHECK_U64(from, ==, 151);
+	CHECK_U64(to, ==, UINT64_MAX);
+	CHECK_STR_EQ(hwc_symbols_resolve(s, 600, 250, 0x400010, false)->sym->dso, "/nonexistent/a");
+	/* A process no record named: one span. */
+	hwc_symbols_span(s, 700, 700, 250, &from, &to);
+	CHECK_U64(from, ==, 0);
+	CHECK_U64(to, ==, UINT64_MAX);
+	hwc_symbols_free(s);
+}
+
 /* Kernel addresses are named from /proc/kallsyms: a core kernel function
  * and, when modules are loaded, a module's, each with its DSO.  The test
  * reads the file with sscanf, the oracle of the symbolizer's own parser,
@@ -632,6 +700,7 @@ static void test_kallsyms_names(void)
 int main(void)
 {
 	RUN(test_comm_out_of_order);
+	RUN(test_span);
 	RUN(test_fp_recording);
 	RUN(test_two_events);
 	RUN(test_perf_compressed);

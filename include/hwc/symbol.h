@@ -77,6 +77,11 @@ int hwc_symbols_record(hwc_symbols *s, const struct perf_event_header *hdr,
 
 /* The BUILD_ID feature plus every address-space record of F (rewinds F). */
 int hwc_symbols_load(hwc_symbols *s, hwc_perfdata *f);
+/* What hwc_symbols_load() takes of F besides its records: the BUILD_ID
+ * feature, and with HWC_SYM_THREAD the kernel's symbols started on their
+ * thread.  A reader that walks F's records itself then feeds every one to
+ * hwc_symbols_record(). */
+void hwc_symbols_load_header(hwc_symbols *s, hwc_perfdata *f);
 
 /* Symbolize a live sampler's records: describe in S what existed on
  * SMP's target before it started, from /proc (every process for a CPUS
@@ -104,6 +109,13 @@ int hwc_symbols_save_vdso(char *path, size_t size);
 /* The command name of thread TID at TIME ("[unknown]" if never named;
  * "swapper", as perf says, for the idle task, thread 0). */
 const char *hwc_symbols_comm(hwc_symbols *s, uint32_t tid, uint64_t time);
+
+/* The span of time [*FROM, *TO) around TIME (*TO past it) over which every
+ * address of process PID resolves (hwc_symbols_resolve) and thread TID is
+ * named (hwc_symbols_comm) as at TIME, given the records fed so far: a
+ * profile may resolve the samples of one span once. */
+void hwc_symbols_span(hwc_symbols *s, uint32_t pid, uint32_t tid, uint64_t time, uint64_t *from,
+		      uint64_t *to);
 
 /* Unwind a sample that carries PERF_SAMPLE_REGS_USER and PERF_SAMPLE_STACK_USER
  * with DWARF CFI (libdwfl): fills IPS (innermost first, the sampled ip

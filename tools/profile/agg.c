@@ -456,6 +456,15 @@ bool rp_time_selected(const struct rp_report *r, const struct hwc_sample *s)
 	return !r->o.time_set || (s->time >= r->o.time_start && s->time <= r->o.time_end);
 }
 
+static void settle_chains(struct rp_report *r);
+
+uint64_t rp_sample_period(const struct hwc_sample *s, const struct perf_event_attr *a)
+{
+	if (s->sample_type & PERF_SAMPLE_PERIOD)
+		return s->period;
+	return a->freq ? 1 : a->sample_period;
+}
+
 void rp_add_sample(struct rp_report *r, const struct hwc_sample *s, const struct perf_event_attr *a)
 {
 	const struct hwc_location *locs[RP_MAX_FRAMES];
@@ -465,37 +474,36 @@ void rp_add_sample(struct rp_report *r, const struct hwc_sample *s, const struct
 	}
 	bool failed;
 	size_t n = rp_sample_locations(r, s, a, locs, &failed);
-	rp_add_located(r, s, a, locs, n, failed, n ? hwc_symbols_comm(r->syms, s->tid, s->time) : NULL);
+	struct rp_samples g = {s->pid, s->tid, s->cpu, rp_sample_period(s, a), 1};
+	rp_add_located(r, &g, locs, n, failed, n ? hwc_symbols_comm(r->syms, s->tid, s->time) : NULL);
 }
 
-void rp_add_located(struct rp_report *r, const struct hwc_sample *s, const struct perf_event_attr *a,
+void rp_add_located(struct rp_report *r, const struct rp_samples *g,
 		    const struct hwc_location *const *locs, size_t n, bool unwind_failed,
 		    const char *comm)
 {
 	struct rp_func *chain[RP_MAX_FRAMES];
-	r->unwind_failures += unwind_failed;
+	r->unwind_failures += unwind_failed ? g->samples : 0;
 	if (n == 0)
 		return;
 	for (size_t k = 0; k < n; k++)
 		chain[k] = intern_func(r, locs[k], r->o.leaf_addr && k == 0);
-	if (!in_list(r->o.comms, comm) || !rp_pid_selected(r->o.pids, s->pid, s->tid) ||
-	    !rp_pid_selected(r->o.tids, s->tid, s->tid) || !rp_cpu_selected(r->o.cpus, s->cpu, false) ||
+	if (!in_list(r->o.comms, comm) || !rp_pid_selected(r->o.pids, g->pid, g->tid) ||
+	    !rp_pid_selected(r->o.tids, g->tid, g->tid) || !rp_cpu_selected(r->o.cpus, g->cpu, false) ||
 	    (r->o.dsos && !in_list(r->o.dsos, rp_dso_base(chain[0]->sym->dso))) ||
 	    !in_list(r->o.symbols, chain[0]->sym->name)) {
-		r->skipped++;
+		r->skipped += g->samples;
 		return;
 	}
-	uint64_t period = s->sample_type & PERF_SAMPLE_PERIOD ? s->period : a->sample_period;
-	if (!(s->sample_type & PERF_SAMPLE_PERIOD) && a->freq)
-		period = 1;
-	r->samples++;
+	uint64_t period = g->period;
+	r->samples += g->samples;
 	r->period += period;
-	struct rp_thread *t = rp_thread_get(r, s->pid, s->tid);
-	t->samples++;
+	struct rp_thread *t = rp_thread_get(r, g->pid, g->tid);
+	t->samples += g->samples;
 	t->period += period;
 	unsigned k = r->o.keys;
-	struct sample_key sk = {k & K_COMM ? comm : NULL, k & (K_PID | K_TID) ? s->pid : 0,
-				k & K_TID ? s->tid : 0, k & K_CPU ? s->cpu : 0, NULL};
+	struct sample_key sk = {k & K_COMM ? comm : NULL, k & (K_PID | K_TID) ? g->pid : 0,
+				k & K_TID ? g->tid : 0, k & K_CPU ? g->cpu : 0, NULL};
 	/* The key: a chain on the stack, its frames after it. */
 	union {
 		struct rp_chain c;
@@ -514,7 +522,7 @@ void rp_add_located(struct rp_report *r, const struct hwc_sample *s, const struc
 	if (!c) {
 		/* Bounded: a recording of ever new chains is spread as it goes. */
 		if (r->chains.len >= MAX_CHAINS)
-			rp_settle(r);
+			settle_chains(r);
 		c = rp_table_new(&r->chains, size, h, chain_hash);
 		key.c.later = NULL;
 		memcpy((char *)c + sizeof(c->link), (char *)&key.c + sizeof(c->link),
@@ -523,7 +531,7 @@ void rp_add_located(struct rp_report *r, const struct hwc_sample *s, const struc
 		r->chains_last = c;
 	}
 	c->period += period;
-	c->samples++;
+	c->samples += g->samples;
 }
 
 static void settle_chain(struct rp_report *r, struct rp_chain *c)
@@ -547,7 +555,7 @@ static void settle_chain(struct rp_report *r, struct rp_chain *c)
 	add_path(r, &r->croot, chain, 1, n, c->period, c->samples);          /* callees first */
 }
 
-void rp_settle(struct rp_report *r)
+static void settle_chains(struct rp_report *r)
 {
 	/* In the order the chains were first seen: the nodes and rows are
 	 * then made in the order the samples made them (folded follows it). */
@@ -555,6 +563,238 @@ void rp_settle(struct rp_report *r)
 		settle_chain(r, c);
 	rp_table_free(&r->chains, NULL);
 	r->chains_first = r->chains_last = NULL;
+}
+
+/* ------------------------------------------------------------ raw chains
+ * A recording's samples repeat a few thousand call chains: rp_fold_sample()
+ * sums them per raw chain (the addresses as recorded, with what the keys
+ * and selection take of the sample and what resolving them depends on),
+ * and each raw chain is resolved and summed as one by rp_settle().
+ * In one pass (rp_opts.one_pass: the maps are fed as they come), which
+ * span a sample is in is not known yet: the raw chains are cut where the
+ * thread's records come in the file instead, and rp_fold_exact() checks
+ * at the end that the samples of each are in one span. */
+
+struct rp_raw {
+	struct rp_link link; /* first */
+	struct rp_raw *later; /* the next raw chain seen first after this one */
+	const struct perf_event_attr *attr;
+	uint64_t span;        /* hwc_symbols_span()'s start: its addresses and name
+			       * (one pass: its process's and thread's generations) */
+	uint64_t time, last;  /* its samples' first and last times */
+	uint32_t pid, tid, cpu;
+	bool kernel;          /* a kernel sample (its ip, or the chain's first part) */
+	uint32_t n;
+	uint64_t period, samples;
+	uint64_t words[];     /* the call chain as recorded, else the ip */
+};
+
+/* At most this many are held before they are resolved (memory). */
+#define MAX_RAWS (1u << 14)
+
+static uint64_t raw_hash_of(const struct rp_raw *w)
+{
+	uint64_t h = ((uint64_t)w->pid << 32 | w->tid) * 0x9e3779b97f4a7c15ULL ^
+		     (w->span + w->cpu + w->kernel) * 0xbf58476d1ce4e5b9ULL ^ hash_ptr(w->attr);
+	for (uint32_t i = 0; i < w->n; i++)
+		h = (h ^ w->words[i]) * 0x100000001b3ULL;
+	return h ^ h >> 29;
+}
+
+static uint64_t raw_hash(const void *entry)
+{
+	return raw_hash_of(entry);
+}
+
+static bool same_raw(const void *entry, const void *key)
+{
+	const struct rp_raw *w = entry, *k = key;
+	return w->n == k->n && w->pid == k->pid && w->tid == k->tid && w->span == k->span &&
+	       w->cpu == k->cpu && w->kernel == k->kernel && w->attr == k->attr &&
+	       memcmp(w->words, k->words, w->n * sizeof(*w->words)) == 0;
+}
+
+struct rp_generation {
+	struct rp_link link; /* first */
+	uint32_t id;         /* a process or thread */
+	uint32_t n;          /* its address-space records so far */
+};
+
+static uint64_t generation_hash(const void *entry)
+{
+	return (uint64_t)((const struct rp_generation *)entry)->id * 0x9e3779b97f4a7c15ULL;
+}
+
+static bool same_generation(const void *entry, const void *key)
+{
+	return ((const struct rp_generation *)entry)->id == ((const struct rp_generation *)key)->id;
+}
+
+static struct rp_generation *generation(struct rp_report *r, uint32_t id)
+{
+	struct rp_generation key = {.id = id};
+	uint64_t h = generation_hash(&key);
+	struct rp_generation *g = rp_table_find(&r->generations, h, same_generation, &key);
+	if (!g) {
+		g = rp_table_new(&r->generations, sizeof(*g), h, generation_hash);
+		g->id = id;
+	}
+	return g;
+}
+
+void rp_fold_record(struct rp_report *r, const struct perf_event_header *h)
+{
+	uint32_t pid, tid;
+	if (h->size < 24)
+		return;
+	memcpy(&pid, (const uint8_t *)h + 8, 4);
+	memcpy(&tid, (const uint8_t *)h + (h->type == PERF_RECORD_FORK ? 16 : 12), 4);
+	generation(r, pid)->n++;
+	if (tid != pid)
+		generation(r, tid)->n++;
+}
+
+/* The span of S's thread that S is in, hwc_symbols_span()'s start (one
+ * pass: the generations of its process and thread): the last one asked
+ * for the thread first (its samples come in runs), *C its cache entry. */
+static uint64_t span_of(struct rp_report *r, const struct hwc_sample *s, struct rp_span **cached)
+{
+	if (!r->spans && !(r->spans = calloc(RP_NSPANS, sizeof(*r->spans)))) {
+		fprintf(stderr, "%s: out of memory\n", program_invocation_short_name);
+		exit(1);
+	}
+	struct rp_span *c = *cached = &r->spans[s->tid & (RP_NSPANS - 1)];
+	if (r->o.one_pass) {
+		if (!c->used || c->pid != s->pid || c->tid != s->tid)
+			*c = (struct rp_span){true, s->pid, s->tid, 0, 0, &generation(r, s->pid)->n,
+					      &generation(r, s->tid)->n, NULL};
+		return (uint64_t)*c->process << 32 | *c->thread;
+	}
+	if (!c->used || c->pid != s->pid || c->tid != s->tid || s->time < c->from || s->time >= c->to) {
+		*c = (struct rp_span){true, s->pid, s->tid, 0, 0, NULL, NULL, NULL};
+		hwc_symbols_span(r->syms, s->pid, s->tid, s->time, &c->from, &c->to);
+	}
+	return c->from;
+}
+
+static void settle_raws(struct rp_report *r);
+
+bool rp_fold_sample(struct rp_report *r, const struct hwc_sample *s, const struct perf_event_attr *a)
+{
+	/* DWARF samples are unwound each from its own stack. */
+	if ((s->sample_type & PERF_SAMPLE_STACK_USER) ||
+	    ((s->sample_type & PERF_SAMPLE_CALLCHAIN) && s->nr_callchain > 2 * RP_MAX_FRAMES)) {
+		/* One pass resolves nothing before the last map. */
+		r->fold_failed |= r->o.one_pass;
+		return r->o.one_pass;
+	}
+	if (!rp_time_selected(r, s)) {
+		r->skipped++;
+		return true;
+	}
+	struct rp_span *thread;
+	uint64_t span = span_of(r, s, &thread);
+	uint32_t cpu = (r->o.keys & K_CPU) || r->o.cpus ? s->cpu : 0;
+	bool kernel = (s->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+	bool chain = s->sample_type & PERF_SAMPLE_CALLCHAIN;
+	const uint64_t *words = chain ? s->callchain : &s->ip;
+	uint32_t n = chain ? (uint32_t)s->nr_callchain : 1;
+	/* Most often the thread's chain before (hashing costs more). */
+	struct rp_raw *w = thread->last;
+	if (w && w->span == span && w->n == n && w->cpu == cpu && w->kernel == kernel && w->attr == a &&
+	    memcmp(w->words, words, n * sizeof(*words)) == 0)
+		goto sum;
+	union {
+		struct rp_raw w;
+		char bytes[sizeof(struct rp_raw) + 2 * RP_MAX_FRAMES * sizeof(uint64_t)];
+	} key;
+	key.w.attr = a;
+	key.w.pid = s->pid;
+	key.w.tid = s->tid;
+	key.w.cpu = cpu;
+	key.w.kernel = kernel;
+	key.w.span = span;
+	key.w.n = n;
+	memcpy(key.w.words, words, n * sizeof(*words));
+	uint64_t h = raw_hash_of(&key.w);
+	w = rp_table_find(&r->raws, h, same_raw, &key.w);
+	if (!w) {
+		if (r->raws.len >= MAX_RAWS && r->o.one_pass) {
+			r->fold_failed = true;
+			return true;
+		}
+		if (r->raws.len >= MAX_RAWS)
+			settle_raws(r);
+		size_t size = sizeof(key.w) + key.w.n * sizeof(*key.w.words);
+		w = rp_table_new(&r->raws, size, h, raw_hash);
+		key.w.later = NULL;
+		key.w.time = key.w.last = s->time;
+		key.w.period = key.w.samples = 0;
+		memcpy((char *)w + sizeof(w->link), (char *)&key.w + sizeof(w->link),
+		       size - sizeof(w->link));
+		*(r->raws_first ? &r->raws_last->later : &r->raws_first) = w;
+		r->raws_last = w;
+	}
+	thread->last = w;
+sum:
+	w->period += rp_sample_period(s, a);
+	w->samples++;
+	if (s->time < w->time)
+		w->time = s->time;
+	if (s->time > w->last)
+		w->last = s->time;
+	return true;
+}
+
+bool rp_fold_exact(struct rp_report *r)
+{
+	if (r->fold_failed)
+		return false;
+	for (const struct rp_raw *w = r->raws_first; w; w = w->later) {
+		uint64_t from, to;
+		hwc_symbols_span(r->syms, w->pid, w->tid, w->time, &from, &to);
+		if (w->last >= to)
+			return false;
+	}
+	return true;
+}
+
+/* Resolve raw chain W as its first sample and add all of its samples. */
+static void settle_raw(struct rp_report *r, const struct rp_raw *w)
+{
+	const struct hwc_location *locs[RP_MAX_FRAMES];
+	struct hwc_sample s = {
+		.sample_type = w->attr->sample_type,
+		.misc = w->kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER,
+		.pid = w->pid,
+		.tid = w->tid,
+		.time = w->time,
+		.cpu = w->cpu,
+		.ip = w->words[0],
+		.nr_callchain = w->n,
+		.callchain = w->words,
+	};
+	bool failed;
+	size_t n = rp_sample_locations(r, &s, w->attr, locs, &failed);
+	struct rp_samples g = {w->pid, w->tid, w->cpu, w->period, w->samples};
+	rp_add_located(r, &g, locs, n, failed, n ? hwc_symbols_comm(r->syms, w->tid, w->time) : NULL);
+}
+
+static void settle_raws(struct rp_report *r)
+{
+	/* In the order they were first seen, as the samples came. */
+	for (const struct rp_raw *w = r->raws_first; w; w = w->later)
+		settle_raw(r, w);
+	rp_table_free(&r->raws, NULL);
+	r->raws_first = r->raws_last = NULL;
+	for (size_t i = 0; r->spans && i < RP_NSPANS; i++)
+		r->spans[i].last = NULL;
+}
+
+void rp_settle(struct rp_report *r)
+{
+	settle_raws(r);
+	settle_chains(r);
 }
 
 static void free_thread(void *entry)
@@ -575,6 +815,12 @@ void rp_clear(struct rp_report *r)
 	rp_table_free(&r->nodes, NULL);
 	rp_table_free(&r->chains, NULL);
 	r->chains_first = r->chains_last = NULL;
+	rp_table_free(&r->raws, NULL);
+	r->raws_first = r->raws_last = NULL;
+	free(r->spans);
+	r->spans = NULL;
+	rp_table_free(&r->generations, NULL);
+	r->fold_failed = false;
 	for (size_t i = 0; i < r->nurecs; i++)
 		free((void *)(uintptr_t)r->urecs[i].data);
 	free(r->urecs);

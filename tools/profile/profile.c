@@ -211,14 +211,14 @@ struct located {
 	size_t first, n; /* its locations in the batch's */
 };
 
-/* Does take_record() sum sample S of REC through rp_add_sample()? */
-static bool summed(struct rp_report *r, const struct hwc_perfdata_record *rec,
-		   const struct hwc_sample *s)
+/* Is REC a sample take_record() sums: of the event reported, neither a
+ * context-switch leader's nor a user record? */
+static bool summed(struct rp_report *r, const struct hwc_perfdata_record *rec)
 {
 	if (rec->hdr->type != PERF_RECORD_SAMPLE || !rec->attr)
 		return false;
 	const struct perf_event_attr *a = &rec->attr->attr;
-	return !is_switch_leader(a) && !(is_user_record_event(a) && s->raw) && wanted(r, rec);
+	return !is_switch_leader(a) && !is_user_record_event(a) && wanted(r, rec);
 }
 
 /* One record: a sample (S decoded when it is one of an event; LOC its
@@ -240,16 +240,17 @@ static void take_record(struct rp_report *r, const struct hwc_perfdata_record *r
 			struct rp_thread *t = rp_thread_get(r, s->pid, s->tid);
 			t->switch_samples++;
 			switch_values(r, t, a, s);
-		} else if (is_user_record_event(a) && s->raw) {
+		} else if (is_user_record_event(a)) {
 			add_urec(r, s, rec->offset);
-		} else if (loc || wanted(r, rec)) { /* located: wanted */
-			if (!loc)
-				rp_add_sample(r, s, a);
-			else if (loc->in_time)
-				rp_add_located(r, s, a, locs + loc->first, loc->n, loc->unwind_failed,
+		} else if (loc) { /* summed(), located by the reader thread */
+			struct rp_samples g = {s->pid, s->tid, s->cpu, rp_sample_period(s, a), 1};
+			if (loc->in_time)
+				rp_add_located(r, &g, locs + loc->first, loc->n, loc->unwind_failed,
 					       loc->comm);
 			else
 				r->skipped++;
+		} else if (summed(r, rec) && !rp_fold_sample(r, s, a)) {
+			rp_add_sample(r, s, a);
 		}
 		break;
 	}
@@ -325,16 +326,8 @@ static int decode(struct rp_report *r, const struct hwc_perfdata_record *rec, st
 	return -1;
 }
 
-/* With the sample hook (hwc annotate), the samples it gets are all that
- * is read: nothing is decoded or taken here. */
-static bool for_hook(struct rp_report *r, const struct hwc_perfdata_record *rec)
-{
-	return rec->hdr->type == PERF_RECORD_SAMPLE && rec->attr &&
-	       !is_switch_leader(&rec->attr->attr) && !is_user_record_event(&rec->attr->attr) &&
-	       wanted(r, rec);
-}
-
-/* One thread: records read, decoded and taken in turn. */
+/* One thread: records read, decoded and taken in turn.  In one pass
+ * (o.one_pass), the address-space records are fed to r->syms on the way. */
 static int read_one_thread(struct rp_report *r)
 {
 	struct hwc_perfdata_record rec;
@@ -342,8 +335,22 @@ static int read_one_thread(struct rp_report *r)
 	char why[1024];
 	int rc;
 	while ((rc = hwc_perfdata_next(r->file, &rec)) > 0) {
+		uint32_t type = rec.hdr->type;
+		if (r->o.one_pass && (type == PERF_RECORD_MMAP || type == PERF_RECORD_MMAP2 ||
+				      type == PERF_RECORD_COMM || type == PERF_RECORD_FORK)) {
+			if (hwc_symbols_record(r->syms, rec.hdr, rec.attr ? &rec.attr->attr : NULL)) {
+				fprintf(stderr, "%s: %s: %s (record at perf.data offset %" PRIu64 ")\n",
+					prog, r->o.input, hwc_errdetail(), rec.offset);
+				return -1;
+			}
+			rp_fold_record(r, rec.hdr);
+		}
+		if (r->o.one_pass && r->fold_failed)
+			continue; /* read again; the maps are all that count now */
+		/* With the sample hook (hwc annotate), the samples it gets are
+		 * all that is read: nothing is decoded or taken here. */
 		if (r->o.sample) {
-			if (for_hook(r, &rec) && r->o.sample(r->o.sample_arg, &rec))
+			if (summed(r, &rec) && r->o.sample(r->o.sample_arg, &rec))
 				return -1;
 			continue;
 		}
@@ -472,7 +479,7 @@ static void *reader_main(void *arg)
 				b->last = true;
 				break;
 			}
-			b->is_located[i] = summed(r, &b->recs[i], &b->samples[i]);
+			b->is_located[i] = summed(r, &b->recs[i]);
 			if (b->is_located[i] && !locate(r, b, &b->samples[i], &b->recs[i].attr->attr,
 							&b->located[i])) {
 				snprintf(b->error, sizeof(b->error), "%s: out of memory", prog);
@@ -547,12 +554,55 @@ static bool use_two_threads(void)
 	return sysconf(_SC_NPROCESSORS_ONLN) > 1;
 }
 
+/* Does a sampled event of the recording carry stacks to unwind (DWARF)? */
+static bool unwinds(const struct rp_report *r)
+{
+	for (size_t i = 0; i < hwc_perfdata_nattrs(r->file); i++)
+		if (hwc_perfdata_attr(r->file, i)->attr.sample_type & PERF_SAMPLE_STACK_USER)
+			return true;
+	return false;
+}
+
+/* The records, once r->syms has every map.  FOLD: summed per raw chain
+ * on this thread (rp_fold_sample()), else a reader thread locates each
+ * sample's frames (DWARF stacks to unwind, or too many distinct chains). */
+static int read_records(struct rp_report *r, bool fold)
+{
+	int rc;
+	hwc_perfdata_rewind(r->file);
+	/* The hook's samples alone are read faster than handed to a thread. */
+	if (r->o.sample || fold || !use_two_threads() || read_two_threads(r, &rc))
+		rc = read_one_thread(r);
+	return rc;
+}
+
 static int read_samples(struct rp_report *r)
 {
 	int rc;
-	/* The hook's samples alone are read faster than handed to a thread. */
-	if (r->o.sample || !use_two_threads() || read_two_threads(r, &rc))
+	if (r->o.sample || unwinds(r)) {
+		if (hwc_symbols_load(r->syms, r->file)) {
+			fprintf(stderr, "%s: %s: %s\n", prog, r->o.input, hwc_errdetail());
+			return -1;
+		}
+		rc = read_records(r, false);
+	} else {
+		/* Samples summed per raw chain are resolved at the end: the
+		 * maps can be read with them, in one pass over the file. */
+		hwc_symbols_load_header(r->syms, r->file);
+		hwc_perfdata_rewind(r->file);
+		r->o.one_pass = true;
 		rc = read_one_thread(r);
+		r->o.one_pass = false;
+		if (!rc && !rp_fold_exact(r)) {
+			/* A raw chain's samples span a map or name that came later
+			 * in the file: again, with every map known.  Too many
+			 * distinct chains (or a sample to resolve alone) gain
+			 * nothing from the sums. */
+			bool fold = !r->fold_failed;
+			rp_clear(r);
+			rc = read_records(r, fold);
+		}
+	}
 	if (rc)
 		return -1;
 	/* Name the threads (at their last sample or exit). */
@@ -675,8 +725,7 @@ int rp_load(struct rp_report *r)
 			 (r->o.inl ? HWC_SYM_INLINE : 0) | (r->o.no_demangle ? 0 : HWC_SYM_DEMANGLE) |
 			 (use_two_threads() && !r->o.sample ? HWC_SYM_THREAD : 0);
 	if ((err = hwc_symbols_new(&r->syms, flags)) ||
-	    (err = hwc_symbols_set_root(r->syms, r->o.root)) ||
-	    (err = hwc_symbols_load(r->syms, r->file))) {
+	    (err = hwc_symbols_set_root(r->syms, r->o.root))) {
 		fprintf(stderr, "%s: %s: %s\n", prog, r->o.input, hwc_errdetail());
 		return -1;
 	}

@@ -169,6 +169,7 @@ struct rp_opts {
 	const char *root;  /* the recorded files under this directory (NULL: none) */
 	bool leaf_addr;    /* sampled frames per address, not per function */
 	bool rows_only;    /* only functions and rows are read: no call trees, no edges */
+	bool one_pass;     /* the maps are read with the samples (rp_fold_record()) */
 	/* Select the samples to aggregate (when not NULL). */
 	bool (*want)(void *arg, const struct hwc_perfdata_record *rec);
 	void *want_arg;
@@ -188,6 +189,19 @@ struct rp_recent {
 	struct rp_func *func;
 };
 #define RP_NRECENT 4096
+
+/* A thread's latest span of hwc_symbols_span() (one pass: its process's
+ * and its own generations) and raw chain, for agg.c. */
+struct rp_span {
+	bool used;
+	uint32_t pid, tid;
+	uint64_t from, to;
+	const uint32_t *process, *thread;
+	struct rp_raw *last; /* the thread's latest raw chain */
+};
+#define RP_NSPANS 1024
+
+struct rp_raw;
 
 struct rp_report {
 	struct rp_opts o;
@@ -209,6 +223,11 @@ struct rp_report {
 	struct rp_thread *last_thread; /* rp_thread_get()'s latest */
 	struct rp_table chains;  /* agg.c's samples summed per chain, to settle */
 	struct rp_chain *chains_first, *chains_last; /* in the order first seen */
+	struct rp_table raws;    /* agg.c's samples summed per raw chain, to resolve */
+	struct rp_raw *raws_first, *raws_last; /* in the order first seen */
+	struct rp_span *spans;   /* RP_NSPANS, by thread */
+	struct rp_table generations; /* one pass: each process's and thread's records */
+	bool fold_failed;        /* one pass: a sample was not summed (rp_fold_exact()) */
 	struct rp_urec *urecs;
 	size_t nurecs, capurecs;
 	regex_t parent_re;       /* with the parent key */
@@ -254,9 +273,17 @@ bool rp_time_selected(const struct rp_report *r, const struct hwc_sample *s);
 size_t rp_sample_locations(struct rp_report *r, const struct hwc_sample *s,
 			   const struct perf_event_attr *a, const struct hwc_location **locs,
 			   bool *unwind_failed);
-/* rp_add_sample() of a sample in the --time span whose N frames
- * rp_sample_locations() gave (COMM: its thread's command then, when N). */
-void rp_add_located(struct rp_report *r, const struct hwc_sample *s, const struct perf_event_attr *a,
+/* SAMPLES samples of thread TID of process PID on CPU, of PERIOD in all,
+ * with the same frames. */
+struct rp_samples {
+	uint32_t pid, tid, cpu;
+	uint64_t period, samples;
+};
+/* The period of sample S of an event opened with A. */
+uint64_t rp_sample_period(const struct hwc_sample *s, const struct perf_event_attr *a);
+/* rp_add_sample() of samples G in the --time span whose N frames
+ * rp_sample_locations() gave (COMM: their thread's command then, when N). */
+void rp_add_located(struct rp_report *r, const struct rp_samples *g,
 		    const struct hwc_location *const *locs, size_t n, bool unwind_failed,
 		    const char *comm);
 /* Add sample S of an event opened with A: its frames resolved through
@@ -264,8 +291,23 @@ void rp_add_located(struct rp_report *r, const struct hwc_sample *s, const struc
  * stack), summed under the --sort keys unless the selection leaves it out
  * (into the functions, rows and trees at the next rp_settle()). */
 void rp_add_sample(struct rp_report *r, const struct hwc_sample *s, const struct perf_event_attr *a);
-/* Spread the samples rp_add_sample() has summed per chain into the
- * functions, rows, edges and trees: before these are read. */
+/* rp_add_sample() of a sample of a recording whose address-space records
+ * r->syms holds all of (not a live one), deferred: summed with the samples
+ * of the same raw chain, thread and span of hwc_symbols_span() (and CPU
+ * when the keys or selection take it), to be resolved once by rp_settle().
+ * False, with nothing done, for a sample that must be unwound (DWARF). */
+bool rp_fold_sample(struct rp_report *r, const struct hwc_sample *s, const struct perf_event_attr *a);
+/* In one pass (o.one_pass), address-space record H of the recording
+ * (MMAP, MMAP2, COMM, FORK) has been fed to r->syms: the samples of its
+ * process and thread after it are summed apart from those before. */
+void rp_fold_record(struct rp_report *r, const struct perf_event_header *h);
+/* In one pass, once every record is read: were all samples summed, and
+ * each raw chain's in one span of hwc_symbols_span()?  If not, rp_clear()
+ * and read the samples again (the maps are all known then). */
+bool rp_fold_exact(struct rp_report *r);
+/* Resolve the raw chains rp_fold_sample() has summed, and spread the
+ * samples summed per chain into the functions, rows, edges and trees:
+ * before these are read. */
 void rp_settle(struct rp_report *r);
 /* The totals of thread TID, created on first use. */
 struct rp_thread *rp_thread_get(struct rp_report *r, uint32_t pid, uint32_t tid);
