@@ -313,9 +313,13 @@ static void test_group_values(void)
 	}
 	CHECK_INT(hwc_sampler_stop(s), ==, 0);
 	struct hwc_record r;
-	/* The values count this thread on the sample's CPU: they grow per CPU,
-	 * and the thread's total is the sum of each CPU's last value. */
-	uint64_t samples = 0, last[1024] = {0}, total = 0;
+	/* The thread is counted by one group per CPU: each group's values grow,
+	 * and the thread's total is the sum of each group's last value.  A
+	 * group is told by its leader's ID (values[1], after its value), not by the sample's
+	 * CPU, which the samples need not carry. */
+	enum { MAX_GROUPS = 1024 };
+	uint64_t samples = 0, ids[MAX_GROUPS], last[MAX_GROUPS] = {0}, total = 0;
+	size_t ngroups = 0;
 	while (hwc_sampler_next(s, &r) > 0) {
 		if (r.hdr->type != PERF_RECORD_SAMPLE)
 			continue;
@@ -323,15 +327,23 @@ static void test_group_values(void)
 		CHECK_INT(hwc_sample_parse(r.hdr, r.attr, &smp), ==, 0);
 		CHECK_STR_CONTAINS(r.event, "cpu-clock"); /* only the leader samples */
 		CHECK_INT(smp.nr_values, ==, 2);
-		if (smp.nr_values == 2 && smp.cpu < 1024) {
-			uint64_t faults = smp.values[smp.value_stride];
-			CHECK_U64(faults, >=, last[smp.cpu]);
-			last[smp.cpu] = faults;
+		CHECK_INT(smp.value_stride, ==, 3); /* value, ID, lost */
+		if (smp.nr_values == 2 && smp.value_stride == 3) {
+			uint64_t id = smp.values[1], faults = smp.values[smp.value_stride];
+			size_t g = 0;
+			while (g < ngroups && ids[g] != id)
+				g++;
+			if (g == ngroups && ngroups < MAX_GROUPS)
+				ids[ngroups++] = id;
+			if (g < ngroups) {
+				CHECK_U64(faults, >=, last[g]);
+				last[g] = faults;
+			}
 		}
 		samples++;
 	}
-	for (size_t c = 0; c < 1024; c++)
-		total += last[c];
+	for (size_t g = 0; g < ngroups; g++)
+		total += last[g];
 	CHECK_U64(samples, >, 5);
 	CHECK_U64(total, >=, 100);
 	hwc_sampler_close(s);
