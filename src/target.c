@@ -112,8 +112,8 @@ int hwc__child_spawn(struct hwc__child *ch, char *const *argv)
 	a->st_r = st[0];
 	/* Not a fork: copying the caller's page tables, faulting its pages
 	 * copied on write and dropping the copy at the exec cost hwc stat
-	 * ~0.15 ms of CPU (issue 13).  Every signal is blocked until the child has
-	 * made the caller's handlers the default. */
+	 * ~0.15 ms of CPU (issue 13).  Every signal is blocked until the
+	 * child has made the caller's handlers the default. */
 	sigset_t all, mask;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &mask);
