@@ -48,9 +48,7 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
 	const struct spawn_args *a = arg;
 	syscall(SYS_close, a->go_w); /* so that the caller's close (a discard) is its EOF */
 	syscall(SYS_close, a->st_r);
-	char x;
-	if (syscall(SYS_read, a->go, &x, 1) != 1)
-		_exit(127); /* discarded: the caller closed the go pipe */
+	/* Meanwhile the caller opens the events. */
 	struct sigaction dfl = {.sa_handler = SIG_DFL}, old;
 	for (int sig = 1; sig < NSIG; sig++) {
 		if (sig == SIGKILL || sig == SIGSTOP || (sig > SIGSYS && sig < SIGRTMIN))
@@ -59,6 +57,9 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
 		    old.sa_handler != SIG_IGN)
 			sigaction(sig, &dfl, NULL);
 	}
+	char x;
+	if (syscall(SYS_read, a->go, &x, 1) != 1)
+		_exit(127); /* discarded: the caller closed the go pipe */
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
