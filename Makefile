@@ -178,14 +178,24 @@ $(BUILD)/lib/pkgconfig/%.pc: %.pc.in Makefile include/hwc/hwc.h
 # are linked statically (zlib saves hwc stat ~0.1 ms of its start): as
 # shared libraries the loader maps and relocates them in every run, which
 # cost hwc stat ~0.5 MB of its peak RSS for code it never calls (and the
-# emulated arm64 machine of scripts/pmu-vm has neither).  libm is shared:
-# the t distribution of hwc diff --stat needs exp, log and lgamma, whose
-# static copies need the dynamic loader's CPU features (x86) or other libc
-# internals (arm64); it costs hwc stat ~190 KiB of peak RSS.  capstone is
-# not linked: hwc annotate loads it (dlopen), as loading it costs 3.3 MB.
-HWC_LIBS := -L$(BUILD)/lib -lhwc -Wl,-Bstatic -lz -ljson-c -lncurses -ltinfo -Wl,-Bdynamic -lm
-$(BUILD)/bin/hwc: $(HWC_OBJS) $(BUILD)/lib/libhwc.so
-	$(CC) $(LDFLAGS) -o $@ $(HWC_OBJS) $(HWC_LIBS) $(RPATH)
+# emulated arm64 machine of scripts/pmu-vm has neither).  libm is not
+# linked: hwc diff --stat loads it (dlopen) for the t distribution's exp,
+# log and lgamma, whose static copies need the dynamic loader's CPU
+# features (x86) or other libc internals (arm64); loading it cost every
+# hwc stat ~0.1 ms.  The tool's sqrt, round and llround compile to
+# instructions (no errno, no traps: hwc reads no FP exception flags).
+# capstone is not linked: hwc annotate loads it (dlopen), as loading it
+# costs 3.3 MB.
+$(BUILD)/obj/tools/hwc/%.o $(BUILD)/obj/tools/profile/%.o: CFLAGS += -fno-math-errno -fno-trapping-math
+HWC_TOOL_LIBS := -Wl,-Bstatic -lz -ljson-c -lncurses -ltinfo -Wl,-Bdynamic
+HWC_LIBS := -L$(BUILD)/lib -lhwc $(HWC_TOOL_LIBS) -lm
+# hwc itself links libhwc.a: with libhwc.so the loader searched
+# $$ORIGIN/../lib's hwcaps directories, mapped and relocated one more
+# library and bound its calls, ~0.15 ms of each hwc stat's start (issue
+# 13).  Still only the public API: the tool's objects see <hwc/hwc.h>, and
+# libhwc.so stays the library of every other program.
+$(BUILD)/bin/hwc: $(HWC_OBJS) $(BUILD)/lib/libhwc.a
+	$(CC) $(LDFLAGS) -o $@ $(HWC_OBJS) $(BUILD)/lib/libhwc.a $(HWC_TOOL_LIBS) $(LDLIBS_HWC)
 
 # hwc-serve: libyaml (its web configuration) is static as json-c is;
 # libmicrohttpd (HTTP, and HTTPS through GnuTLS) and libcrypt (bcrypt) are

@@ -105,9 +105,11 @@ struct hwc__child {          /* a COMMAND target's process */
 	int go_fd, exec_fd;  /* release pipe, exec status pipe */
 	bool started;        /* released to exec */
 	char name[256];      /* argv[0], for the exec error */
+	void *stack;         /* the child's until it exec'd (it shares our memory) */
+	size_t stack_size;
 };
 void hwc__child_init(struct hwc__child *ch);
-/* Fork a child that waits for hwc__child_release() before it execs ARGV. */
+/* Start a child that waits for hwc__child_release() before it execs ARGV. */
 int hwc__child_spawn(struct hwc__child *ch, char *const *argv);
 /* Let the child exec: 0, or the exec's -errno (the child is then reaped). */
 int hwc__child_release(struct hwc__child *ch);

@@ -174,6 +174,56 @@ static void test_command_not_found(void)
 	hwc_evlist_free(l);
 }
 
+static volatile sig_atomic_t usr1_seen;
+static void on_usr1(int sig)
+{
+	(void)sig;
+	usr1_seen++;
+}
+
+/* The command waits for its start in the caller's memory (it is not a
+ * fork): what it runs is a copy of argv, taken at open, and no handler of
+ * the caller's runs in it; a signal sent to it before its exec acts as on
+ * the command. */
+static void test_command_is_its_own(void)
+{
+	hwc_evlist *l = check_evlist("task-clock");
+	char **argv = calloc(4, sizeof(char *));
+	argv[0] = strdup("sh"), argv[1] = strdup("-c"), argv[2] = strdup("exit 7");
+	struct hwc_target t = {.kind = HWC_TARGET_COMMAND, .argv = argv};
+	hwc_counters *c = open_or_die(l, &t);
+	for (size_t i = 0; i < 3; i++) {
+		memset(argv[i], 'x', strlen(argv[i]));
+		free(argv[i]);
+		argv[i] = "false";
+	}
+	free(argv);
+	pid_t pid = hwc_counters_pid(c);
+	CHECK_OK(hwc_counters_start(c));
+	int status;
+	CHECK_INT(waitpid(pid, &status, 0), ==, pid);
+	CHECK(WIFEXITED(status));
+	CHECK_INT(WEXITSTATUS(status), ==, 7);
+	hwc_counters_close(c);
+
+	struct sigaction sa = {.sa_handler = on_usr1}, old;
+	sigaction(SIGUSR1, &sa, &old);
+	char *true_argv[] = {"true", NULL};
+	t.argv = true_argv;
+	c = open_or_die(l, &t);
+	pid = hwc_counters_pid(c);
+	CHECK_INT(kill(pid, SIGUSR1), ==, 0);
+	CHECK_OK(hwc_counters_start(c));
+	CHECK_INT(waitpid(pid, &status, 0), ==, pid);
+	CHECK_INT(usr1_seen, ==, 0);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGUSR1);
+	raise(SIGUSR1); /* the caller's handler is still its own */
+	CHECK_INT(usr1_seen, ==, 1);
+	sigaction(SIGUSR1, &old, NULL);
+	hwc_counters_close(c);
+	hwc_evlist_free(l);
+}
+
 /* A child that, on each byte from the parent, starts a new thread that
  * touches pages; then reports back.  Lets us attach first and create the
  * thread afterwards. */
@@ -576,6 +626,7 @@ int main(void)
 	RUN(test_start_stop_reset);
 	RUN(test_command);
 	RUN(test_command_not_found);
+	RUN(test_command_is_its_own);
 	RUN(test_attach_pid_new_thread);
 	RUN(test_attach_existing_threads);
 	RUN(test_inherit);

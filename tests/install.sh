@@ -21,13 +21,19 @@ for f in bin/hwc bin/hwc-serve include/hwc/hwc.h include/hwc/sample.h lib/libhwc
 	[[ -e $prefix/$f ]] || { echo "missing after install: $f"; fail=1; }
 done
 
-# The installed tool runs from the prefix and finds its library there.
+# The installed tool runs from the prefix (it carries libhwc.a: nothing
+# of the build tree), and the installed tools linked with libhwc.so find
+# the installed library.
 out=$("$prefix/bin/hwc" stat -x, -e page-faults -- "$HWC_BUILD/workloads/pagetouch" 300 2>&1)
 faults=$(echo "$out" | awk -F, '$3 == "page-faults" { print $1 }')
 [[ -n $faults && $faults -ge 300 ]] || { echo "installed hwc stat printed: $out"; fail=1; }
-libs=$(ldd "$prefix/bin/hwc") # not piped into grep -q: pipefail would see ldd's SIGPIPE
+for tool in hwc hwc-serve; do
+	libs=$(ldd "$prefix/bin/$tool") # not piped into grep -q: pipefail would see ldd's SIGPIPE
+	[[ $libs != *"$HWC_BUILD"* && $libs != *"not found"* ]] ||
+		{ echo "installed $tool loads libraries from elsewhere:"; echo "$libs"; fail=1; }
+done
 [[ $libs == *"libhwc.so.0 => $prefix/"* ]] ||
-	{ echo "installed hwc does not use the installed libhwc:"; echo "$libs"; fail=1; }
+	{ echo "installed hwc-serve does not use the installed libhwc:"; echo "$libs"; fail=1; }
 for m in hwc.1 hwc-stat.1 hwc-list.1 hwc-info.1 hwc-script.1; do
 	man -l "$prefix/share/man/man1/$m" >/dev/null 2>&1 || { echo "$m does not render"; fail=1; }
 done

@@ -223,6 +223,11 @@ class Output(Tmp):
         p = stat("-e", "task-clock,page-faults", "--", PAGETOUCH, "2000", env=env)
         self.assertRegex(p.stderr, r"\d,\d\d msec task-clock")
         self.assertRegex(p.stderr, r"\d\.\d\d\d\s+page-faults")
+        # The variables count in setlocale's order (hwc skips loading a C
+        # locale): an empty LC_ALL is unset, LC_NUMERIC beats LANG.
+        c_lang = dict(os.environ, LC_ALL="", LC_NUMERIC="de_DE.UTF-8", LANG="C.UTF-8")
+        p = stat("-e", "page-faults", "--", PAGETOUCH, "2000", env=c_lang)
+        self.assertRegex(p.stderr, r"\d\.\d\d\d\s+page-faults")
         # ...programs never do.
         rows, _ = self.stat_csv("-e", "task-clock,page-faults", "--", PAGETOUCH, "2000",
                                 sep=",", env=env)

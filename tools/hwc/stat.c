@@ -324,6 +324,22 @@ static void on_signal(int sig)
  * miss one that lands between the check and the poll for a poll's length;
  * stat waits in its own ppoll() and can close that gap.  And stat has never
  * caught SIGHUP: a hangup ends it, and the command, as it ends perf stat. */
+/* Whether the environment's locale writes numbers as C does (C.UTF-8 does:
+ * no grouping, a point): then hwc stays in C, as loading the locale's files
+ * costs each run ~0.1 ms (issue 13).  The variables as setlocale reads them. */
+static bool numbers_are_c(void)
+{
+	static const char *const vars[] = {"LC_ALL", "LC_NUMERIC", "LANG"};
+	const char *name = NULL;
+	for (size_t i = 0; i < 3 && !(name && *name); i++)
+		name = getenv(vars[i]);
+	static const char *const c_names[] = {"", "C", "POSIX", "C.UTF-8", "C.utf8"};
+	for (size_t i = 0; i < sizeof(c_names) / sizeof(c_names[0]); i++)
+		if (strcmp(name ? name : "", c_names[i]) == 0)
+			return true;
+	return false;
+}
+
 static void setup_signals(sigset_t *wait_mask)
 {
 	struct sigaction sa = {0};
@@ -1065,7 +1081,7 @@ int cmd_stat(int argc, char **argv)
 	r->out = stderr;
 	/* Digit grouping is for people (-B, the default); CSV and JSON stay in
 	 * the C locale. */
-	if (r->format == STAT_HUMAN)
+	if (r->format == STAT_HUMAN && !numbers_are_c())
 		setlocale(LC_NUMERIC, "");
 	r->no_big_num = o.big_num == 0; /* the locale's decimal point stays, as in perf */
 

@@ -69,7 +69,8 @@ static double percent_running(const struct hwc_value *v)
 
 /* COUNT in the event's unit.  A scale of 1e-6 divides by 1e6 rather than
  * multiplying by the inexact 1e-6, so 463073 ns is 0.463073 msec exactly as
- * far as a double can say, and JSON shows it so. */
+ * far as a double can say, and JSON shows it so.  (round and sqrt here
+ * compile to instructions, -fno-math-errno: hwc does not link libm.) */
 static double in_unit(const struct stat_event *ev, double count)
 {
 	double inverse = round(1 / ev->scale);

@@ -665,7 +665,8 @@ static int check_selection(struct rp_report *r)
 	}
 	if (r->o.time_pct) {
 		/* perf's: first + round(share * span), the end one before the
-		 * next slice's start (HEADER_SAMPLE_TIME: first, last). */
+		 * next slice's start (HEADER_SAMPLE_TIME: first, last).  (llround
+		 * compiles to instructions in hwc, which does not link libm.) */
 		const void *data;
 		size_t size;
 		uint64_t span[2];
