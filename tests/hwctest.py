@@ -68,8 +68,18 @@ def paranoid():
 def as_perf_names(ours, theirs):
     """OURS, a symbol hwc names, with perf's name THEIRS where the two only
     differ by a fault of perf's: perf 6.1 names some PLT stubs of libc and
-    ld.so "@plt" alone, which hwc names after their function."""
-    return theirs if theirs == "@plt" and ours.endswith("@plt") else ours
+    ld.so "@plt" alone, which hwc names after their function; and it gives
+    a sizeless _init (crti.o's) an end past the PLT stubs that follow it
+    (its symbols__fixup_end runs before it makes the stubs), so that some
+    stubs' samples are _init's.  Either may end in the same "+0x..."
+    offset (script -F symoff)."""
+    import re
+    off = re.search(r"\+0x[0-9a-f]+$", theirs)
+    off = off.group(0) if off else ""
+    if not ours.endswith(off):
+        return ours
+    name, their_name = ours[:len(ours) - len(off)], theirs[:len(theirs) - len(off)]
+    return theirs if their_name in ("@plt", "_init") and name.endswith("@plt") else ours
 
 
 def script_samples(argv):
