@@ -220,6 +220,25 @@ class Recordings(unittest.TestCase):
 
     # ---------------------------------------------------------- exports
 
+    def test_flat_text_as_json_without_children(self):
+        """The flat text view without the children column sums each
+        sample's own frame alone (its callers are not shown); JSON, which
+        keeps the callers, must list the same rows, shares and samples, in
+        the same order."""
+        for path in (self.fp, self.dwarf):
+            with self.subTest(path=os.path.basename(path)):
+                keys = ["--no-children", "--sort", "comm,dso,symbol"]
+                text = run([HWC, "report", *keys, path]).stdout
+                ours = [(m.group(3), float(m.group(1)), int(m.group(2))) for m in re.finditer(
+                    r"(?m)^\s+([\d.]+)%\s+(\d+)\s+\d+\s+.*\s(\S+)$", text)]
+                doc = report_json(path, *keys)
+                theirs = [(e["symbol"].split()[-1], e["self"], e["samples"])
+                          for e in doc["entries"] if e["samples"]]
+                self.assertGreater(len(ours), 3, text)
+                self.assertEqual([(s, n) for s, _, n in ours], [(s, n) for s, _, n in theirs], text)
+                for (s, a, _), (_, b, _) in zip(ours, theirs):
+                    self.assertAlmostEqual(a, b, delta=0.0051, msg=s)
+
     def test_folded_agrees_with_report(self):
         doc = report_json(self.fp)
         out = run([HWC, "report", "--folded", "-", self.fp]).stdout

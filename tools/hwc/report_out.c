@@ -69,7 +69,9 @@ struct rp_row **rp_sorted_rows(struct rp_report *r, size_t *n)
 		struct rp_row *w = rows[i];
 		v[i] = (struct row_order){
 			.value = order == O_CHILDREN ? w->children : order == O_SAMPLES ? w->samples : w->self,
-			.children = w->children,
+			/* Without the column, ties do not look at the callers
+			 * (the flat view then sums no callers). */
+			.children = r->o.no_children ? 0 : w->children,
 			.name = w->func->sym->name,
 			.row = w,
 		};

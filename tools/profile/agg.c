@@ -679,6 +679,17 @@ static uint64_t span_of(struct rp_report *r, const struct hwc_sample *s, struct 
 
 static void settle_raws(struct rp_report *r);
 
+/* How many words of call chain WORDS (N of them) hold its first MAX
+ * frames, with the context markers before them. */
+static uint32_t kept_words(const uint64_t *words, uint32_t n, unsigned max)
+{
+	unsigned frames = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (words[i] < PERF_CONTEXT_MAX && ++frames == max)
+			return i + 1;
+	return n;
+}
+
 bool rp_fold_sample(struct rp_report *r, const struct hwc_sample *s, const struct perf_event_attr *a)
 {
 	/* DWARF samples are unwound each from its own stack. */
@@ -699,6 +710,9 @@ bool rp_fold_sample(struct rp_report *r, const struct hwc_sample *s, const struc
 	bool chain = s->sample_type & PERF_SAMPLE_CALLCHAIN;
 	const uint64_t *words = chain ? s->callchain : &s->ip;
 	uint32_t n = chain ? (uint32_t)s->nr_callchain : 1;
+	/* Only the frames --max-stack keeps tell samples apart. */
+	if (chain && r->o.max_stack)
+		n = kept_words(words, n, r->o.max_stack);
 	/* Most often the thread's chain before (hashing costs more). */
 	struct rp_raw *w = thread->last;
 	if (w && w->span == span && w->n == n && w->cpu == cpu && w->kernel == kernel && w->attr == a &&
