@@ -367,9 +367,9 @@ int cmd_report(int argc, char **argv)
 	r.o.rows_only = (r.o.view == V_FLAT || r.o.view == V_THREADS || r.o.view == V_RECORDS) &&
 			!r.o.json && !r.o.pprof && !r.o.flamegraph && !r.o.folded;
 	/* Rows of self time alone need each sample's own frame only: its
-	 * callers are neither shown nor keys, and samples then sum per leaf. */
-	if (r.o.rows_only && r.o.view == V_FLAT && r.o.no_children && !(r.o.keys & K_PARENT))
-		r.o.max_stack = 1;
+	 * callers are neither shown nor keys, so they are not resolved. */
+	r.o.own_frame_only = r.o.rows_only && r.o.view == V_FLAT && r.o.no_children &&
+			     !(r.o.keys & K_PARENT);
 	int rc = 1;
 	/* Ctrl-C in `hwc record -o - | hwc report` reaches both: the writer
 	 * then ends the stream, which is read to its end.  A second one ends

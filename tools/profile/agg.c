@@ -329,6 +329,8 @@ size_t rp_sample_locations(struct rp_report *r, const struct hwc_sample *s,
 	uint64_t ips[RP_MAX_FRAMES];
 	bool kern[RP_MAX_FRAMES];
 	size_t max = r->o.max_stack && r->o.max_stack < RP_MAX_FRAMES ? r->o.max_stack : RP_MAX_FRAMES;
+	if (r->o.own_frame_only)
+		max = 1;
 	size_t n = rp_sample_ips(r->syms, s, a, ips, kern, max, unwind_failed);
 	size_t k = 0;
 	for (size_t i = 0; i < n && k < RP_MAX_FRAMES; i++) {
@@ -679,17 +681,6 @@ static uint64_t span_of(struct rp_report *r, const struct hwc_sample *s, struct 
 
 static void settle_raws(struct rp_report *r);
 
-/* How many words of call chain WORDS (N of them) hold its first MAX
- * frames, with the context markers before them. */
-static uint32_t kept_words(const uint64_t *words, uint32_t n, unsigned max)
-{
-	unsigned frames = 0;
-	for (uint32_t i = 0; i < n; i++)
-		if (words[i] < PERF_CONTEXT_MAX && ++frames == max)
-			return i + 1;
-	return n;
-}
-
 bool rp_fold_sample(struct rp_report *r, const struct hwc_sample *s, const struct perf_event_attr *a)
 {
 	/* DWARF samples are unwound each from its own stack. */
@@ -710,9 +701,6 @@ bool rp_fold_sample(struct rp_report *r, const struct hwc_sample *s, const struc
 	bool chain = s->sample_type & PERF_SAMPLE_CALLCHAIN;
 	const uint64_t *words = chain ? s->callchain : &s->ip;
 	uint32_t n = chain ? (uint32_t)s->nr_callchain : 1;
-	/* Only the frames --max-stack keeps tell samples apart. */
-	if (chain && r->o.max_stack)
-		n = kept_words(words, n, r->o.max_stack);
 	/* Most often the thread's chain before (hashing costs more). */
 	struct rp_raw *w = thread->last;
 	if (w && w->span == span && w->n == n && w->cpu == cpu && w->kernel == kernel && w->attr == a &&

@@ -160,6 +160,7 @@ struct rp_opts {
 			    * recording's first to last sample time), as perf */
 	double time_pct_start, time_pct_end;
 	unsigned max_stack; /* at most this many frames of each chain (0: all) */
+	bool own_frame_only; /* each sample's own frame is all that is shown */
 	const char *parent; /* the parent key's pattern (NULL: perf's default) */
 	double percent_limit;
 	bool srcline, inl, json, no_children;
