@@ -303,6 +303,22 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return -1;
 }
 
+/* Whether the environment's locale writes numbers as C does (C.UTF-8 does:
+ * no grouping, a point): then hwc stays in C, as loading the locale's files
+ * costs each run ~0.1 ms (issue 13).  The variables as setlocale reads them. */
+static bool numbers_are_c(void)
+{
+	static const char *const vars[] = {"LC_ALL", "LC_NUMERIC", "LANG"};
+	const char *name = NULL;
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]) && !(name && *name); i++)
+		name = getenv(vars[i]);
+	static const char *const c_names[] = {"", "C", "POSIX", "C.UTF-8", "C.utf8"};
+	for (size_t i = 0; i < sizeof(c_names) / sizeof(c_names[0]); i++)
+		if (strcmp(name ? name : "", c_names[i]) == 0)
+			return true;
+	return false;
+}
+
 /* ------------------------------------------------------------ signals */
 
 /* The signal (SIGINT or SIGTERM) that ended the counting, or 0. */
@@ -324,22 +340,6 @@ static void on_signal(int sig)
  * miss one that lands between the check and the poll for a poll's length;
  * stat waits in its own ppoll() and can close that gap.  And stat has never
  * caught SIGHUP: a hangup ends it, and the command, as it ends perf stat. */
-/* Whether the environment's locale writes numbers as C does (C.UTF-8 does:
- * no grouping, a point): then hwc stays in C, as loading the locale's files
- * costs each run ~0.1 ms (issue 13).  The variables as setlocale reads them. */
-static bool numbers_are_c(void)
-{
-	static const char *const vars[] = {"LC_ALL", "LC_NUMERIC", "LANG"};
-	const char *name = NULL;
-	for (size_t i = 0; i < 3 && !(name && *name); i++)
-		name = getenv(vars[i]);
-	static const char *const c_names[] = {"", "C", "POSIX", "C.UTF-8", "C.utf8"};
-	for (size_t i = 0; i < sizeof(c_names) / sizeof(c_names[0]); i++)
-		if (strcmp(name ? name : "", c_names[i]) == 0)
-			return true;
-	return false;
-}
-
 static void setup_signals(sigset_t *wait_mask)
 {
 	struct sigaction sa = {0};
