@@ -119,17 +119,10 @@ struct dfunc {
 	double share[2], delta; /* percent of each recording's period */
 };
 
-static uint64_t str_hash(const char *s, uint64_t h)
-{
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	return h;
-}
-
 static uint64_t dfunc_hash(const void *entry)
 {
 	const struct dfunc *d = entry;
-	return str_hash(d->name, str_hash(d->dso, 0xcbf29ce484222325ULL));
+	return rp_str_hash(d->dso) * 31 ^ rp_str_hash(d->name);
 }
 
 static bool same_dfunc(const void *entry, const void *key)

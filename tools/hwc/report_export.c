@@ -146,14 +146,6 @@ struct strtab {
 	size_t scap;
 };
 
-static uint64_t fnv(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-	while (*s)
-		h = (h ^ (uint8_t)*s++) * 1099511628211ULL;
-	return h;
-}
-
 static int64_t str_id(struct strtab *t, const char *s)
 {
 	if ((t->n + 1) * 2 > t->scap) {
@@ -164,7 +156,7 @@ static int64_t str_id(struct strtab *t, const char *s)
 		for (size_t i = 0; i < scap; i++)
 			slot[i] = SIZE_MAX;
 		for (size_t i = 0; i < t->n; i++) {
-			size_t j = fnv(t->v[i]) & (scap - 1);
+			size_t j = rp_str_hash(t->v[i]) & (scap - 1);
 			while (slot[j] != SIZE_MAX)
 				j = (j + 1) & (scap - 1);
 			slot[j] = i;
@@ -173,7 +165,7 @@ static int64_t str_id(struct strtab *t, const char *s)
 		t->slot = slot;
 		t->scap = scap;
 	}
-	size_t j = fnv(s) & (t->scap - 1);
+	size_t j = rp_str_hash(s) & (t->scap - 1);
 	for (; t->slot[j] != SIZE_MAX; j = (j + 1) & (t->scap - 1))
 		if (strcmp(t->v[t->slot[j]], s) == 0)
 			return (int64_t)t->slot[j];
@@ -393,7 +385,7 @@ void rp_xml_text(FILE *out, const char *s)
 /* Warm colours from the name, so a function keeps its colour across graphs. */
 static void colour(const char *name, bool kernel, char *buf, size_t size)
 {
-	uint64_t h = fnv(name);
+	uint64_t h = rp_str_hash(name);
 	unsigned r = 205 + (unsigned)(h % 50), g = (unsigned)((h >> 8) % 190), b = (unsigned)((h >> 16) % 55);
 	if (kernel)
 		snprintf(buf, size, "rgb(%u,%u,%u)", b + 40, 150 + g % 80, 200 + r % 40);

@@ -104,19 +104,12 @@ static uint64_t mix(uint64_t x)
 	return x ^ (x >> 33);
 }
 
-static uint64_t str_hash_of(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	return h;
-}
-static uint64_t str_hash(const void *e) { return str_hash_of(((const struct ff_str *)e)->s); }
+static uint64_t str_hash(const void *e) { return rp_str_hash(((const struct ff_str *)e)->s); }
 static bool str_same(const void *e, const void *k) { return strcmp(((const struct ff_str *)e)->s, k) == 0; }
 
 static int32_t string_index(struct firefox *ff, const char *s)
 {
-	uint64_t h = str_hash_of(s);
+	uint64_t h = rp_str_hash(s);
 	struct ff_str *e = rp_table_find(&ff->strs, h, str_same, s);
 	if (!e) {
 		e = rp_table_new(&ff->strs, sizeof(*e), h, str_hash);

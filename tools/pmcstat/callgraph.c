@@ -126,18 +126,10 @@ struct calltree {
 	size_t npmc;
 };
 
-static uint64_t str_hash(const char *p)
-{
-	uint64_t h = 1469598103934665603ULL;
-	for (; *p; p++)
-		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-	return h;
-}
-
 static uint64_t ct_fn_hash(const void *e)
 {
 	const struct ct_fn *f = e;
-	return str_hash(f->dso) * 31 ^ str_hash(f->name) ^ f->start;
+	return rp_str_hash(f->dso) * 31 ^ rp_str_hash(f->name) ^ f->start;
 }
 
 static bool ct_fn_same(const void *e, const void *k)

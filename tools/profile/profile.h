@@ -46,6 +46,8 @@ void *rp_table_sorted(const struct rp_table *t, bool (*keep)(const void *entry, 
 /* Free every entry (FINI, when not NULL, first frees what it holds) and
  * the table's own memory; the table is then empty. */
 void rp_table_free(struct rp_table *t, void (*fini)(void *entry));
+/* The hash of a string key (FNV-1a), for every table keyed by names. */
+uint64_t rp_str_hash(const char *s);
 
 /* A frame as the views see it: a function, or with --srcline a function at
  * one source line (interned: one pointer per distinct frame). */

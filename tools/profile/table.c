@@ -109,3 +109,11 @@ void rp_table_free(struct rp_table *t, void (*fini)(void *entry))
 	free(t->buckets);
 	*t = (struct rp_table){0};
 }
+
+uint64_t rp_str_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h;
+}
