@@ -160,6 +160,23 @@ class Options(unittest.TestCase):
         self.assertGreaterEqual(doc["samples"], inside)
         self.assertLessEqual(doc["samples"], inside + times.count(a) + times.count(b))
 
+    def test_sort_cpu_ties(self):
+        # Rows of equal share and function are in CPU order, not in the
+        # order the hash table happened to hold them.  A fixed period on
+        # every CPU makes such ties common (functions with one sample each).
+        if len(hwctest.online_cpus()) < 2:
+            self.skipTest("one CPU: no rows that differ only by CPU")
+        path = os.path.join(self.tmp, "ties.data")
+        hwctest.run_ok(["perf", "record", "-q", "-a", "-e", "cpu-clock", "-c", "250000", "--sample-cpu",
+                        "-o", path, "--", "sh", "-c", "ls -lR /usr/lib >/dev/null 2>&1"])
+        _, doc = hwc_rows(path, "sym,cpu")
+        ties = [(a, b) for a, b in zip(doc["entries"], doc["entries"][1:])
+                if a["known"] and a["self"] == b["self"] and
+                (a["symbol"], a["dso"]) == (b["symbol"], b["dso"])]
+        self.assertTrue(ties, "no tied rows to check")
+        for a, b in ties:
+            self.assertLess(a["cpu"], b["cpu"], (a, b))
+
     def test_cpu(self):
         ours, doc = hwc_rows(self.path, "cpu")
         cpus = [int(k[0]) for k in ours]

@@ -37,11 +37,18 @@ static int cmp_rows(const void *a, const void *b)
 	if (c)
 		return c;
 	/* Last, what is stable from run to run (not the hash tables' order):
-	 * the thread, then the function's first appearance in the recording. */
+	 * the thread, the other keys, then the function's first appearance in
+	 * the recording. */
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
 	if (x->tid != y->tid)
 		return x->tid < y->tid ? -1 : 1;
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	if (x->src_line != y->src_line)
+		return x->src_line < y->src_line ? -1 : 1;
+	if (x->src_addr != y->src_addr)
+		return x->src_addr < y->src_addr ? -1 : 1;
 	return x->func->id < y->func->id ? -1 : x->func->id > y->func->id;
 }
 
