@@ -55,6 +55,7 @@ static const char usage_text[] =
 	"                     (default ^sys_|^do_page_fault, else [other]); sorts by it\n"
 	"  --children         a children (inclusive) column (default with call chains)\n"
 	"  --no-children      no children (inclusive) column, no rows without self time\n"
+	"  --stdio            text, as perf report --stdio (the default)\n"
 	"  --json             one JSON document (schema hwc-report/1) instead of text\n"
 	"exports (may be combined with a view):\n"
 	"  --folded=FILE      `a;b;c count` lines, root first (- for stdout)\n"
@@ -214,7 +215,7 @@ static int parse_opts(int argc, char **argv, struct rp_opts *o)
 {
 	enum { O_VIEW = 256, O_EVENT, O_COMM, O_PID, O_DSO, O_SYMBOL, O_SORT, O_LIMIT, O_SRCLINE,
 	       O_INLINE, O_JSON, O_FOLDED, O_PPROF, O_FLAME, O_NOCHILD, O_NODEMANGLE, O_CHILD,
-	       O_TIME, O_CPU, O_TID, O_MAXSTACK };
+	       O_TIME, O_CPU, O_TID, O_MAXSTACK, O_STDIO };
 	static const struct option longopts[] = {
 		{"input", required_argument, NULL, 'i'},  {"view", required_argument, NULL, O_VIEW},
 		{"event", required_argument, NULL, O_EVENT}, {"comm", required_argument, NULL, O_COMM},
@@ -222,7 +223,8 @@ static int parse_opts(int argc, char **argv, struct rp_opts *o)
 		{"symbol", required_argument, NULL, O_SYMBOL}, {"sort", required_argument, NULL, O_SORT},
 		{"percent-limit", required_argument, NULL, O_LIMIT},
 		{"srcline", no_argument, NULL, O_SRCLINE}, {"inline", no_argument, NULL, O_INLINE},
-		{"json", no_argument, NULL, O_JSON},      {"folded", required_argument, NULL, O_FOLDED},
+		{"json", no_argument, NULL, O_JSON},      {"stdio", no_argument, NULL, O_STDIO},
+		{"folded", required_argument, NULL, O_FOLDED},
 		{"pprof", required_argument, NULL, O_PPROF},
 		{"flamegraph", required_argument, NULL, O_FLAME},
 		{"no-children", no_argument, NULL, O_NOCHILD}, {"children", no_argument, NULL, O_CHILD},
@@ -235,6 +237,7 @@ static int parse_opts(int argc, char **argv, struct rp_opts *o)
 	};
 	o->keys = K_COMM | K_DSO | K_SYM;
 	int c;
+	bool stdio = false;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "i:p:h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -324,6 +327,7 @@ static int parse_opts(int argc, char **argv, struct rp_opts *o)
 		case O_SRCLINE: o->srcline = true; break;
 		case O_INLINE: o->inl = true; break;
 		case O_JSON: o->json = true; break;
+		case O_STDIO: stdio = true; break;
 		case O_FOLDED: o->folded = optarg; break;
 		case O_PPROF: o->pprof = optarg; break;
 		case O_FLAME: o->flamegraph = optarg; break;
@@ -333,6 +337,10 @@ static int parse_opts(int argc, char **argv, struct rp_opts *o)
 			fprintf(stderr, "Try `hwc report --help`.\n");
 			return -1;
 		}
+	}
+	if (stdio && o->json) {
+		fprintf(stderr, "hwc report: --stdio and --json: choose one\n");
+		return -1;
 	}
 	/* As perf: a parent pattern sorts by it. */
 	if (o->parent)
