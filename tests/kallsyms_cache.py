@@ -42,16 +42,24 @@ def kernel_build_id():
     return None
 
 
+def running_kernel():
+    """The running kernel's build-id and the text of /proc/kallsyms;
+    SkipTest when there is no build-id or the addresses are hidden."""
+    bid = kernel_build_id()
+    if not bid:
+        raise unittest.SkipTest("no build-id in /sys/kernel/notes")
+    with open("/proc/kallsyms") as f:
+        text = f.read()
+    if not text or text.startswith("0000000000000000"):
+        raise unittest.SkipTest("/proc/kallsyms hides its addresses here")
+    return bid, text
+
+
 class KallsymsCache(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.bid = kernel_build_id()
-        if not cls.bid:
-            raise unittest.SkipTest("no build-id in /sys/kernel/notes")
-        with open("/proc/kallsyms") as f:
-            cls.lines = f.read().splitlines(keepends=True)
-        if not cls.lines or cls.lines[0].startswith("0000000000000000"):
-            raise unittest.SkipTest("/proc/kallsyms hides its addresses here")
+        cls.bid, text = running_kernel()
+        cls.lines = text.splitlines(keepends=True)
         cls.tmp = tempfile.mkdtemp()
         cls.data = os.path.join(cls.tmp, "perf.data")
         p = run([HWC, "record", "-e", "cpu-clock", "-o", cls.data, "--",
@@ -128,13 +136,8 @@ DD = ["dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=300000"]
 class RecordWritesCopy(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.bid = kernel_build_id()
-        if not cls.bid:
-            raise unittest.SkipTest("no build-id in /sys/kernel/notes")
-        with open("/proc/kallsyms", "rb") as f:
-            cls.head = f.read(65536)
-        if cls.head.startswith(b"0000000000000000"):
-            raise unittest.SkipTest("/proc/kallsyms hides its addresses here")
+        cls.bid, text = running_kernel()
+        cls.head = text.encode()[:65536]
 
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="hwc-kcache-")
