@@ -111,7 +111,7 @@ void hwc__dso_load(hwc_symbols *s, struct hwc__dso *d)
 		int n = b ? (int)b->len : hwc__vdso_build_id(d->bid, sizeof(d->bid));
 		if (b)
 			memcpy(d->bid, b->id, b->len);
-		if (n <= 0 || hwc__vdso_cache_path(path, sizeof(path), d->bid, (size_t)n)) {
+		if (n <= 0 || hwc__cache_path(path, sizeof(path), "[vdso]", d->bid, (size_t)n, "vdso")) {
 			d->why = "no build-id for the vDSO";
 			return;
 		}

@@ -346,14 +346,9 @@ static bool read_cache(struct hwc__kallsyms *k)
 {
 	uint8_t id[20];
 	int n = hwc__kernel_build_id(id, sizeof(id));
-	const char *home = getenv("HOME");
-	if (n <= 0 || !home || !*home)
-		return false;
-	char path[4096], hex[41];
-	for (int i = 0; i < n; i++)
-		sprintf(hex + 2 * i, "%02x", id[i]);
-	if ((size_t)snprintf(path, sizeof(path), "%s/.debug/[kernel.kallsyms]/%s/kallsyms", home,
-			     hex) >= sizeof(path))
+	char path[4096];
+	if (n <= 0 ||
+	    hwc__cache_path(path, sizeof(path), "[kernel.kallsyms]", id, (size_t)n, "kallsyms"))
 		return false;
 	int fd = hwc__open_regular(path);
 	if (fd < 0)
@@ -366,6 +361,61 @@ static bool read_cache(struct hwc__kallsyms *k)
 	free(k->modules);
 	*k = (struct hwc__kallsyms){.fd = -1};
 	return false;
+}
+
+static int same_start_of(int fd, void *arg)
+{
+	(void)arg;
+	return same_start(fd);
+}
+
+/* Does this beginning of kallsyms show an address that is not 0?  A reader
+ * not allowed to see them gets only zeros. */
+static bool shows_addresses(const char *text, size_t len)
+{
+	bool in_address = true;
+	for (size_t i = 0; i < len; i++) {
+		if (text[i] == '\n')
+			in_address = true;
+		else if (text[i] == ' ')
+			in_address = false;
+		else if (in_address && text[i] != '0')
+			return true;
+	}
+	return false;
+}
+
+/* Copy /proc/kallsyms (its descriptor ARG) to F as it comes. */
+static int copy_kallsyms(FILE *f, void *arg)
+{
+	int fd = *(int *)arg;
+	char buf[65536];
+	ssize_t n;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		fwrite(buf, 1, (size_t)n, f); /* an error is the commit's */
+	return n < 0 ? -errno : 0;
+}
+
+HWC_EXPORT int hwc_symbols_save_kallsyms(char *path, size_t size)
+{
+	hwc__clear_error();
+	uint8_t id[20];
+	int n = hwc__kernel_build_id(id, sizeof(id));
+	if (n <= 0)
+		return hwc__fail(n < 0 ? n : -ENOENT, "the running kernel has no build-id");
+	int fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return hwc__fail(-errno, "/proc/kallsyms: %s", strerror(errno));
+	char head[4096];
+	ssize_t len = pread(fd, head, sizeof(head), 0);
+	int err = len < 0 ? hwc__fail(-errno, "/proc/kallsyms: %s", strerror(errno))
+		  : !shows_addresses(head, (size_t)len)
+		      ? hwc__fail(-EPERM, "/proc/kallsyms hides its addresses from this user: "
+					  "a copy would name nothing")
+		      : hwc__cache_save("[kernel.kallsyms]", id, (size_t)n, "kallsyms",
+					same_start_of, copy_kallsyms, &fd, path, size);
+	close(fd);
+	return err;
 }
 
 /* The kernel's text symbols: from the cached copy, else from /proc/kallsyms. */

@@ -106,6 +106,18 @@ const struct hwc_location *hwc_symbols_resolve(hwc_symbols *s, uint32_t pid, uin
  * not.  -ENOENT without HOME or vDSO, or an hwc_output_create() error. */
 int hwc_symbols_save_vdso(char *path, size_t size);
 
+/* Copy /proc/kallsyms where perf record copies it,
+ * $HOME/.debug/[kernel.kallsyms]/BUILDID/kallsyms (BUILDID the running
+ * kernel's), with perf's link to it: a report of this boot's recordings
+ * reads the copy instead of having the kernel format /proc/kallsyms.
+ * PATH (SIZE bytes; NULL allowed) gets the file's name.  Missing
+ * directories are made (an existing one must not be a symbolic link); a
+ * file already there is kept: 0 if it begins as /proc/kallsyms does (this
+ * boot's), -EEXIST if not.  -EPERM when /proc/kallsyms hides its addresses
+ * from the caller, -ENOENT without HOME or kernel build-id, or an
+ * hwc_output_create() error. */
+int hwc_symbols_save_kallsyms(char *path, size_t size);
+
 /* The command name of thread TID at TIME ("[unknown]" if never named;
  * "swapper", as perf says, for the idle task, thread 0). */
 const char *hwc_symbols_comm(hwc_symbols *s, uint32_t tid, uint64_t time);

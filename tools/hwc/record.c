@@ -48,6 +48,7 @@ struct options {
 	uint64_t switch_ns;      /* nanoseconds */
 	uint64_t switch_max;     /* --switch-max-files, 0: no limit */
 	bool have_clock;         /* -k */
+	bool no_buildid_cache;   /* -N */
 	clockid_t clock;
 };
 
@@ -98,6 +99,8 @@ static const char usage_text[] =
 	"  -k, --clockid CLOCK       time samples on CLOCK: monotonic (the default),\n"
 	"                            monotonic_raw, realtime, boottime, tai, or a number\n"
 	"      --buildid-all         build ids of every mapped file (what hwc always stores)\n"
+	"  -N, --no-buildid-cache    copy neither the vDSO nor /proc/kallsyms into perf's\n"
+	"                            build-id cache ~/.debug\n"
 	"  -h, --help                show this help\n"
 	"\n"
 	"At the end a summary on stderr: samples written, records lost, times throttled,\n"
@@ -230,6 +233,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"switch-max-files", required_argument, NULL, OPT_SWITCH_MAX_FILES},
 		{"clockid", required_argument, NULL, 'k'},
 		{"buildid-all", no_argument, NULL, OPT_BUILDID_ALL},
+		{"no-buildid-cache", no_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -237,7 +241,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	int c, r;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:e:c:F:go:m:z::k:h" CLI_TARGET_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:e:c:F:go:m:z::k:Nh" CLI_TARGET_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (!cli_add_spec(&o->specs, &o->nspecs, optarg))
@@ -302,6 +306,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return r;
 			break;
 		case OPT_BUILDID_ALL: break; /* every mapped file's build id is stored anyway */
+		case 'N': o->no_buildid_cache = true; break;
 		case 'h': fputs(usage_text, stdout); return 0;
 		default:
 			if ((r = cli_other_option("record", c, argv, &o->t)) >= 0)
@@ -575,6 +580,29 @@ static bool switch_file(const struct options *o, struct rotation *r, hwc_recordi
 	return ok;
 }
 
+/* Can an event of S sample the kernel? */
+static bool can_sample_kernel(const hwc_sampler *s)
+{
+	for (size_t e = 0; e < hwc_sampler_nevents(s); e++)
+		if (!hwc_sampler_event(s, e, NULL)->exclude_kernel)
+			return true;
+	return false;
+}
+
+/* Fill perf's build-id cache as perf record does, once the recording is
+ * safe in its file: the vDSO's image for reports on another boot, and
+ * with KERNEL samples possible a copy of /proc/kallsyms, which this boot's
+ * reports read faster than the kernel formats /proc/kallsyms. */
+static void save_caches(bool kernel)
+{
+	if (hwc_symbols_save_vdso(NULL, 0))
+		fprintf(stderr, "hwc record: warning: [vdso] symbols will not resolve: %s\n",
+			hwc_errdetail());
+	if (kernel && hwc_symbols_save_kallsyms(NULL, 0))
+		fprintf(stderr, "hwc record: warning: no copy of kallsyms for reports: %s\n",
+			hwc_errdetail());
+}
+
 static int record(const struct options *o, int argc, char **argv)
 {
 	struct hwc_target t;
@@ -699,12 +727,8 @@ static int record(const struct options *o, int argc, char **argv)
 		kill(hwc_sampler_pid(s), SIGTERM);
 	struct hwc_sampler_stats ss;
 	hwc_sampler_stats(s, &ss);
+	bool kernel = can_sample_kernel(s);
 	hwc_sampler_close(s);
-	/* Keep the vDSO's image for reports on another boot, as perf does. */
-	char vdso[PATH_MAX];
-	if (hwc_symbols_save_vdso(vdso, sizeof(vdso)))
-		fprintf(stderr, "hwc record: warning: [vdso] symbols will not resolve: %s\n",
-			hwc_errdetail());
 	struct hwc_recording_stats rs;
 	char files[PATH_MAX + 64];
 	if (rotating) {
@@ -718,6 +742,8 @@ static int record(const struct options *o, int argc, char **argv)
 		fprintf(stderr, "hwc record: %s\n", hwc_errdetail());
 		failed = true;
 	}
+	if (!o->no_buildid_cache)
+		save_caches(kernel);
 	summary(to_stdout ? "standard output" : rotating ? files : path, &rs, &ss);
 	if (failed)
 		return EXIT_ERROR;
