@@ -598,7 +598,10 @@ static void save_caches(bool kernel)
 	if (hwc_symbols_save_vdso(NULL, 0))
 		fprintf(stderr, "hwc record: warning: [vdso] symbols will not resolve: %s\n",
 			hwc_errdetail());
-	if (kernel && hwc_symbols_save_kallsyms(NULL, 0))
+	/* A copy of another boot's (perf's or ours) stays, as perf leaves it,
+	 * and quietly: reports then read /proc/kallsyms, which is only slower. */
+	int err = kernel ? hwc_symbols_save_kallsyms(NULL, 0) : 0;
+	if (err && err != -EEXIST)
 		fprintf(stderr, "hwc record: warning: no copy of kallsyms for reports: %s\n",
 			hwc_errdetail());
 }
