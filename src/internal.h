@@ -102,11 +102,10 @@ size_t hwc__group_size(const hwc_evlist *list, size_t e);
 /* target.c: what counting and sampling share about their targets. */
 struct hwc__child {          /* a COMMAND target's process */
 	pid_t pid;           /* -1: none */
-	int go_fd, exec_fd;  /* release pipe, exec status pipe */
+	int go_fd;           /* the release pipe; its end breaks at the exec */
 	bool started;        /* released to exec */
 	char name[256];      /* argv[0], for the exec error */
 	void *stack;         /* the child's until it exec'd (it shares our memory) */
-	size_t stack_size;
 };
 void hwc__child_init(struct hwc__child *ch);
 /* Start a child that waits for hwc__child_release() before it execs ARGV. */

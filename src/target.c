@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +15,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,16 +22,16 @@
 void hwc__child_init(struct hwc__child *ch)
 {
 	ch->pid = -1;
-	ch->go_fd = ch->exec_fd = -1;
+	ch->go_fd = -1;
 	ch->started = false;
 	ch->stack = NULL;
 }
 
-/* What the child reads, at the bottom of its stack's mapping. */
+/* What the child reads, at the bottom of its stack. */
 struct spawn_args {
-	int go, st;  /* the pipe ends it reads and writes */
-	int go_w, st_r; /* the caller's ends, which it closes */
-	char **argv; /* a copy: the caller's may go before the release */
+	int go, go_w; /* the pipe's end it reads, and the caller's, which it closes */
+	int err;      /* the exec's errno when it failed, else 0 */
+	char **argv;  /* a copy: the caller's may go before the release */
 };
 
 /* The child: it shares the caller's memory (CLONE_VM, as posix_spawn's
@@ -45,9 +45,8 @@ struct spawn_args {
  * caller's too. */
 __attribute__((no_sanitize("address", "undefined"))) static int child_main(void *arg)
 {
-	const struct spawn_args *a = arg;
+	struct spawn_args *a = arg;
 	syscall(SYS_close, a->go_w); /* so that the caller's close (a discard) is its EOF */
-	syscall(SYS_close, a->st_r);
 	/* Meanwhile the caller opens the events. */
 	struct sigaction dfl = {.sa_handler = SIG_DFL}, old;
 	for (int sig = 1; sig < NSIG; sig++) {
@@ -64,28 +63,28 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	execvp(a->argv[0], a->argv);
-	int e = errno;
-	syscall(SYS_write, a->st, &e, sizeof(e));
+	a->err = errno; /* read by the caller once the exit closed the go pipe */
 	_exit(127);
 }
 
 int hwc__child_spawn(struct hwc__child *ch, char *const *argv)
 {
-	int go[2], st[2];
+	int go[2];
 	if (!argv || !argv[0])
 		return hwc__fail(-EINVAL, "no command to run");
 	/* The child's stack: room for execvp's path buffer and a script's
-	 * argument vector, above the copy of ARGV at its bottom. */
+	 * argument vector, above the copy of ARGV at its bottom.  From the
+	 * heap: a mapping of its own cost hwc stat an mmap, an munmap (a TLB
+	 * flush once the child ran on another CPU) and a page fault more
+	 * (issue 13). */
 	size_t argc = 0, strings = 0;
 	for (; argv[argc]; argc++)
 		strings += strlen(argv[argc]) + 1;
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t size = sizeof(struct spawn_args) + (argc + 1) * sizeof(char *) + strings;
-	size = (size + 2 * (argc + 2) * sizeof(char *) + 64 * 1024 + page - 1) / page * page;
-	char *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
-			   -1, 0);
-	if (stack == MAP_FAILED)
-		return hwc__fail(-errno, "cannot map the command's start-up stack: %s", strerror(errno));
+	size = (size + 2 * (argc + 2) * sizeof(char *) + 64 * 1024 + 15) & ~(size_t)15;
+	char *stack = malloc(size);
+	if (!stack)
+		return hwc__fail(-ENOMEM, "out of memory");
 	struct spawn_args *a = (struct spawn_args *)stack;
 	a->argv = (char **)(a + 1);
 	char *text = (char *)(a->argv + argc + 1);
@@ -97,20 +96,12 @@ int hwc__child_spawn(struct hwc__child *ch, char *const *argv)
 	a->argv[argc] = NULL;
 	if (pipe2(go, O_CLOEXEC) < 0) {
 		int err = -errno;
-		munmap(stack, size);
-		return hwc__fail(err, "pipe: %s", strerror(-err));
-	}
-	if (pipe2(st, O_CLOEXEC) < 0) {
-		int err = -errno;
-		close(go[0]);
-		close(go[1]);
-		munmap(stack, size);
+		free(stack);
 		return hwc__fail(err, "pipe: %s", strerror(-err));
 	}
 	a->go = go[0];
 	a->go_w = go[1];
-	a->st = st[1];
-	a->st_r = st[0];
+	a->err = 0;
 	/* Not a fork: copying the caller's page tables, faulting its pages
 	 * copied on write and dropping the copy at the exec cost hwc stat
 	 * ~0.15 ms of CPU (issue 13).  Every signal is blocked until the
@@ -122,27 +113,23 @@ int hwc__child_spawn(struct hwc__child *ch, char *const *argv)
 	int err = pid < 0 ? -errno : 0;
 	pthread_sigmask(SIG_SETMASK, &mask, NULL);
 	close(go[0]);
-	close(st[1]);
 	if (pid < 0) {
 		close(go[1]);
-		close(st[0]);
-		munmap(stack, size);
+		free(stack);
 		return hwc__fail(err, "cannot start a process: %s", strerror(-err));
 	}
 	snprintf(ch->name, sizeof(ch->name), "%s", argv[0]);
 	ch->pid = pid;
 	ch->go_fd = go[1];
-	ch->exec_fd = st[0];
 	ch->stack = stack;
-	ch->stack_size = size;
 	return 0;
 }
 
 /* The child's stack, once it exec'd or ended. */
-static void unmap_stack(struct hwc__child *ch)
+static void free_stack(struct hwc__child *ch)
 {
 	if (ch->stack)
-		munmap(ch->stack, ch->stack_size);
+		free(ch->stack);
 	ch->stack = NULL;
 }
 
@@ -164,7 +151,7 @@ int hwc__child_release(struct hwc__child *ch)
 	/* From the go byte to its exec the child's errno is this thread's
 	 * (CLONE_VM): this thread's errno is kept, no handler runs on it
 	 * meanwhile (signals wait until the exec, as posix_spawn's caller's
-	 * do), and the read below never looks at errno. */
+	 * do), and the poll below never looks at errno. */
 	int saved_errno = errno;
 	sigset_t all, mask;
 	sigfillset(&all);
@@ -173,23 +160,24 @@ int hwc__child_release(struct hwc__child *ch)
 	do
 		w = write(ch->go_fd, "x", 1);
 	while (w < 0 && errno == EINTR);
+	/* The child's end closes at its exec (O_CLOEXEC), or at its exit
+	 * after a failed exec: this end then polls POLLERR.  One pipe, not a
+	 * second one for the exec's status: each pipe's inode cost hwc stat
+	 * ~0.01 ms to make and free (issue 13). */
+	struct pollfd p = {.fd = ch->go_fd, .events = 0};
+	while (poll(&p, 1, -1) != 1)
+		;
 	close(ch->go_fd);
 	ch->go_fd = -1;
-	int child_errno = 0;
-	ssize_t r;
-	do
-		r = read(ch->exec_fd, &child_errno, sizeof(child_errno));
-	while (r < 0);
-	close(ch->exec_fd);
-	ch->exec_fd = -1;
+	int child_errno = ((const struct spawn_args *)ch->stack)->err;
 	pthread_sigmask(SIG_SETMASK, &mask, NULL);
 	errno = saved_errno;
-	if (r != (ssize_t)sizeof(child_errno)) {
-		unmap_stack(ch);
-		return 0; /* EOF: exec succeeded and closed the pipe */
+	if (!child_errno) {
+		free_stack(ch);
+		return 0;
 	}
 	hwc__child_reap(ch, NULL);
-	unmap_stack(ch);
+	free_stack(ch);
 	return hwc__fail(-child_errno, "cannot execute '%s': %s%s", ch->name, strerror(child_errno),
 			 child_errno == ENOENT && !strchr(ch->name, '/') ? " (not found in PATH)" : "");
 }
@@ -198,12 +186,10 @@ void hwc__child_discard(struct hwc__child *ch)
 {
 	if (ch->go_fd >= 0)
 		close(ch->go_fd); /* an unreleased child sees EOF and exits */
-	if (ch->exec_fd >= 0)
-		close(ch->exec_fd);
-	ch->go_fd = ch->exec_fd = -1;
+	ch->go_fd = -1;
 	if (ch->pid > 0 && !ch->started) {
 		hwc__child_reap(ch, NULL);
-		unmap_stack(ch);
+		free_stack(ch);
 	}
 }
 
