@@ -185,32 +185,10 @@ static bool host_model(const struct hwc__pe_table *t)
 	return ok;
 }
 
-/* Instances of PMU NAME in sysfs (uncore_imc_0, uncore_imc_1, ...) into
- * the detail, and how many there are. */
-static int append_instances(const char *name)
-{
-	char path[1024];
-	snprintf(path, sizeof(path), "%s/bus/event_source/devices", hwc__sysfs_root());
-	DIR *d = opendir(path);
-	if (!d)
-		return 0;
-	struct dirent *de;
-	int n = 0;
-	size_t len = strlen(name);
-	while ((de = readdir(d)))
-		if (strncmp(de->d_name, name, len) == 0 && de->d_name[len] == '_' &&
-		    isdigit((unsigned char)de->d_name[len + 1]))
-			hwc__fail_append("%s%s", n++ ? ", " : " (only ", de->d_name);
-	closedir(d);
-	if (n)
-		hwc__fail_append(")");
-	return n;
-}
-
 static int find_pmu(const struct hwc__pe_table *t, const struct hwc__pe_record *r,
-		    const char *spec, struct target_pmu *p)
+		    const char *spec, struct hwc__ev *ev, struct target_pmu *p)
 {
-	const char *unit = hwc__pe_get(r, "Unit");
+	const char *unit = hwc__pe_get(r, "Unit"), *compat = hwc__pe_get(r, "Compat");
 	bool arm = strcmp(t->arch, "arm64") == 0;
 	bool core = !unit || strcmp(unit, "cpu_core") == 0 || strcmp(unit, "cpu_atom") == 0 ||
 		    strcmp(unit, "core") == 0;
@@ -221,7 +199,8 @@ static int find_pmu(const struct hwc__pe_table *t, const struct hwc__pe_record *
 	else
 		snprintf(p->name, sizeof(p->name), "cpu");
 	bool is_host = host_model(t);
-	if (hwc__pmu_exists(p->name) && (is_host || !core)) {
+	if (hwc__pmu_exists(p->name) && (is_host || !core) &&
+	    (!compat || hwc__pmu_identifier_matches(p->name, compat))) {
 		p->sysfs = true;
 		return 0;
 	}
@@ -234,13 +213,32 @@ static int find_pmu(const struct hwc__pe_table *t, const struct hwc__pe_record *
 			snprintf(p->name, sizeof(p->name), "armv8_pmuv3");
 		return 0;
 	}
-	hwc__fail(-ENOENT, "'%s' is an event of PMU %s (Unit %s), which this machine does not "
-			   "have",
-		  spec, p->name, unit);
-	if (append_instances(p->name))
-		hwc__fail_append("; count one instance as %s_N/%s/", p->name, r->name);
+	/* perf's: each instance (uncore_imc_0, ...) whose identifier Compat matches */
+	char instance[64];
+	int n = hwc__pmu_instance(p->name, true, compat, ev->instance, instance, sizeof(instance));
+	if (n > ev->instance) {
+		ev->ninstances = n;
+		snprintf(p->name, sizeof(p->name), "%s", instance);
+		p->sysfs = true;
+		return 0;
+	}
+	if (!compat || !(hwc__pmu_exists(p->name) ||
+			 hwc__pmu_instance(p->name, true, NULL, 0, instance, sizeof(instance))))
+		hwc__fail(-ENOENT, "'%s' is an event of PMU %s (Unit %s), which this machine does "
+				   "not have; `hwc list --pmu help` lists this machine's PMUs",
+			  spec, p->name, unit);
 	else
-		hwc__fail_append("; `hwc list --pmu help` lists this machine's PMUs");
+		hwc__fail(-ENOENT, "'%s' is an event of PMU %s (Unit %s) whose identifier matches "
+				   "'%s' (Compat), and no PMU %s of this machine has such an identifier",
+			  spec, p->name, unit, compat, p->name);
+	for (int i = 0; compat && hwc__pmu_instance(p->name, true, NULL, i, instance,
+						       sizeof(instance)) > i; i++) {
+		char path[1024], id[128] = "?";
+		snprintf(path, sizeof(path), "%s/bus/event_source/devices/%s/identifier",
+			 hwc__sysfs_root(), instance);
+		hwc__read_file(path, id, sizeof(id));
+		hwc__fail_append("%s%s's is %s", i ? ", " : "; ", instance, id);
+	}
 	return -ENOENT;
 }
 
@@ -308,7 +306,7 @@ static int encode(const struct hwc__pe_table *t, const char *name, const char *m
 		}
 	}
 	struct target_pmu p = {0};
-	int err = find_pmu(t, r, spec, &p);
+	int err = find_pmu(t, r, spec, ev, &p);
 	if (err)
 		return err;
 	struct perf_event_attr *a = &ev->pub.attr;
@@ -340,19 +338,6 @@ static int encode(const struct hwc__pe_table *t, const char *name, const char *m
 	return letters[0] ? hwc__modify(ev, letters, spec) : 0;
 }
 
-/* Is PMU (a sysfs name: "uncore_imc_0", "cpu") the PMU perf names JSON_PMU,
- * or one of its numbered instances? */
-static bool pmu_matches(const char *pmu, const char *json_pmu)
-{
-	size_t len = strlen(json_pmu);
-	if (strncmp(pmu, json_pmu, len) != 0)
-		return false;
-	if (!pmu[len])
-		return true;
-	return pmu[len] == '_' && pmu[len + 1] && strspn(pmu + len + 1, "0123456789") ==
-							  strlen(pmu + len + 1);
-}
-
 bool hwc__json_alias(const char *pmu, const char *name, char *body, size_t size)
 {
 	const struct hwc__pe_table *t;
@@ -370,7 +355,7 @@ bool hwc__json_alias(const char *pmu, const char *name, char *body, size_t size)
 	else
 		snprintf(json_pmu, sizeof(json_pmu), "%s",
 			 strcmp(t->arch, "arm64") == 0 ? hwc__core_pmu_label() : "cpu");
-	if (!pmu_matches(pmu, json_pmu))
+	if (!hwc__pmu_name_matches(pmu, json_pmu, true))
 		return false;
 	struct terms ts;
 	record_terms(r, &ts);

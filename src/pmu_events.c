@@ -508,6 +508,17 @@ static int load_table(const char *root, const char *arch, const char *model,
 		free(ents[i]);
 	}
 	free(ents);
+	/* A system's PMUs (arm/cmn/sys/): events matched by Compat, not by CPU */
+	char sys[4096 + 8];
+	snprintf(sys, sizeof(sys), "%s/sys", dir);
+	n = is_dir(sys) ? json_files(sys, &ents) : 0;
+	for (int i = 0; i < n; i++) {
+		if (!err)
+			err = add_file(&b, sys, ents[i]->d_name, &std);
+		free(ents[i]);
+	}
+	if (n > 0)
+		free(ents);
 	std_free(&std);
 	struct table *t = err ? NULL : calloc(1, sizeof(*t));
 	char *a = t ? strdup(arch) : NULL, *m = a ? strdup(model) : NULL, *d = m ? strdup(dir) : NULL;
