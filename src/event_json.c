@@ -366,6 +366,34 @@ bool hwc__json_alias(const char *pmu, const char *name, char *body, size_t size)
 	return true;
 }
 
+/* Is R a system event (perf's sys/ tables: it has a Compat) whose PMU
+ * this machine has, with an identifier Compat matches? */
+static bool sys_present(const struct hwc__pe_record *r)
+{
+	const char *compat = hwc__pe_get(r, "Compat"), *unit = hwc__pe_get(r, "Unit");
+	char pmu[64], instance[64];
+	if (!compat || !unit)
+		return false;
+	unit_to_pmu(unit, pmu, sizeof(pmu));
+	return (hwc__pmu_exists(pmu) && hwc__pmu_identifier_matches(pmu, compat)) ||
+	       hwc__pmu_instance(pmu, true, compat, 0, instance, sizeof(instance)) > 0;
+}
+
+struct sys_find {
+	const char *name;
+	const struct hwc__pe_table *t;
+};
+
+static int sys_find(const struct hwc__pe_table *t, void *arg)
+{
+	struct sys_find *f = arg;
+	const struct hwc__pe_record *r = hwc__pe_find(t, f->name, false);
+	if (!r || !sys_present(r))
+		return 0;
+	f->t = t;
+	return 1;
+}
+
 int hwc__resolve_json(const char *model, const char *spec, struct hwc__ev *ev)
 {
 	const char *event = spec;
@@ -382,13 +410,17 @@ int hwc__resolve_json(const char *model, const char *spec, struct hwc__ev *ev)
 	if (!model && !hwc__pe_root())
 		return HWC__NOT_MINE;
 	int err = hwc__pe_table(model, &t);
-	if (err && !model) {
-		hwc__clear_error(); /* no table for this CPU: the name is simply unknown */
-		return HWC__NOT_MINE;
-	}
-	if (err)
+	if (err && model)
 		return err;
-	return encode(t, name, event[len] ? event + len + 1 : NULL, spec, ev);
+	hwc__clear_error(); /* no table for this CPU: the name may be a system event */
+	const char *mods = event[len] ? event + len + 1 : NULL;
+	err = err ? HWC__NOT_MINE : encode(t, name, mods, spec, ev);
+	/* As perf: a system event (arm_cmn's, in arm/cmn/sys) of a PMU this
+	 * machine has, whatever its CPU */
+	struct sys_find f = {.name = name};
+	if (err == HWC__NOT_MINE && !model && hwc__pe_sys_walk(sys_find, &f) > 0)
+		err = encode(f.t, name, mods, spec, ev);
+	return err;
 }
 
 void hwc__json_names(const char *model, hwc__name_fn fn, void *arg)
@@ -408,18 +440,22 @@ void hwc__json_names(const char *model, hwc__name_fn fn, void *arg)
 	}
 }
 
-int hwc__json_events_walk(const char *model, hwc_event_walk_fn fn, void *arg)
+struct events_walk {
+	hwc_event_walk_fn fn;
+	void *arg;
+	const struct hwc__pe_table *host; /* listed already */
+};
+
+static int walk_table(const struct hwc__pe_table *t, bool sys_only, hwc_event_walk_fn fn,
+		      void *arg)
 {
-	const struct hwc__pe_table *t;
-	int err = hwc__pe_table(model, &t);
-	if (err)
-		return err;
+	int err = 0;
 	char spec[512];
 	/* model::EVENT takes the last part of arm64's vendor/model. */
 	const char *base = strrchr(t->model, '/') ? strrchr(t->model, '/') + 1 : t->model;
 	for (size_t i = 0; i < t->n && !err; i++) {
 		const struct hwc__pe_record *r = &t->rec[i];
-		if (r->metric)
+		if (r->metric || (sys_only && !sys_present(r)))
 			continue;
 		/* As perf describes them: a precise event says so, a deprecated one too. */
 		const char *brief = hwc__pe_get(r, "BriefDescription"), *pebs = hwc__pe_get(r, "PEBS");
@@ -440,4 +476,22 @@ int hwc__json_events_walk(const char *model, hwc_event_walk_fn fn, void *arg)
 		err = fn(&info, arg);
 	}
 	return err;
+}
+
+static int walk_sys(const struct hwc__pe_table *t, void *arg)
+{
+	struct events_walk *w = arg;
+	return t == w->host ? 0 : walk_table(t, true, w->fn, w->arg);
+}
+
+int hwc__json_events_walk(const char *model, hwc_event_walk_fn fn, void *arg)
+{
+	const struct hwc__pe_table *t;
+	int err = hwc__pe_table(model, &t);
+	if (err)
+		return err;
+	struct events_walk w = {fn, arg, t};
+	err = walk_table(t, false, fn, arg);
+	/* This CPU's: also the system events of the PMUs it has (perf's sys/) */
+	return err || model ? err : hwc__pe_sys_walk(walk_sys, &w);
 }

@@ -143,6 +143,27 @@ class Instances(unittest.TestCase):
         self.assertEqual([c["event"] for c in split["counters"]],
                          ["UNC_FAKE.EV [uncore_fake_0]", "UNC_FAKE.EV [uncore_fake_1]"])
 
+    def test_system_event_by_compat(self):
+        # perf's sys/ tables: a bare name of any model's sys/ directory of
+        # this architecture, on the PMUs whose identifier its Compat matches
+        root = tree(self.tmp, 1, 0, ["0", "1", "1"])
+        for i, ident in enumerate(("acme-1.0", "acme-1.1", "other")):
+            write(os.path.join(root, "bus/event_source/devices/uncore_fake_%d/identifier" % i), ident)
+        events = json_tree(self.tmp, 0)
+        write(os.path.join(events, "x86/acme/sys/soc.json"), json.dumps([
+            {"EventName": "acme_ev", "ConfigCode": "0x0", "Unit": "FAKE", "Compat": "acme-1\\..*"}]))
+        doc = stat_json(root, "--no-merge", "-a", "-e", "acme_ev", "--", "true", events=events)
+        self.assertEqual([c["event"] for c in doc["counters"]],
+                         ["acme_ev [uncore_fake_0]", "acme_ev [uncore_fake_1]"])
+        p = hwc(root, "list", "--json", "acme*", events=events)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual([e["spec"] for e in json.loads(p.stdout)["events"]], ["acme::acme_ev"])
+        for i in range(2):
+            write(os.path.join(root, "bus/event_source/devices/uncore_fake_%d/identifier" % i), "x")
+        p = hwc(root, "stat", "-e", "acme_ev", "true", events=events)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("unknown event 'acme_ev'", p.stderr)
+
     def test_errors(self):
         root = tree(self.tmp, 1, 0, ["0", "1"])
         p = hwc(root, "stat", "-e", "{uncore_fake/ev/,cpu-clock}", "true")
@@ -151,6 +172,13 @@ class Instances(unittest.TestCase):
         p = hwc(root, "stat", "-e", "uncore_fake_free/ev/", "true")
         self.assertEqual(p.returncode, 1)
         self.assertIn("unknown PMU 'uncore_fake_free'", p.stderr)
+        # A real uncore PMU refuses a task (EINVAL): the breakpoint PMU's type
+        # with no breakpoint type is refused the same way.
+        root = tree(os.path.join(self.tmp, "bp"), 5, 0, ["0", "1"])
+        p = hwc(root, "stat", "-e", "uncore_fake/ev/", "true")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("PMU 'uncore_fake_0' counts per CPU (its cpumask is 0), not per task: "
+                      "count system-wide, with -a or -C", p.stderr)
 
 
 class RealTables(unittest.TestCase):
