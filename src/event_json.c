@@ -366,9 +366,7 @@ bool hwc__json_alias(const char *pmu, const char *name, char *body, size_t size)
 	return true;
 }
 
-/* Is R a system event (perf's sys/ tables: it has a Compat) whose PMU
- * this machine has, with an identifier Compat matches? */
-static bool sys_present(const struct hwc__pe_record *r)
+bool hwc__json_sys_present(const struct hwc__pe_record *r)
 {
 	const char *compat = hwc__pe_get(r, "Compat"), *unit = hwc__pe_get(r, "Unit");
 	char pmu[64], instance[64];
@@ -388,7 +386,7 @@ static int sys_find(const struct hwc__pe_table *t, void *arg)
 {
 	struct sys_find *f = arg;
 	const struct hwc__pe_record *r = hwc__pe_find(t, f->name, false);
-	if (!r || !sys_present(r))
+	if (!r || !hwc__json_sys_present(r))
 		return 0;
 	f->t = t;
 	return 1;
@@ -455,7 +453,7 @@ static int walk_table(const struct hwc__pe_table *t, bool sys_only, hwc_event_wa
 	const char *base = strrchr(t->model, '/') ? strrchr(t->model, '/') + 1 : t->model;
 	for (size_t i = 0; i < t->n && !err; i++) {
 		const struct hwc__pe_record *r = &t->rec[i];
-		if (r->metric || (sys_only && !sys_present(r)))
+		if (r->metric || (sys_only && !hwc__json_sys_present(r)))
 			continue;
 		/* As perf describes them: a precise event says so, a deprecated one too. */
 		const char *brief = hwc__pe_get(r, "BriefDescription"), *pebs = hwc__pe_get(r, "PEBS");

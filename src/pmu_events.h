@@ -80,6 +80,10 @@ const struct hwc__pe_record *hwc__pe_find(const struct hwc__pe_table *t, const c
  * non-zero result. */
 int hwc__pe_sys_walk(int (*fn)(const struct hwc__pe_table *t, void *arg), void *arg);
 
+/* event_json.c: is R a system event or metric (it has a Compat) whose PMU
+ * this machine has, with an identifier file that Compat matches whole? */
+bool hwc__json_sys_present(const struct hwc__pe_record *r);
+
 /* Call FN(model directory, arch, the first CPU ID mapfile.csv gives it, ARG)
  * for every model of the tree, as mapfile.csv lists them (each once); stops
  * at FN's non-zero result. */

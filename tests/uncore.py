@@ -151,13 +151,23 @@ class Instances(unittest.TestCase):
             write(os.path.join(root, "bus/event_source/devices/uncore_fake_%d/identifier" % i), ident)
         events = json_tree(self.tmp, 0)
         write(os.path.join(events, "x86/acme/sys/soc.json"), json.dumps([
-            {"EventName": "acme_ev", "ConfigCode": "0x0", "Unit": "FAKE", "Compat": "acme-1\\..*"}]))
+            {"EventName": "acme_ev", "ConfigCode": "0x0", "Unit": "FAKE", "Compat": "acme-1\\..*"},
+            {"MetricName": "acme_kev", "MetricExpr": "acme_ev / 1000", "Unit": "FAKE",
+             "Compat": "acme-1\\..*", "BriefDescription": "acme"}]))
         doc = stat_json(root, "--no-merge", "-a", "-e", "acme_ev", "--", "true", events=events)
         self.assertEqual([c["event"] for c in doc["counters"]],
                          ["acme_ev [uncore_fake_0]", "acme_ev [uncore_fake_1]"])
         p = hwc(root, "list", "--json", "acme*", events=events)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual([e["spec"] for e in json.loads(p.stdout)["events"]], ["acme::acme_ev"])
+        doc = stat_json(root, "-a", "-M", "acme_kev", "--", "true", events=events)
+        (row,) = doc["counters"]
+        (m,) = [x for x in doc["metrics"] if x["metric"] == "acme_kev"]
+        self.assertEqual(row["event"], "acme_ev")
+        self.assertAlmostEqual(m["value"], row["raw"] / 1000)
+        p = hwc(root, "list", "--metrics", events=events)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("acme_kev", p.stdout)
         for i in range(2):
             write(os.path.join(root, "bus/event_source/devices/uncore_fake_%d/identifier" % i), "x")
         p = hwc(root, "stat", "-e", "acme_ev", "true", events=events)
