@@ -58,7 +58,7 @@ int hwc__pmu_instance(const char *pmu, bool json, const char *compat, int i, cha
 		      size_t size);
 /* Is sysfs PMU NAME the PMU of an event, or one of its instances?  As a
  * user writes it (perf_pmu__match): "uncore_" is optional on both sides,
- * imc/.../ is uncore_imc_0's.  As a JSON table's Unit names it
+ * imc/.../ is uncore_imc_0's, and a glob matches (uncore_imc_[01]/.../).  As a JSON table's Unit names it
  * (pmu_uncore_alias_match): "socket,pmuname" is socketX_pmunameY. */
 bool hwc__pmu_name_matches(const char *name, const char *pmu, bool json);
 /* Does all of PMU's identifier file match COMPAT (a regular expression)? */

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <locale.h>
 #include <pthread.h>
 #include <regex.h>
@@ -630,7 +631,8 @@ bool hwc__pmu_name_matches(const char *name, const char *pmu, bool json)
 			pmu += 7;
 		if (strncmp(name, "uncore_", 7) == 0)
 			name += 7;
-		return instance_of(name, pmu);
+		return instance_of(name, pmu) ||
+		       (strpbrk(pmu, "*?[") && fnmatch(pmu, name, 0) == 0);
 	}
 	char parts[256];
 	snprintf(parts, sizeof(parts), "%s", pmu);

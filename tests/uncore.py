@@ -100,6 +100,9 @@ class Instances(unittest.TestCase):
         merged = stat_json(root, "-e", "uncore_fake/ev/", "--", *PYTHON_CALLS)["counters"]
         self.assertEqual([c["event"] for c in merged], ["uncore_fake/ev/"])
         split = stat_json(root, "--no-merge", "-e", "fake/ev/", "--", *PYTHON_CALLS)["counters"]
+        glob = stat_json(root, "-e", "uncore_fake_[01]/ev/", "--", *PYTHON_CALLS)["counters"]
+        self.assertEqual([(c["event"], c["raw"]) for c in glob],
+                         [("uncore_fake_[01]/ev/", 2 * split[0]["raw"])])
         self.assertEqual([c["event"] for c in split],
                          ["uncore_fake_%d/ev/" % i for i in range(3)])
         for c in split:
