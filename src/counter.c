@@ -38,6 +38,7 @@ struct ovf {
 struct hwc_counters {
 	enum hwc_target_kind kind;
 	unsigned flags;
+	bool every_cpu;           /* counting on every online CPU (-a, not -C) */
 	size_t nev, ninst, cap_inst; /* nev: evs.n */
 	size_t cap_fd, cap_cur, cap_base;
 	struct hwc__events evs;   /* attrs as opened */
@@ -170,9 +171,10 @@ static int open_instance(hwc_counters *c, size_t i)
 	for (size_t g = 0; g < c->nev; g += c->evs.e[g].group_size) {
 		if (c->evs.e[g].status)
 			continue;
-		/* A hybrid's core PMU counts on its own CPUs only: elsewhere the
-		 * group stays unopened and counts 0. */
-		if (c->inst[i].cpu >= 0 && !hwc__pmu_covers_cpu(c->evs.e[g].ev->pub.pmu, c->inst[i].cpu))
+		/* A hybrid's core PMU counts on its own CPUs only, an uncore PMU
+		 * on its cpumask's: elsewhere the group stays unopened and counts 0. */
+		if (c->inst[i].cpu >= 0 &&
+		    !hwc__pmu_covers_cpu(c->evs.e[g].ev->pub.pmu, c->inst[i].cpu, c->every_cpu))
 			continue;
 		int err = open_group(c, i, g);
 		if (!err)
@@ -328,6 +330,7 @@ HWC_EXPORT int hwc_counters_open(hwc_counters **out, const hwc_evlist *list,
 		return hwc__fail(-ENOMEM, "out of memory");
 	c->kind = t->kind;
 	c->flags = t->flags;
+	c->every_cpu = hwc__cpu_wide(t->kind) && !t->cpus;
 	c->pid = -1;
 	c->pidfd = -1;
 	hwc__child_init(&c->child);

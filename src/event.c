@@ -114,6 +114,7 @@ static void ev_point(struct hwc__ev *ev)
 	ev->pub.unit = ev->unit;
 	ev->pub.filter = ev->filter;
 	ev->pub.cgroup = ev->cgroup ? ev->cgroup : "";
+	ev->pub.copy_of = ev->copy_of;
 }
 
 void hwc__ev_init(struct hwc__ev *ev)
@@ -139,6 +140,7 @@ static bool ev_assign(struct hwc__ev *dst, const struct hwc_event *pub)
 	snprintf(dst->origin, sizeof(dst->origin), "%s", pub->origin);
 	snprintf(dst->unit, sizeof(dst->unit), "%s", pub->unit);
 	snprintf(dst->filter, sizeof(dst->filter), "%s", pub->filter ? pub->filter : "");
+	snprintf(dst->copy_of, sizeof(dst->copy_of), "%s", pub->copy_of ? pub->copy_of : "");
 	free(dst->cgroup);
 	dst->cgroup = pub->cgroup && *pub->cgroup ? strdup(pub->cgroup) : NULL;
 	if (pub->cgroup && *pub->cgroup && !dst->cgroup)
@@ -150,6 +152,7 @@ static bool ev_assign(struct hwc__ev *dst, const struct hwc_event *pub)
 	own.unit = dst->unit;
 	own.filter = dst->filter;
 	own.cgroup = dst->cgroup ? dst->cgroup : "";
+	own.copy_of = dst->copy_of;
 	dst->pub = own;
 	return true;
 }
@@ -654,6 +657,7 @@ static int add_per_core_pmu(struct add_ctx *ctx, struct hwc__ev *ev)
 			break;
 		}
 		c->explicit_gh = ev->explicit_gh;
+		snprintf(c->copy_of, sizeof(c->copy_of), "%s", ev->name);
 		c->pub.attr.config |= (uint64_t)pmus[i].type << 32;
 		snprintf(c->pmu, sizeof(c->pmu), "%s", pmus[i].name);
 		if ((size_t)snprintf(c->name, sizeof(c->name), "%s/%s/", pmus[i].name, ev->name) >=
@@ -670,6 +674,62 @@ static int add_per_core_pmu(struct add_ctx *ctx, struct hwc__ev *ev)
 	if (err)
 		return err;
 	ctx->group += n - 1; /* add_item counts the last one */
+	return 1;
+}
+
+/* An event of a PMU named without its instance number (uncore_imc/.../, or
+ * a JSON event of Unit iMC) opens once on each instance (uncore_imc_0,
+ * uncore_imc_1, ...), as perf does: each copy resolved on its instance and
+ * named as perf stat --no-merge names it, INSTANCE/TERMS/ (or "NAME
+ * [INSTANCE]" for an event written without its PMU); counting sums them by
+ * default.  Returns 1 when EV was replaced by its copies (EV is then the
+ * caller's to free), 0 when it stays as it is, or -errno. */
+static int add_per_instance(struct add_ctx *ctx, struct hwc__ev *ev, const char *written)
+{
+	int n = ev->ninstances;
+	if (!n)
+		return 0;
+	char token[sizeof(ev->name)], first[64];
+	snprintf(first, sizeof(first), "%s", ev->pmu);
+	if (ctx->in_group && n > 1)
+		return hwc__fail(-EINVAL, "'%s': '%s' opens on each of the %d instances of its PMU "
+					  "(%s, ...), which cannot share a group: name one instance "
+					  "in the group, as %s/.../",
+				 ctx->spec, written, n, first, first);
+	int err = 0;
+	for (int i = 0; i < n && !err; i++) {
+		struct hwc__ev *c = hwc__ev_new();
+		if (!c)
+			return hwc__fail(-ENOMEM, "out of memory");
+		snprintf(c->name, sizeof(c->name), "%s", written);
+		snprintf(token, sizeof(token), "%s", written);
+		c->instance = i;
+		err = resolve_one(token, ctx->spec, c, 0);
+		if (!err && ctx->group_mods)
+			err = hwc__modify(c, ctx->group_mods, ctx->spec);
+		/* perf keeps a name= term's name for every instance */
+		const char *slash = strchr(written, '/');
+		snprintf(c->copy_of, sizeof(c->copy_of), "%s", c->name);
+		c->pub.merge = true;
+		if (!err && strcmp(c->name, written) == 0 &&
+		    (size_t)(slash ? snprintf(c->name, sizeof(c->name), "%s%s", c->pmu, slash)
+				   : snprintf(c->name, sizeof(c->name), "%s [%s]", written, c->pmu)) >=
+			    sizeof(c->name))
+			err = hwc__fail(-ENAMETOOLONG, "event name too long in '%s'", ctx->spec);
+		c->pub.group = ctx->group + (ctx->in_group ? 0 : i);
+		c->pub.leader = !ctx->in_group || ctx->tmp->n == ctx->group_first;
+		if (!err && c->ninstances != n)
+			err = hwc__fail(-EAGAIN, "the instances of PMU %s changed while '%s' was "
+						 "resolved", first, written);
+		if (!err)
+			err = push(ctx->tmp, c);
+		if (err)
+			hwc__ev_free(c);
+	}
+	if (err)
+		return err;
+	if (!ctx->in_group)
+		ctx->group += n - 1; /* add_item counts the last one */
 	return 1;
 }
 
@@ -691,7 +751,9 @@ static int add_event(const char *s, size_t len, void *arg)
 	int err = resolve_one(token, ctx->spec, ev, 0);
 	if (!err && ctx->group_mods)
 		err = hwc__modify(ev, ctx->group_mods, ctx->spec);
-	int copies = err ? 0 : add_per_core_pmu(ctx, ev);
+	int copies = err ? 0 : add_per_instance(ctx, ev, token);
+	if (!copies)
+		copies = err ? 0 : add_per_core_pmu(ctx, ev);
 	if (copies < 0)
 		err = copies;
 	if (!err && !copies)

@@ -185,32 +185,10 @@ static bool host_model(const struct hwc__pe_table *t)
 	return ok;
 }
 
-/* Instances of PMU NAME in sysfs (uncore_imc_0, uncore_imc_1, ...) into
- * the detail, and how many there are. */
-static int append_instances(const char *name)
-{
-	char path[1024];
-	snprintf(path, sizeof(path), "%s/bus/event_source/devices", hwc__sysfs_root());
-	DIR *d = opendir(path);
-	if (!d)
-		return 0;
-	struct dirent *de;
-	int n = 0;
-	size_t len = strlen(name);
-	while ((de = readdir(d)))
-		if (strncmp(de->d_name, name, len) == 0 && de->d_name[len] == '_' &&
-		    isdigit((unsigned char)de->d_name[len + 1]))
-			hwc__fail_append("%s%s", n++ ? ", " : " (only ", de->d_name);
-	closedir(d);
-	if (n)
-		hwc__fail_append(")");
-	return n;
-}
-
 static int find_pmu(const struct hwc__pe_table *t, const struct hwc__pe_record *r,
-		    const char *spec, struct target_pmu *p)
+		    const char *spec, struct hwc__ev *ev, struct target_pmu *p)
 {
-	const char *unit = hwc__pe_get(r, "Unit");
+	const char *unit = hwc__pe_get(r, "Unit"), *compat = hwc__pe_get(r, "Compat");
 	bool arm = strcmp(t->arch, "arm64") == 0;
 	bool core = !unit || strcmp(unit, "cpu_core") == 0 || strcmp(unit, "cpu_atom") == 0 ||
 		    strcmp(unit, "core") == 0;
@@ -221,7 +199,8 @@ static int find_pmu(const struct hwc__pe_table *t, const struct hwc__pe_record *
 	else
 		snprintf(p->name, sizeof(p->name), "cpu");
 	bool is_host = host_model(t);
-	if (hwc__pmu_exists(p->name) && (is_host || !core)) {
+	if (hwc__pmu_exists(p->name) && (is_host || !core) &&
+	    (!compat || hwc__pmu_identifier_matches(p->name, compat))) {
 		p->sysfs = true;
 		return 0;
 	}
@@ -234,13 +213,32 @@ static int find_pmu(const struct hwc__pe_table *t, const struct hwc__pe_record *
 			snprintf(p->name, sizeof(p->name), "armv8_pmuv3");
 		return 0;
 	}
-	hwc__fail(-ENOENT, "'%s' is an event of PMU %s (Unit %s), which this machine does not "
-			   "have",
-		  spec, p->name, unit);
-	if (append_instances(p->name))
-		hwc__fail_append("; count one instance as %s_N/%s/", p->name, r->name);
+	/* perf's: each instance (uncore_imc_0, ...) whose identifier Compat matches */
+	char instance[64];
+	int n = hwc__pmu_instance(p->name, true, compat, ev->instance, instance, sizeof(instance));
+	if (n > ev->instance) {
+		ev->ninstances = n;
+		snprintf(p->name, sizeof(p->name), "%s", instance);
+		p->sysfs = true;
+		return 0;
+	}
+	if (!compat || !(hwc__pmu_exists(p->name) ||
+			 hwc__pmu_instance(p->name, true, NULL, 0, instance, sizeof(instance))))
+		hwc__fail(-ENOENT, "'%s' is an event of PMU %s (Unit %s), which this machine does "
+				   "not have; `hwc list --pmu help` lists this machine's PMUs",
+			  spec, p->name, unit);
 	else
-		hwc__fail_append("; `hwc list --pmu help` lists this machine's PMUs");
+		hwc__fail(-ENOENT, "'%s' is an event of PMU %s (Unit %s) whose identifier matches "
+				   "'%s' (Compat), and no PMU %s of this machine has such an identifier",
+			  spec, p->name, unit, compat, p->name);
+	for (int i = 0; compat && hwc__pmu_instance(p->name, true, NULL, i, instance,
+						       sizeof(instance)) > i; i++) {
+		char path[1024], id[128] = "?";
+		snprintf(path, sizeof(path), "%s/bus/event_source/devices/%s/identifier",
+			 hwc__sysfs_root(), instance);
+		hwc__read_file(path, id, sizeof(id));
+		hwc__fail_append("%s%s's is %s", i ? ", " : "; ", instance, id);
+	}
 	return -ENOENT;
 }
 
@@ -308,7 +306,7 @@ static int encode(const struct hwc__pe_table *t, const char *name, const char *m
 		}
 	}
 	struct target_pmu p = {0};
-	int err = find_pmu(t, r, spec, &p);
+	int err = find_pmu(t, r, spec, ev, &p);
 	if (err)
 		return err;
 	struct perf_event_attr *a = &ev->pub.attr;
@@ -340,19 +338,6 @@ static int encode(const struct hwc__pe_table *t, const char *name, const char *m
 	return letters[0] ? hwc__modify(ev, letters, spec) : 0;
 }
 
-/* Is PMU (a sysfs name: "uncore_imc_0", "cpu") the PMU perf names JSON_PMU,
- * or one of its numbered instances? */
-static bool pmu_matches(const char *pmu, const char *json_pmu)
-{
-	size_t len = strlen(json_pmu);
-	if (strncmp(pmu, json_pmu, len) != 0)
-		return false;
-	if (!pmu[len])
-		return true;
-	return pmu[len] == '_' && pmu[len + 1] && strspn(pmu + len + 1, "0123456789") ==
-							  strlen(pmu + len + 1);
-}
-
 bool hwc__json_alias(const char *pmu, const char *name, char *body, size_t size)
 {
 	const struct hwc__pe_table *t;
@@ -370,7 +355,7 @@ bool hwc__json_alias(const char *pmu, const char *name, char *body, size_t size)
 	else
 		snprintf(json_pmu, sizeof(json_pmu), "%s",
 			 strcmp(t->arch, "arm64") == 0 ? hwc__core_pmu_label() : "cpu");
-	if (!pmu_matches(pmu, json_pmu))
+	if (!hwc__pmu_name_matches(pmu, json_pmu, true))
 		return false;
 	struct terms ts;
 	record_terms(r, &ts);
@@ -379,6 +364,32 @@ bool hwc__json_alias(const char *pmu, const char *name, char *body, size_t size)
 		n += snprintf(body + n, size - (size_t)n, "%s%s=%#llx", i ? "," : "", ts.t[i].key,
 			      (unsigned long long)ts.t[i].val);
 	return true;
+}
+
+bool hwc__json_sys_present(const struct hwc__pe_record *r)
+{
+	const char *compat = hwc__pe_get(r, "Compat"), *unit = hwc__pe_get(r, "Unit");
+	char pmu[64], instance[64];
+	if (!compat || !unit)
+		return false;
+	unit_to_pmu(unit, pmu, sizeof(pmu));
+	return (hwc__pmu_exists(pmu) && hwc__pmu_identifier_matches(pmu, compat)) ||
+	       hwc__pmu_instance(pmu, true, compat, 0, instance, sizeof(instance)) > 0;
+}
+
+struct sys_find {
+	const char *name;
+	const struct hwc__pe_table *t;
+};
+
+static int sys_find(const struct hwc__pe_table *t, void *arg)
+{
+	struct sys_find *f = arg;
+	const struct hwc__pe_record *r = hwc__pe_find(t, f->name, false);
+	if (!r || !hwc__json_sys_present(r))
+		return 0;
+	f->t = t;
+	return 1;
 }
 
 int hwc__resolve_json(const char *model, const char *spec, struct hwc__ev *ev)
@@ -397,13 +408,17 @@ int hwc__resolve_json(const char *model, const char *spec, struct hwc__ev *ev)
 	if (!model && !hwc__pe_root())
 		return HWC__NOT_MINE;
 	int err = hwc__pe_table(model, &t);
-	if (err && !model) {
-		hwc__clear_error(); /* no table for this CPU: the name is simply unknown */
-		return HWC__NOT_MINE;
-	}
-	if (err)
+	if (err && model)
 		return err;
-	return encode(t, name, event[len] ? event + len + 1 : NULL, spec, ev);
+	hwc__clear_error(); /* no table for this CPU: the name may be a system event */
+	const char *mods = event[len] ? event + len + 1 : NULL;
+	err = err ? HWC__NOT_MINE : encode(t, name, mods, spec, ev);
+	/* As perf: a system event (arm_cmn's, in arm/cmn/sys) of a PMU this
+	 * machine has, whatever its CPU */
+	struct sys_find f = {.name = name};
+	if (err == HWC__NOT_MINE && !model && hwc__pe_sys_walk(sys_find, &f) > 0)
+		err = encode(f.t, name, mods, spec, ev);
+	return err;
 }
 
 void hwc__json_names(const char *model, hwc__name_fn fn, void *arg)
@@ -423,18 +438,22 @@ void hwc__json_names(const char *model, hwc__name_fn fn, void *arg)
 	}
 }
 
-int hwc__json_events_walk(const char *model, hwc_event_walk_fn fn, void *arg)
+struct events_walk {
+	hwc_event_walk_fn fn;
+	void *arg;
+	const struct hwc__pe_table *host; /* listed already */
+};
+
+static int walk_table(const struct hwc__pe_table *t, bool sys_only, hwc_event_walk_fn fn,
+		      void *arg)
 {
-	const struct hwc__pe_table *t;
-	int err = hwc__pe_table(model, &t);
-	if (err)
-		return err;
+	int err = 0;
 	char spec[512];
 	/* model::EVENT takes the last part of arm64's vendor/model. */
 	const char *base = strrchr(t->model, '/') ? strrchr(t->model, '/') + 1 : t->model;
 	for (size_t i = 0; i < t->n && !err; i++) {
 		const struct hwc__pe_record *r = &t->rec[i];
-		if (r->metric)
+		if (r->metric || (sys_only && !hwc__json_sys_present(r)))
 			continue;
 		/* As perf describes them: a precise event says so, a deprecated one too. */
 		const char *brief = hwc__pe_get(r, "BriefDescription"), *pebs = hwc__pe_get(r, "PEBS");
@@ -455,4 +474,22 @@ int hwc__json_events_walk(const char *model, hwc_event_walk_fn fn, void *arg)
 		err = fn(&info, arg);
 	}
 	return err;
+}
+
+static int walk_sys(const struct hwc__pe_table *t, void *arg)
+{
+	struct events_walk *w = arg;
+	return t == w->host ? 0 : walk_table(t, true, w->fn, w->arg);
+}
+
+int hwc__json_events_walk(const char *model, hwc_event_walk_fn fn, void *arg)
+{
+	const struct hwc__pe_table *t;
+	int err = hwc__pe_table(model, &t);
+	if (err)
+		return err;
+	struct events_walk w = {fn, arg, t};
+	err = walk_table(t, false, fn, arg);
+	/* This CPU's: also the system events of the PMUs it has (perf's sys/) */
+	return err || model ? err : hwc__pe_sys_walk(walk_sys, &w);
 }

@@ -47,8 +47,27 @@ struct hwc__core_pmu {
 	char cpus[1024]; /* its cpus file */
 };
 int hwc__hybrid_pmus(struct hwc__core_pmu **out);
-/* Does PMU count on CPU?  False only for a PMU whose cpus file leaves CPU out. */
-bool hwc__pmu_covers_cpu(const char *pmu, int cpu);
+/* An event of PMU, which sysfs lacks under that name, opens on each of its
+ * numbered instances (uncore_imc_0, uncore_imc_1, ...), matched as perf
+ * matches them: PMU as a user writes it ("uncore_" optional), or (JSON) as
+ * a JSON table's Unit names it ("socket,pmuname" too); with COMPAT (a JSON
+ * table's Compat, a regular expression) only those whose identifier file
+ * it matches whole.  Returns how many there are, in perf's order, and the
+ * Ith into OUT (when there is one); 0 for none. */
+int hwc__pmu_instance(const char *pmu, bool json, const char *compat, int i, char *out,
+		      size_t size);
+/* Is sysfs PMU NAME the PMU of an event, or one of its instances?  As a
+ * user writes it (perf_pmu__match): "uncore_" is optional on both sides,
+ * imc/.../ is uncore_imc_0's, and a glob matches (uncore_imc_[01]/.../).  As a JSON table's Unit names it
+ * (pmu_uncore_alias_match): "socket,pmuname" is socketX_pmunameY. */
+bool hwc__pmu_name_matches(const char *name, const char *pmu, bool json);
+/* Does all of PMU's identifier file match COMPAT (a regular expression)? */
+bool hwc__pmu_identifier_matches(const char *pmu, const char *compat);
+/* Does PMU count on CPU?  False for a PMU whose cpus file (a core PMU's)
+ * leaves CPU out and, when the target is EVERY_CPU online (-a, not -C),
+ * for one whose cpumask (an uncore PMU's: the CPUs that read it) does, as
+ * perf opens such a PMU's events on its cpumask alone. */
+bool hwc__pmu_covers_cpu(const char *pmu, int cpu, bool every_cpu);
 /* An Arm PMUv3 common event (0x00-0x3f) that this CPU does not count:
  * the core PMU's name when its events/ directory, which the kernel fills
  * from PMCEID, leaves ATTR's event out; NULL otherwise (a count of such an
@@ -83,6 +102,10 @@ struct hwc__ev {
 			   * none: on the heap, a path can be 4 KB and a scrape of many
 			   * cgroups copies events per cgroup */
 	bool explicit_gh; /* a G or H modifier chose guest/host counting */
+	char copy_of[256]; /* pub.copy_of */
+	int instance;      /* in: the instance of a PMU named without its number
+			    * (hwc__pmu_instance) to resolve on, 0 the first */
+	int ninstances;    /* out: how many instances that PMU has; 0 when named whole */
 };
 /* Point pub's strings at EV's own arrays, scale 1: for a zeroed event on
  * the stack, which the resolver fills and never moves. */

@@ -565,6 +565,32 @@ static int lacking(const struct hwc_metrics *ms)
 	return -ENOENT;
 }
 
+struct add_matching {
+	struct hwc_metrics *ms;
+	const char *name, *mod;
+	hwc_evlist *list;
+	bool sys;   /* only the system metrics of PMUs this machine has */
+	bool found;
+};
+
+/* Add the metrics of T that NAME names (a metric or group) to the list. */
+static int add_matching(const struct hwc__pe_table *t, void *arg)
+{
+	struct add_matching *a = arg;
+	int err = 0;
+	for (size_t i = 0; i < t->n && !err; i++) {
+		const struct hwc__pe_record *r = &t->rec[i];
+		if (!r->metric || !hwc__pe_get(r, "MetricExpr") ||
+		    (a->sys && !hwc__json_sys_present(r)))
+			continue;
+		if (matches(r->name, a->name) || matches(field(r, "MetricGroup"), a->name)) {
+			a->found = true;
+			err = add_metric(a->ms, r, a->name, a->mod, a->list);
+		}
+	}
+	return err;
+}
+
 HWC_EXPORT int hwc_metrics_new(hwc_metrics **out, const char *names, unsigned flags,
 			       hwc_evlist *list)
 {
@@ -585,23 +611,22 @@ HWC_EXPORT int hwc_metrics_new(hwc_metrics **out, const char *names, unsigned fl
 		if (mod)
 			*mod++ = '\0';
 		/* The CPU's table, else the architecture's own (arm64's sbsa.json:
-		 * the top-down level 1 a model's table takes with ArchStdEvent). */
+		 * the top-down level 1 a model's table takes with ArchStdEvent),
+		 * else the system metrics of the PMUs this machine has (perf's
+		 * sys/ tables: arm_cmn's). */
+		struct add_matching am = {ms, name, mod, list, false, false};
 		const struct hwc__pe_table *t = ms->t;
-		for (int pass = 0; pass < 2 && !found && !err; pass++) {
+		for (int pass = 0; pass < 2 && !am.found && !err; pass++) {
 			if (pass && hwc__pe_arch_table(ms->t->arch, &t)) {
 				hwc__clear_error(); /* none: not found */
 				break;
 			}
-			for (size_t i = 0; i < t->n && !err; i++) {
-				const struct hwc__pe_record *r = &t->rec[i];
-				if (!r->metric || !hwc__pe_get(r, "MetricExpr"))
-					continue;
-				if (matches(r->name, name) || matches(field(r, "MetricGroup"), name)) {
-					found = true;
-					err = add_metric(ms, r, name, mod, list);
-				}
-			}
+			err = add_matching(t, &am);
 		}
+		am.sys = true;
+		if (!err && !am.found)
+			err = hwc__pe_sys_walk(add_matching, &am);
+		found = am.found;
 		if (!err && !found)
 			err = hwc__fail(-EINVAL, "no metric or metric group '%s' for this CPU (model %s): "
 					"`hwc list --metrics` lists them", name, ms->t->model);
@@ -720,6 +745,28 @@ HWC_EXPORT double hwc_metrics_value(const hwc_metrics *ms, size_t i, int *over)
 	return i < ms->n ? ms->m[i].value * ms->m[i].info.scale : NAN;
 }
 
+struct sys_metrics {
+	int (*fn)(const struct hwc_metric_info *m, void *arg);
+	void *arg;
+};
+
+/* This machine's system metrics (perf's sys/ tables), as hwc_metrics_new
+ * takes them. */
+static int walk_sys_metrics(const struct hwc__pe_table *t, void *arg)
+{
+	struct sys_metrics *sm = arg;
+	int err = 0;
+	for (size_t i = 0; i < t->n && !err; i++) {
+		const struct hwc__pe_record *r = &t->rec[i];
+		struct hwc_metric_info info;
+		if (!r->metric || !hwc__pe_get(r, "MetricExpr") || !hwc__json_sys_present(r))
+			continue;
+		info_of(r, &info);
+		err = sm->fn(&info, sm->arg);
+	}
+	return err;
+}
+
 HWC_EXPORT int hwc_metrics_walk(const char *model,
 				int (*fn)(const struct hwc_metric_info *m, void *arg), void *arg)
 {
@@ -744,5 +791,6 @@ HWC_EXPORT int hwc_metrics_walk(const char *model,
 				return err;
 		}
 	}
-	return 0;
+	struct sys_metrics sm = {fn, arg};
+	return model ? 0 : hwc__pe_sys_walk(walk_sys_metrics, &sm);
 }

@@ -8,8 +8,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <locale.h>
 #include <pthread.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -401,6 +403,14 @@ int hwc__resolve_pmu(const char *pmu, const char *terms, struct hwc__ev *ev)
 	long long type;
 	/* A name= term renames the event: keep the spec for messages. */
 	snprintf(spec, sizeof(spec), "%s", ev->name);
+	/* uncore_imc/.../ without uncore_imc: on its instance ev->instance */
+	char instance[64];
+	int n = hwc__pmu_exists(pmu) ? 0
+		: hwc__pmu_instance(pmu, false, NULL, ev->instance, instance, sizeof(instance));
+	if (n > ev->instance) {
+		ev->ninstances = n;
+		pmu = instance;
+	}
 	struct term_ctx t = {.pmu = pmu, .spec = spec, .usr = -1, .os = -1, .ev = ev};
 	t.is_cpu = strcmp(pmu, "cpu") == 0 || strncmp(pmu, "cpu_", 4) == 0;
 	pmu_path(path, sizeof(path), pmu, "type", NULL);
@@ -598,6 +608,105 @@ bool hwc__pmu_exists(const char *name)
 	return stat(path, &st) == 0;
 }
 
+/* perf's perf_pmu__match_ignoring_suffix: is NAME the PMU TOK itself or one
+ * of its numbered instances, TOK then [_]digits or [_]hex digits (at least
+ * 3 when one is a letter, so that s390's cpum_cf is not cpum_c's)?
+ * uncore_imc_free_running_0 is not an instance of uncore_imc. */
+static bool instance_of(const char *name, const char *tok)
+{
+	size_t len = strlen(tok);
+	if (strncmp(name, tok, len) != 0)
+		return false;
+	if (!name[len])
+		return true;
+	const char *p = name + len + (name[len] == '_');
+	size_t n = strspn(p, "0123456789abcdefABCDEF");
+	return n && !p[n] && (strspn(p, "0123456789") == n || n > 2);
+}
+
+bool hwc__pmu_name_matches(const char *name, const char *pmu, bool json)
+{
+	if (!json) {
+		if (strncmp(pmu, "uncore_", 7) == 0)
+			pmu += 7;
+		if (strncmp(name, "uncore_", 7) == 0)
+			name += 7;
+		return instance_of(name, pmu) ||
+		       (strpbrk(pmu, "*?[") && fnmatch(pmu, name, 0) == 0);
+	}
+	char parts[256];
+	snprintf(parts, sizeof(parts), "%s", pmu);
+	char *save = NULL, *part = strtok_r(parts, ",", &save);
+	while (part) {
+		char *next = strtok_r(NULL, ",", &save);
+		if (!(name = strstr(name, part)))
+			return false;
+		if (!next)
+			return instance_of(name, part);
+		name += strlen(part);
+		part = next;
+	}
+	return false;
+}
+
+bool hwc__pmu_identifier_matches(const char *pmu, const char *compat)
+{
+	char path[1024], id[256];
+	regex_t re;
+	regmatch_t m;
+	pmu_path(path, sizeof(path), pmu, "identifier", NULL);
+	if (hwc__read_file(path, id, sizeof(id)) || regcomp(&re, compat, REG_EXTENDED))
+		return false;
+	/* perf's pmu_uncore_identifier_match: all of the identifier */
+	bool ok = regexec(&re, id, 1, &m, 0) == 0 && m.rm_so == 0 && (size_t)m.rm_eo == strlen(id);
+	regfree(&re);
+	return ok;
+}
+
+/* perf's pmu_name_len_no_suffix: NAME's length without its _N suffix. */
+static size_t base_len(const char *name)
+{
+	size_t len = strlen(name), n = len;
+	bool hex = false;
+	while (n && isxdigit((unsigned char)name[n - 1]))
+		hex |= !isdigit((unsigned char)name[--n]);
+	return n && n != len && name[n - 1] == '_' && (!hex || len - n > 2) ? n - 1 : len;
+}
+
+/* perf's pmu_name_cmp: uncore_imc_2 before uncore_imc_10. */
+static int instance_cmp(const struct dirent **a, const struct dirent **b)
+{
+	const char *x = (*a)->d_name, *y = (*b)->d_name;
+	size_t i = base_len(x), j = base_len(y);
+	int c = strncmp(x, y, i < j ? i : j);
+	if (i != j || c || !i)
+		return c ? c : i < j ? -1 : i > j;
+	unsigned long long u = x[i] ? strtoull(x + i + 1, NULL, 16) : 0;
+	unsigned long long v = y[j] ? strtoull(y + j + 1, NULL, 16) : 0;
+	return u < v ? -1 : u > v;
+}
+
+int hwc__pmu_instance(const char *pmu, bool json, const char *compat, int i, char *out,
+		      size_t size)
+{
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/bus/event_source/devices", hwc__sysfs_root());
+	struct dirent **ents;
+	int n = scandir(path, &ents, skip_dot, instance_cmp);
+	if (n < 0)
+		return 0; /* no sysfs PMUs: no instances */
+	int k = 0;
+	for (int e = 0; e < n; e++) {
+		const char *name = ents[e]->d_name;
+		if (strlen(name) < size && hwc__pmu_name_matches(name, pmu, json) &&
+		    hwc__pmu_exists(name) && (!compat || hwc__pmu_identifier_matches(name, compat)) &&
+		    k++ == i)
+			snprintf(out, size, "%s", name);
+	}
+	free_dir(ents, n);
+	return k;
+}
+
 /* Is NAME a CPU's own PMU?  x86 calls it cpu (hybrids cpu_core, cpu_atom);
  * elsewhere it is named after the core (armv8_pmuv3, armv8_cortex_a57, ...)
  * and is the one that lists the CPUs it covers in a cpus file (uncore PMUs
@@ -676,15 +785,16 @@ int hwc__hybrid_pmus(struct hwc__core_pmu **out)
 	return k;
 }
 
-bool hwc__pmu_covers_cpu(const char *pmu, int cpu)
+bool hwc__pmu_covers_cpu(const char *pmu, int cpu, bool every_cpu)
 {
 	char path[1024], list[1024];
 	if (!*pmu || strchr(pmu, '/'))
 		return true;
 	pmu_path(path, sizeof(path), pmu, "cpus", NULL);
-	if (hwc__read_file(path, list, sizeof(list)))
-		return true;
-	return hwc__cpu_in_list(list, cpu);
+	if (!hwc__read_file(path, list, sizeof(list)))
+		return hwc__cpu_in_list(list, cpu);
+	pmu_path(path, sizeof(path), pmu, "cpumask", NULL);
+	return !every_cpu || hwc__read_file(path, list, sizeof(list)) || hwc__cpu_in_list(list, cpu);
 }
 
 /* The Arm common events (0x00-0x3f) a PMU's events/ directory names, read

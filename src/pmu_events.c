@@ -508,6 +508,17 @@ static int load_table(const char *root, const char *arch, const char *model,
 		free(ents[i]);
 	}
 	free(ents);
+	/* A system's PMUs (arm/cmn/sys/): events matched by Compat, not by CPU */
+	char sys[4096 + 8];
+	snprintf(sys, sizeof(sys), "%s/sys", dir);
+	n = is_dir(sys) ? json_files(sys, &ents) : 0;
+	for (int i = 0; i < n; i++) {
+		if (!err)
+			err = add_file(&b, sys, ents[i]->d_name, &std);
+		free(ents[i]);
+	}
+	if (n > 0)
+		free(ents);
 	std_free(&std);
 	struct table *t = err ? NULL : calloc(1, sizeof(*t));
 	char *a = t ? strdup(arch) : NULL, *m = a ? strdup(model) : NULL, *d = m ? strdup(dir) : NULL;
@@ -677,6 +688,46 @@ const struct hwc__pe_record *hwc__pe_find(const struct hwc__pe_table *t, const c
 		if (t->rec[i].metric == metric && strcasecmp(t->rec[i].name, name) == 0)
 			return &t->rec[i];
 	return NULL;
+}
+
+int hwc__pe_sys_walk(int (*fn)(const struct hwc__pe_table *t, void *arg), void *arg)
+{
+	const char *r = hwc__pe_root();
+	if (!r || !HOST_ARCH[0])
+		return 0;
+	char dir[4096], path[4096 + 512], model[512];
+	snprintf(dir, sizeof(dir), "%s/%s", r, HOST_ARCH);
+	struct dirent **top;
+	int n = scandir(dir, &top, NULL, alphasort), ret = 0;
+	for (int i = 0; i < n; i++) {
+		/* x86/MODEL/sys or arm64/VENDOR/MODEL/sys */
+		struct dirent **sub = NULL;
+		snprintf(path, sizeof(path), "%s/%s", dir, top[i]->d_name);
+		int m = top[i]->d_name[0] == '.' ? -1 : scandir(path, &sub, NULL, alphasort);
+		for (int k = -1; k < m && !ret; k++) {
+			if (k >= 0 && sub[k]->d_name[0] == '.')
+				continue;
+			if (k < 0)
+				snprintf(model, sizeof(model), "%s", top[i]->d_name);
+			else
+				snprintf(model, sizeof(model), "%s/%s", top[i]->d_name, sub[k]->d_name);
+			snprintf(path, sizeof(path), "%s/%s/sys", dir, model);
+			const struct hwc__pe_table *t;
+			if (!is_dir(path))
+				continue;
+			if (hwc__pe_table(model, &t) == 0)
+				ret = fn(t, arg);
+			else
+				hwc__clear_error(); /* a table that does not load holds no event */
+		}
+		for (int k = 0; k < m; k++)
+			free(sub[k]);
+		free(sub);
+		free(top[i]);
+	}
+	if (n > 0)
+		free(top);
+	return ret;
 }
 
 struct models_walk {

@@ -7,7 +7,7 @@
  * arm64, ...), each with perf's mapfile.csv and one directory per model.
  *
  * hwc__pe_table() returns one model's records: every record of every *.json
- * file of the model's directory, events (EventName) and metrics
+ * file of the model's directory (and of its sys/ directory), events (EventName) and metrics
  * (MetricName) alike, in file order (files sorted by name).  An arm64
  * record {"ArchStdEvent": "X", ...} comes back already merged with the
  * architecture-standard event X (the arch directory's top-level *.json:
@@ -73,6 +73,16 @@ const char *hwc__pe_get(const struct hwc__pe_record *r, const char *key);
  * or NULL. */
 const struct hwc__pe_record *hwc__pe_find(const struct hwc__pe_table *t, const char *name,
 					  bool metric);
+
+/* Call FN with the table of every model directory of this host's
+ * architecture that has a sys/ directory (a system's PMUs, found by their
+ * Compat rather than by CPU: arm/cmn, hisilicon/hip09, ...); stops at FN's
+ * non-zero result. */
+int hwc__pe_sys_walk(int (*fn)(const struct hwc__pe_table *t, void *arg), void *arg);
+
+/* event_json.c: is R a system event or metric (it has a Compat) whose PMU
+ * this machine has, with an identifier file that Compat matches whole? */
+bool hwc__json_sys_present(const struct hwc__pe_record *r);
 
 /* Call FN(model directory, arch, the first CPU ID mapfile.csv gives it, ARG)
  * for every model of the tree, as mapfile.csv lists them (each once); stops

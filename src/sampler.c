@@ -286,6 +286,7 @@ HWC_EXPORT int hwc_sampler_open(hwc_sampler **out, const hwc_evlist *list,
 	s->opts = o;
 	s->kind = t->kind;
 	s->tflags = t->flags;
+	s->every_cpu = hwc__cpu_wide(t->kind) && !t->cpus;
 	s->pages = o.mmap_pages;
 	s->page_size = sysconf(_SC_PAGESIZE);
 	s->pid = -1;

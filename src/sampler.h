@@ -30,6 +30,7 @@ struct hwc__ring {
 struct hwc_sampler {
 	enum hwc_target_kind kind;
 	unsigned tflags;
+	bool every_cpu; /* on every online CPU (-a, not -C): uncore PMUs on their cpumask */
 	struct hwc_sampler_opts opts;
 	struct hwc__events evs; /* attrs as opened */
 	int *cpus;

@@ -130,7 +130,8 @@ static int open_task(hwc_sampler *s, size_t t)
 			bool leads = m->group_size > 0;
 			/* A hybrid's core PMU samples on its own CPUs only (its group's PMU). */
 			if (s->cpus[c] >= 0 &&
-			    !hwc__pmu_covers_cpu(s->evs.e[leads ? e : m->leader].ev->pub.pmu, s->cpus[c]))
+			    !hwc__pmu_covers_cpu(s->evs.e[leads ? e : m->leader].ev->pub.pmu, s->cpus[c],
+						 s->every_cpu))
 				continue;
 			struct perf_event_attr attr = s->evs.e[e].ev->pub.attr;
 			attr.disabled = leads;

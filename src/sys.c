@@ -269,6 +269,16 @@ int hwc__explain_open_error(int err, const struct hwc_event *ev, pid_t pid, int 
 						      "(this machine has %ld CPUs)",
 						 n, cpu, conf);
 		}
+		/* An uncore PMU (it has a cpumask: the CPUs that read it) counts
+		 * a CPU's share of the machine, never a task's. */
+		char mask_path[1024], mask[256];
+		snprintf(mask_path, sizeof(mask_path), "%s/bus/event_source/devices/%s/cpumask",
+			 hwc__sysfs_root(), ev->pmu);
+		if (cpu < 0 && *ev->pmu && !strchr(ev->pmu, '/') &&
+		    hwc__read_file(mask_path, mask, sizeof(mask)) == 0)
+			return hwc__fail(err, "cannot open '%s': PMU '%s' counts per CPU (its cpumask "
+					      "is %s), not per task: count system-wide, with -a or -C",
+					 n, ev->pmu, mask);
 		/* msr, power and uncore PMUs count everything or nothing.  The
 		 * exclude bits are the user's, or the user-only fallback's. */
 		if (ev->source == HWC_SRC_PMU && (a->exclude_user || a->exclude_kernel || a->exclude_hv)) {

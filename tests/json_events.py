@@ -100,12 +100,12 @@ class Uncore(unittest.TestCase):
         self.assertIn("is an event of PMU amd_l3 (Unit L3PMC), which this machine does not have",
                       r.stderr)
 
-    def test_instances_are_listed(self):
+    def test_instances_are_used(self):
+        # Unit QPI LL is uncore_qpi: the event opens on its instance uncore_qpi_0
+        # (tests/uncore.py: several instances, counting and summing them)
         env = {"HWC_SYSFS_ROOT": GOLDEN_SYSFS}
-        r = hwc("list", "-v", "haswellx::UNC_Q_CLOCKTICKS", env=env)
-        self.assertEqual(r.returncode, 1)
-        self.assertIn("PMU uncore_qpi", r.stderr)
-        self.assertIn("(only uncore_qpi_0)", r.stderr)
+        enc = encoding("haswellx::UNC_Q_CLOCKTICKS", env=env)
+        self.assertEqual((enc["pmu"], enc["type"], num(enc["config"])), ("uncore_qpi_0", 14, 0x14))
 
     def test_fake_amd_l3(self):
         with tempfile.TemporaryDirectory() as root:
@@ -140,10 +140,8 @@ class HostAndListing(unittest.TestCase):
             fake_tree(tree, [{"EventName": "UNC_Q_FAKE.READS", "EventCode": "0x4",
                               "UMask": "0x3", "Unit": "QPI LL"}])
             env = {"HWC_EVENTS_DIR": tree, "HWC_SYSFS_ROOT": GOLDEN_SYSFS}
-            r = hwc("stat", "-e", "UNC_Q_FAKE.READS", "true", env=env)
-            self.assertEqual(r.returncode, 1)
-            self.assertIn("(only uncore_qpi_0); count one instance as uncore_qpi_N/UNC_Q_FAKE.READS/",
-                          r.stderr)
+            enc = encoding("UNC_Q_FAKE.READS", env=env)  # on each instance: the one here
+            self.assertEqual((enc["pmu"], enc["type"], num(enc["config"])), ("uncore_qpi_0", 14, 0x304))
             enc = encoding("uncore_qpi_0/UNC_Q_FAKE.READS/", env=env)
             self.assertEqual((enc["type"], num(enc["config"])), (14, 0x304))
             r = hwc("list", "-v", "msr/UNC_Q_FAKE.READS/", env=env)

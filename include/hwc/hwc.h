@@ -65,6 +65,14 @@ struct hwc_event {
 	bool explicit_priv; /* the spec chose user/kernel/hv itself (:u, :k, u=, usr=) */
 	const char *filter; /* a tracepoint's filter (hwc_evlist_set_filter()), or "" */
 	const char *cgroup; /* counted only in this cgroup (hwc_evlist_set_cgroup()), or "" */
+	/* An event written once that opens on several PMUs becomes one event
+	 * per PMU (each instance uncore_imc_0, uncore_imc_1, ... of an uncore
+	 * PMU; each core PMU of a hybrid): each copy names the event as
+	 * written here (its sum's name), "" for any other event.  MERGE: perf
+	 * stat sums such copies by default (an uncore PMU's instances), else
+	 * only when asked (a hybrid's core PMUs: --hybrid-merge). */
+	const char *copy_of;
+	bool merge;
 };
 
 typedef struct hwc_evlist hwc_evlist;

@@ -36,7 +36,7 @@ struct options {
 	struct cgroup_opt *cgroups; /* -G, in order */
 	size_t ncgroups;
 	struct cli_target t; /* -p, -t, -a, -C, -i, the command */
-	bool per_cpu, per_thread, json, hybrid_merge;
+	bool per_cpu, per_thread, json, hybrid_merge, no_merge;
 	bool regions; /* --regions */
 	enum stat_aggr topology;  /* --per-core ... --per-node, or STAT_TOTAL */
 	const char *topology_opt; /* its name, for messages */
@@ -87,6 +87,8 @@ static const char usage_text[] =
 	"      --hybrid-merge        on a machine with several core PMUs (hybrid), one row\n"
 	"                            for a generic event, the sum of its core PMUs' counts\n"
 	"                            (by default each is a row: cpu_core/cycles/, as perf)\n"
+	"      --no-merge            one row per instance of an uncore PMU (uncore_imc_0/...),\n"
+	"                            not their sum (so does -A)\n"
 	"  -r, --repeat N            run the command N times: means and relative stddev\n"
 	"  -D, --delay MS            count only from MS milliseconds after the command\n"
 	"                            starts (or after hwc stat starts, without one)\n"
@@ -120,6 +122,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	enum {
 		OPT_PER_THREAD = 256, OPT_PER_CORE, OPT_PER_CACHE, OPT_PER_DIE, OPT_PER_SOCKET,
 		OPT_PER_NODE, OPT_INTERVAL_COUNT, OPT_TIMEOUT, OPT_NO_BIG_NUM, OPT_HYBRID_MERGE, OPT_REGIONS,
+		OPT_NO_MERGE,
 		OPT_TOPDOWN, OPT_METRIC_ONLY, OPT_METRIC_NO_GROUP,
 	};
 	static const struct option longopts[] = {
@@ -143,6 +146,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"big-num", no_argument, NULL, 'B'},
 		{"no-big-num", no_argument, NULL, OPT_NO_BIG_NUM},
 		{"hybrid-merge", no_argument, NULL, OPT_HYBRID_MERGE},
+		{"no-merge", no_argument, NULL, OPT_NO_MERGE},
 		{"interval-print", required_argument, NULL, 'I'},
 		{"repeat", required_argument, NULL, 'r'},
 		{"field-separator", required_argument, NULL, 'x'},
@@ -233,6 +237,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'B': o->big_num = 1; break;
 		case OPT_NO_BIG_NUM: o->big_num = 0; break;
 		case OPT_HYBRID_MERGE: o->hybrid_merge = true; break;
+		case OPT_NO_MERGE: o->no_merge = true; break;
 		case 'I':
 			if (!cli_parse_long(optarg, 10, 86400000, &o->interval_ms))
 				return usage_error("invalid interval '%s' for -I: give milliseconds, from 10 "
@@ -364,8 +369,6 @@ struct stat_run {
 	struct hwc_target target;
 	struct stat_report rep;
 	size_t *map;       /* evlist index -> report event, SIZE_MAX for a skipped one */
-	char **merged;     /* --hybrid-merge: the names of merged events */
-	size_t nmerged;
 	sigset_t wait_mask;
 	pid_t child;       /* the command, or -1 */
 	int wait_fd;       /* the counters' pidfd of the command, process or thread, or -1 */
@@ -744,28 +747,13 @@ static int group_by_topology(struct stat_run *s)
 	return 0;
 }
 
-/* The name EV was written as when libhwc opened it once per core PMU of a
- * hybrid machine (cpu_core/cycles/ -> cycles): a generic hardware or cache
- * event whose config carries its PMU's type and whose name is PMU/NAME/.
- * NULL for any other event (or without memory). */
-static char *hybrid_base(const struct hwc_event *ev)
-{
-	const struct perf_event_attr *a = &ev->attr;
-	size_t n = strlen(ev->pmu), len = strlen(ev->name);
-	if ((a->type != PERF_TYPE_HARDWARE && a->type != PERF_TYPE_HW_CACHE) || !(a->config >> 32) ||
-	    !n || strncmp(ev->name, ev->pmu, n) != 0 || ev->name[n] != '/' || len < n + 3 ||
-	    ev->name[len - 1] != '/')
-		return NULL;
-	return strndup(ev->name + n + 1, len - n - 2);
-}
-
-/* Is EV (named BASE) another core PMU's copy of report event OUT? */
-static bool same_hybrid_event(const struct stat_event *out, const char *base,
-			      const struct hwc_event *ev)
+/* Is EV another PMU's copy of report event OUT, which sums them?  perf's
+ * evsel__is_alias: the same name as written, scale, unit and cgroup. */
+static bool same_copy(const struct stat_event *out, const struct hwc_event *ev)
 {
 	const struct perf_event_attr *a = &out->attr, *b = &ev->attr;
-	return strcmp(out->name, base) == 0 && a->type == b->type &&
-	       (uint32_t)a->config == (uint32_t)b->config && a->exclude_user == b->exclude_user &&
+	return strcmp(out->name, ev->copy_of) == 0 && out->scale == ev->scale &&
+	       strcmp(out->unit, ev->unit) == 0 && a->exclude_user == b->exclude_user &&
 	       a->exclude_kernel == b->exclude_kernel && a->exclude_hv == b->exclude_hv &&
 	       strcmp(out->cgroup ? out->cgroup : "", ev->cgroup ? ev->cgroup : "") == 0;
 }
@@ -797,25 +785,20 @@ static int describe(struct stat_run *s, hwc_counters *c)
 			r->skipped[r->nskipped++] = ev->name;
 			continue;
 		}
-		char *base = s->o->hybrid_merge ? hybrid_base(ev) : NULL;
+		/* The copies of an event on several PMUs: an uncore PMU's instances
+		 * summed unless --no-merge, a hybrid's core PMUs with --hybrid-merge. */
+		bool merge = ev->copy_of[0] && !s->o->per_cpu &&
+			     (ev->merge ? !s->o->no_merge : s->o->hybrid_merge);
 		size_t same = 0;
-		while (base && same < r->nev && !same_hybrid_event(&r->ev[same], base, ev))
+		while (merge && same < r->nev && !same_copy(&r->ev[same], ev))
 			same++;
-		if (base && same < r->nev) {
-			free(base);
-			s->map[e] = same; /* counted into the row of the first core PMU's copy */
+		if (merge && same < r->nev) {
+			s->map[e] = same; /* counted into the row of the first copy */
 			continue;
 		}
-		char **m = base ? realloc(s->merged, (s->nmerged + 1) * sizeof(*m)) : NULL;
-		if (base && !m) {
-			free(base);
-			return -ENOMEM;
-		}
-		if (base)
-			(s->merged = m)[s->nmerged++] = base;
 		struct stat_event *out = &r->ev[r->nev];
 		s->map[e] = r->nev++;
-		out->name = base ? base : ev->name;
+		out->name = merge ? ev->copy_of : ev->name;
 		out->cgroup = ev->cgroup;
 		out->unit = ev->unit;
 		out->scale = ev->scale;
@@ -986,9 +969,6 @@ static void free_run(struct stat_run *s)
 	free(r->rows);
 	free((int *)r->cpus);
 	free(s->map);
-	for (size_t i = 0; i < s->nmerged; i++)
-		free(s->merged[i]);
-	free(s->merged);
 	hwc_metrics_free(r->metrics);
 	hwc_evlist_free(s->list);
 }

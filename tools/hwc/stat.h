@@ -86,7 +86,8 @@ struct stat_report {
 	size_t nnotes;
 	const char **skipped, **skip_reason; /* default events the machine lacks */
 	hwc_metrics *metrics;      /* -M, --topdown: computed from the evlist's counts */
-	const size_t *evlist_of;   /* report event -> evlist index, for the metrics */
+	const size_t *evlist_of;   /* evlist index -> report event (SIZE_MAX: skipped), for
+				    * the metrics */
 	size_t nlist;              /* events in the evlist */
 	bool metric_only;          /* --metric-only: no event rows */
 	size_t nskipped;

@@ -444,18 +444,26 @@ static void compute_metrics(struct stat_report *r, const double *count,
 			    const struct hwc_value *sum, bool times, double seconds)
 {
 	double *c = malloc((r->nlist + 1) * sizeof(*c));
-	if (!c)
+	bool *seen = calloc(r->nev + 1, sizeof(*seen));
+	if (!c || !seen) {
+		free(c);
+		free(seen);
 		return;
-	for (size_t k = 0; k < r->nlist; k++)
-		c[k] = NAN;
-	for (size_t e = 0; e < r->nev; e++)
-		if (sum[e].running)
-			c[r->evlist_of[e]] = count[e];
+	}
+	/* Per evlist event: a merged row's count at its first copy, 0 at the
+	 * others (a metric sums an event's copies), NAN where it did not run. */
+	for (size_t k = 0; k < r->nlist; k++) {
+		size_t e = r->evlist_of[k];
+		c[k] = e == SIZE_MAX || !sum[e].running ? NAN : seen[e] ? 0 : count[e];
+		if (e != SIZE_MAX)
+			seen[e] = true;
+	}
 	times = times && r->rusage_runs;
 	hwc_metrics_compute(r->metrics, c, r->nlist, seconds,
 			    times ? r->user_s / (double)r->rusage_runs : NAN,
 			    times ? r->sys_s / (double)r->rusage_runs : NAN);
 	free(c);
+	free(seen);
 }
 
 static void metric_line(struct stat_report *r, const char *time, size_t g, size_t i)
