@@ -285,17 +285,25 @@ int hwc__explain_open_error(int err, const struct hwc_event *ev, pid_t pid, int 
 					 "u/k/h modifiers",
 					 n, ev->pmu);
 		}
-		char fit[160] = "";
+		if (!ev->leader && (a->pinned || a->exclusive))
+			return hwc__fail(err, "cannot open '%s': only a group's leader may be %s; "
+					      "drop its '%c' modifier or make it lead the group",
+					 n, a->pinned ? "pinned (D)" : "exclusive (e)",
+					 a->pinned ? 'D' : 'e');
+		char fit[240] = "";
 		struct hwc_cpu_info ci;
 		/* The kernel refuses a member that would make its group larger
 		 * than the PMU's counters: groups count all together or not at all. */
 		if (!ev->leader && hwc__is_core_hw(a) && hwc_cpu_info(&ci) == 0 && ci.counters > 0)
 			snprintf(fit, sizeof(fit), "; a group's hardware events must all fit the PMU's "
 						   "counters at once, and it has %d general-purpose "
-						   "and %d fixed ones (hwc info)",
+						   "and %d fixed ones (hwc info): split the group, or "
+						   "make it weak, {...}:W, to count its events apart",
 				 ci.counters, ci.fixed);
 		else if (!ev->leader)
-			snprintf(fit, sizeof(fit), "; a group may not fit the PMU's counters");
+			snprintf(fit, sizeof(fit), "; a group may not fit the PMU's counters: split "
+						   "it, or make it weak, {...}:W, to count its events "
+						   "apart");
 		return hwc__fail(err,
 				 "cannot open '%s': the kernel rejected its attributes (type %u, "
 				 "config %#llx%s)",

@@ -858,6 +858,20 @@ static int describe(struct stat_run *s, hwc_counters *c)
 			snprintf(note + len, sizeof(note) - len, ": %s", r->skip_reason[0]);
 		add_note(s, note);
 	}
+	for (size_t e = 0; e < nlist; e++) {
+		const struct hwc_event *ev = hwc_evlist_event(s->list, e);
+		size_t n = 1;
+		while (e + n < nlist && !hwc_evlist_event(s->list, e + n)->leader)
+			n++;
+		if (!ev->leader || !hwc_counters_ungrouped(c, e))
+			continue;
+		snprintf(note, sizeof(note),
+			 "the kernel refused the weak group led by '%s' (%zu events) as one group: "
+			 "its events count apart (multiplexed when the PMU cannot hold them "
+			 "all at once)",
+			 ev->name, n);
+		add_note(s, note);
+	}
 	if (user_only) {
 		int paranoid = -1;
 		hwc_paranoid(&paranoid);
