@@ -125,8 +125,8 @@ static bool skippable(const hwc_counters *c, int err)
 }
 
 /* Open the group starting at LEADER on instance I.  Returns 0,
- * HWC__RETRY_USER_ONLY when every event was switched to user-only and the
- * caller must start over, or -errno. */
+ * HWC__RETRY_USER_ONLY or HWC__RETRY_UNGROUPED when the caller must start
+ * over (see hwc__open_event), or -errno. */
 static int open_group(hwc_counters *c, size_t i, size_t leader)
 {
 	const struct instance *in = &c->inst[i];
@@ -147,7 +147,7 @@ static int open_group(hwc_counters *c, size_t i, size_t leader)
 		int group_fd = e == leader ? -1 : c->fd[SLOT(c, i, leader)];
 		int fd;
 		int err = hwc__open_event(&c->evs, e, &attr, pid, in->cpu, group_fd, c->flags, &fd);
-		if (err == HWC__RETRY_USER_ONLY)
+		if (hwc__open_again(err))
 			return err;
 		if (err)
 			hwc__explain_open_error(err, &c->evs.e[e].ev->pub, pid, in->cpu);
@@ -673,6 +673,11 @@ HWC_EXPORT const char *hwc_counters_event_error(const hwc_counters *c, size_t ev
 HWC_EXPORT bool hwc_counters_user_only(const hwc_counters *c, size_t ev)
 {
 	return ev < c->nev && c->evs.e[ev].user_only;
+}
+
+HWC_EXPORT bool hwc_counters_ungrouped(const hwc_counters *c, size_t ev)
+{
+	return ev < c->nev && c->evs.e[ev].ungrouped;
 }
 
 HWC_EXPORT int hwc_counters_fd(const hwc_counters *c, size_t inst, size_t ev)

@@ -209,11 +209,12 @@ int hwc__parse_mods(const char *mods, const char *whole, struct hwc__mods *m)
 		case 'D': m->pinned = true; break;
 		case 'I': m->exclude_idle = true; break;
 		case 'e': m->exclusive = true; break;
+		case 'W': m->weak = true; break;
 		default:
 			return hwc__fail(-EINVAL,
 					 "malformed event '%s': unknown modifier '%c' (modifiers: u user, "
 					 "k kernel, h hypervisor, p precise, G guest, H host, D pinned, "
-					 "I exclude idle, e exclusive)",
+					 "I exclude idle, e exclusive, W weak group)",
 					 whole, *p);
 		}
 	}
@@ -221,11 +222,17 @@ int hwc__parse_mods(const char *mods, const char *whole, struct hwc__mods *m)
 	return 0;
 }
 
+/* Whose modifiers: an event's own, or its group's on the group's leader or
+ * on another member. */
+enum mods_of { MODS_EVENT, MODS_LEADER, MODS_MEMBER };
+
 /* perf's rules, so that group modifiers combine with the members' own:
  * the first of u/k/h given excludes all levels, then each letter given
  * includes its level again; G and H work the same way on guest and host;
- * p letters add up. */
-static int apply_mods(struct hwc__ev *ev, const struct hwc__mods *m, const char *whole)
+ * p letters add up; a group's D and e pin and reserve its leader only (the
+ * kernel refuses them on a member), and its W makes every member weak. */
+static int apply_mods(struct hwc__ev *ev, const struct hwc__mods *m, const char *whole,
+		      enum mods_of of)
 {
 	struct perf_event_attr *a = &ev->pub.attr;
 	if (m->explicit_priv) {
@@ -255,20 +262,30 @@ static int apply_mods(struct hwc__ev *ev, const struct hwc__mods *m, const char 
 					 ev->name, whole);
 		a->precise_ip += (unsigned)m->precise;
 	}
-	if (m->pinned)
+	if (m->pinned && of != MODS_MEMBER)
 		a->pinned = 1;
 	if (m->exclude_idle)
 		a->exclude_idle = 1;
-	if (m->exclusive)
+	if (m->exclusive && of != MODS_MEMBER)
 		a->exclusive = 1;
+	if (m->weak && of == MODS_EVENT)
+		return hwc__fail(-EINVAL, "malformed event '%s': the weak modifier 'W' is for "
+					  "groups, as in '{cycles,instructions}:W'",
+				 whole);
+	ev->pub.weak |= m->weak;
 	return 0;
+}
+
+static int modify(struct hwc__ev *ev, const char *mods, const char *whole, enum mods_of of)
+{
+	struct hwc__mods m = {0};
+	int err = hwc__parse_mods(mods, whole, &m);
+	return err ? err : apply_mods(ev, &m, whole, of);
 }
 
 int hwc__modify(struct hwc__ev *ev, const char *mods, const char *whole)
 {
-	struct hwc__mods m = {0};
-	int err = hwc__parse_mods(mods, whole, &m);
-	return err ? err : apply_mods(ev, &m, whole);
+	return modify(ev, mods, whole, MODS_EVENT);
 }
 
 /* ------------------------------------------------------------- did you mean */
@@ -706,7 +723,8 @@ static int add_per_instance(struct add_ctx *ctx, struct hwc__ev *ev, const char 
 		c->instance = i;
 		err = resolve_one(token, ctx->spec, c, 0);
 		if (!err && ctx->group_mods)
-			err = hwc__modify(c, ctx->group_mods, ctx->spec);
+			err = modify(c, ctx->group_mods, ctx->spec,
+				     ctx->tmp->n == ctx->group_first ? MODS_LEADER : MODS_MEMBER);
 		/* perf keeps a name= term's name for every instance */
 		const char *slash = strchr(written, '/');
 		snprintf(c->copy_of, sizeof(c->copy_of), "%s", c->name);
@@ -750,7 +768,8 @@ static int add_event(const char *s, size_t len, void *arg)
 	hwc__clear_error();
 	int err = resolve_one(token, ctx->spec, ev, 0);
 	if (!err && ctx->group_mods)
-		err = hwc__modify(ev, ctx->group_mods, ctx->spec);
+		err = modify(ev, ctx->group_mods, ctx->spec,
+			     ctx->tmp->n == ctx->group_first ? MODS_LEADER : MODS_MEMBER);
 	int copies = err ? 0 : add_per_instance(ctx, ev, token);
 	if (!copies)
 		copies = err ? 0 : add_per_core_pmu(ctx, ev);
@@ -809,7 +828,8 @@ static int add_item(const char *s, size_t len, void *arg)
 /* A group of core hardware events must fit the PMU's counters: at most one
  * event per fixed counter goes there, the rest need general-purpose ones.
  * The counts come from libpfm4, so they are only looked up when a group
- * holds two or more hardware events (software-only lists never load it). */
+ * holds two or more hardware events (software-only lists never load it).
+ * A weak group may not fit: it is opened apart then. */
 static int check_group_sizes(const hwc_evlist *l)
 {
 	const char *model = NULL;
@@ -818,6 +838,7 @@ static int check_group_sizes(const hwc_evlist *l)
 	for (size_t i = 0; i < l->n;) {
 		size_t j = i, hw = 0;
 		unsigned fixed_used = 0;
+		bool weak = l->ev[i]->pub.weak;
 		for (; j < l->n && l->ev[j]->pub.group == l->ev[i]->pub.group; j++) {
 			const struct perf_event_attr *a = &l->ev[j]->pub.attr;
 			if (!hwc__is_core_hw(a))
@@ -827,15 +848,17 @@ static int check_group_sizes(const hwc_evlist *l)
 			if (f >= 0 && f < nfixed && !(fixed_used & 1u << f))
 				fixed_used |= 1u << f;
 		}
-		if (j - i > 1 && hw > 1 && general < 0) {
+		if (j - i > 1 && hw > 1 && general < 0 && !weak) {
 			general = hwc__core_counters(&model, &nfixed, &watchdog);
 			continue; /* count this group again, knowing the fixed counters */
 		}
 		size_t need = hw - (size_t)__builtin_popcount(fixed_used);
-		if (j - i > 1 && general > 0 && need > (size_t)general)
+		if (j - i > 1 && general > 0 && need > (size_t)general && !weak)
 			return hwc__fail(-EINVAL,
 					 "group starting at '%s' has %zu hardware events that need a "
-					 "general-purpose counter but %s has only %d%s; split the group",
+					 "general-purpose counter but %s has only %d%s; split the group, "
+					 "or make it weak ({...}:W) to count its events apart, "
+					 "multiplexed",
 					 l->ev[i]->name, need, model, general,
 					 watchdog ? " (the NMI watchdog holds another one)" : "");
 		i = j;

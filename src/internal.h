@@ -87,6 +87,7 @@ int hwc__fixed_counter_of(const struct perf_event_attr *attr);
 /* Internal results, positive so that no syscall's -errno is ever one. */
 #define HWC__NOT_MINE 1        /* a resolver: the name is not this source's */
 #define HWC__RETRY_USER_ONLY 2 /* opening: switched to user-only, open again */
+#define HWC__RETRY_UNGROUPED 3 /* opening: a weak group was split, open again */
 
 /* An event: one of an evlist, or the private copy counting or sampling
  * opened.  Allocated once on the heap (hwc__ev_new, hwc__ev_dup) and never
@@ -159,6 +160,7 @@ struct hwc__opened {
 	size_t leader;        /* index of its group's leader; a leader's own */
 	size_t group_size;    /* a leader: events in its group (1 alone); a member: 0 */
 	bool user_only;       /* kernel counting was denied: switched to user space */
+	bool ungrouped;       /* its weak group was refused: opened on its own */
 	int cgroup_fd;        /* its cgroup's directory (PERF_FLAG_PID_CGROUP), or -1 */
 	/* counting: an event HWC_SKIP_UNSUPPORTED left out */
 	int status;           /* 0, or the -errno that left it out */
@@ -183,12 +185,19 @@ int hwc__events_add(struct hwc__events *s, const struct hwc_event *pub, size_t l
 int hwc__events_add_list(struct hwc__events *s, const hwc_evlist *list);
 void hwc__events_free(struct hwc__events *s);
 /* Open event E of S with ATTR (a copy of its attr the caller adjusted):
- * 0 with *FD, -errno (no detail: the caller explains the open), or
+ * 0 with *FD, -errno (no detail: the caller explains the open),
  * HWC__RETRY_USER_ONLY when kernel counting was denied, the event may fall
  * back (FLAGS: the target's) and every event that did not choose its
- * privilege levels was switched to user space only. */
+ * privilege levels was switched to user space only, or HWC__RETRY_UNGROUPED
+ * when the kernel refused E into its weak group, whose events were made
+ * groups of their own (as perf's evlist__reset_weak_group does). */
 int hwc__open_event(struct hwc__events *s, size_t e, struct perf_event_attr *attr, pid_t pid,
 		    int cpu, int group_fd, unsigned flags, int *fd);
+/* Is ERR, of hwc__open_event, one that wants everything closed and opened again? */
+static inline bool hwc__open_again(int err)
+{
+	return err == HWC__RETRY_USER_ONLY || err == HWC__RETRY_UNGROUPED;
+}
 /* Targets counted per CPU, every task on it (CPUS), or those of a cgroup. */
 static inline bool hwc__cpu_wide(enum hwc_target_kind k)
 {
@@ -199,8 +208,9 @@ static inline bool hwc__cpu_wide(enum hwc_target_kind k)
 int hwc__events_open_cgroups(struct hwc__events *s, const struct hwc_target *t);
 /* The directory of CGROUP (see hwc_cgroup_path()), opened: fd or -errno. */
 int hwc__cgroup_open(const char *cgroup);
-/* Call OPEN(ARG); when it returns HWC__RETRY_USER_ONLY, CLOSE(ARG) and
- * OPEN(ARG) once more.  WHAT names the activity for the error. */
+/* Call OPEN(ARG); while it returns HWC__RETRY_USER_ONLY (once) or
+ * HWC__RETRY_UNGROUPED, CLOSE(ARG) and OPEN(ARG) again.  WHAT names the
+ * activity for the error. */
 int hwc__open_with_fallback(int (*open)(void *arg), void (*close)(void *arg), void *arg,
 			    const char *what);
 /* REQ (an ioctl without argument) on every open group leader of FD[NINST][S->n]. */
@@ -218,6 +228,7 @@ struct hwc__mods {
 	bool guest, host;  /* G, H given */
 	int precise;
 	bool pinned, exclude_idle, exclusive;
+	bool weak;         /* W: a weak group */
 };
 int hwc__parse_mods(const char *mods, const char *whole, struct hwc__mods *m);
 /* Parse perf's modifier letters MODS and apply them to EV (WHOLE: the spec). */

@@ -44,6 +44,7 @@ struct metric {
 	int over;
 	bool lacks; /* needs what this machine lacks (noted in hwc_metrics) */
 	const char *mod; /* -M NAME:MOD's modifiers for its events, or NULL */
+	char *shown;     /* with MOD, info.name: NAME:MOD, as perf shows it */
 };
 
 struct hwc_metrics {
@@ -292,16 +293,16 @@ static int add_id(void *arg, const char *id)
 {
 	struct resolve *rs = arg;
 	struct metric *m = rs->m;
-	if (rs->threshold && !rs->depth && !strcasecmp(id, m->info.name))
+	if (rs->threshold && !rs->depth && !strcasecmp(id, m->rec->name))
 		return 0; /* a threshold names its own metric */
 	const struct hwc__pe_record *ref = hwc__pe_find(rs->ms->t, id, true);
 	if (ref) {
-		bool loop = rs->depth >= MAX_DEPTH - 1 || !strcasecmp(ref->name, m->info.name);
+		bool loop = rs->depth >= MAX_DEPTH - 1 || !strcasecmp(ref->name, m->rec->name);
 		for (int i = 0; i < rs->depth && !loop; i++)
 			loop = !strcasecmp(rs->chain[i], ref->name);
 		if (loop)
 			return hwc__fail(-EINVAL, "metric %s: the metrics it refers to refer back to "
-					 "themselves (through %s)", m->info.name, ref->name);
+					 "themselves (through %s)", m->rec->name, ref->name);
 		for (size_t i = 0; i < m->nref; i++)
 			if (m->ref[i].rec == ref)
 				return 0;
@@ -311,7 +312,7 @@ static int add_id(void *arg, const char *id)
 		*r = (struct mref){ .rec = ref };
 		int err = hwc__mexpr_parse(field(ref, "MetricExpr"), 0, &r->expr);
 		if (err) {
-			hwc__fail_append(" (in metric %s, which %s refers to)", ref->name, m->info.name);
+			hwc__fail_append(" (in metric %s, which %s refers to)", ref->name, m->rec->name);
 			return err;
 		}
 		m->nref++;
@@ -392,17 +393,20 @@ static bool may_group(const struct hwc_metrics *ms, const struct metric *m, cons
 }
 
 /* Append M's events to LIST: each checked alone first, so that an event
- * this machine lacks is named; then the core ones as one group. */
+ * this machine lacks is named; then the core and software ones as one weak
+ * group, as perf's metricgroup__build_event_string writes it ({...}:W: its
+ * events count apart when the kernel refuses the group) and parse_events
+ * keeps it (other PMUs' events, in groups of their own there, stay alone). */
 static int add_events(struct hwc_metrics *ms, struct metric *m, const char *asked, hwc_evlist *list)
 {
 	hwc_evlist *scratch;
 	int err = hwc_evlist_new(&scratch);
 	if (err)
 		return err;
-	bool *core = calloc(m->nev + 1, sizeof(*core));
+	bool *member = calloc(m->nev + 1, sizeof(*member));
 	char *group = NULL;
-	size_t ncore = 0, glen = 0;
-	if (!core) {
+	size_t nmembers = 0, glen = 0;
+	if (!member) {
 		err = hwc__fail(-ENOMEM, "out of memory");
 		goto out;
 	}
@@ -426,7 +430,7 @@ static int add_events(struct hwc_metrics *ms, struct metric *m, const char *aske
 			free(bare);
 			if (!bare_err) {
 				err = hwc__fail(-EINVAL, "metric %s: its events do not take the "
-						"modifiers '%s': %s", m->info.name, m->mod, detail);
+						"modifiers '%s': %s", m->rec->name, m->mod, detail);
 				break;
 			}
 			hwc__fail(err, "%s", detail);
@@ -449,20 +453,21 @@ static int add_events(struct hwc_metrics *ms, struct metric *m, const char *aske
 			err = note(&ms->lacking, m->ev[i].id);
 			continue;
 		}
-		core[i] = n == 1 && hwc__is_core_hw(&hwc_evlist_event(scratch, before)->attr);
-		ncore += core[i];
+		const struct perf_event_attr *a = &hwc_evlist_event(scratch, before)->attr;
+		member[i] = n == 1 && (hwc__is_core_hw(a) || a->type == PERF_TYPE_SOFTWARE);
+		nmembers += member[i];
 		m->ev[i].n = n;
 	}
 	if (!err && m->lacks)
 		err = -ENOENT; /* hwc_metrics_new names what it lacks */
-	bool grouped = !err && ncore > 1 && may_group(ms, m, asked);
-	if (grouped) { /* the core events as one group, then the others alone */
+	bool grouped = !err && nmembers > 1 && may_group(ms, m, asked);
+	if (grouped) { /* the group, then the others alone */
 		for (size_t i = 0; i < m->nev && !err; i++) {
-			if (!core[i])
+			if (!member[i])
 				continue;
 			char *spec = spec_of(m->ev[i].id, m->mod);
 			size_t len = spec ? strlen(spec) : 0;
-			char *g = spec ? realloc(group, glen + len + 3) : NULL;
+			char *g = spec ? realloc(group, glen + len + 5) : NULL;
 			if (!g) {
 				free(spec);
 				err = hwc__fail(-ENOMEM, "out of memory");
@@ -476,15 +481,15 @@ static int add_events(struct hwc_metrics *ms, struct metric *m, const char *aske
 		}
 		size_t base = hwc_evlist_size(list), k = 0;
 		if (!err) {
-			strcpy(group + glen, "}");
+			strcpy(group + glen, "}:W"); /* as perf: apart when it does not fit */
 			err = hwc_evlist_add(list, group);
 		}
 		for (size_t i = 0; i < m->nev && !err; i++)
-			if (core[i])
+			if (member[i])
 				m->ev[i].first = base + k++;
 	}
 	for (size_t i = 0; i < m->nev && !err; i++) {
-		if (is_tool(m->ev[i].id) || (grouped && core[i]))
+		if (is_tool(m->ev[i].id) || (grouped && member[i]))
 			continue;
 		char *spec = spec_of(m->ev[i].id, m->mod);
 		m->ev[i].first = hwc_evlist_size(list);
@@ -493,7 +498,7 @@ static int add_events(struct hwc_metrics *ms, struct metric *m, const char *aske
 	}
 out:
 	free(group);
-	free(core);
+	free(member);
 	hwc_evlist_free(scratch);
 	return err;
 }
@@ -509,6 +514,7 @@ static void metric_fini(struct metric *m)
 		hwc__mexpr_free(m->ref[i].expr);
 	free(m->ref);
 	free((char *)m->mod);
+	free(m->shown);
 }
 
 static int add_metric(struct hwc_metrics *ms, const struct hwc__pe_record *rec, const char *asked,
@@ -521,15 +527,20 @@ static int add_metric(struct hwc_metrics *ms, const struct hwc__pe_record *rec, 
 		return -ENOMEM;
 	struct metric *m = &ms->m[ms->n];
 	*m = (struct metric){ .rec = rec, .over = -1, .value = NAN };
-	if (mod && !(m->mod = strdup(mod)))
-		return hwc__fail(-ENOMEM, "out of memory");
 	info_of(rec, &m->info);
+	if (mod && (!(m->mod = strdup(mod)) || asprintf(&m->shown, "%s:%s", rec->name, mod) < 0)) {
+		m->shown = NULL;
+		metric_fini(m);
+		return hwc__fail(-ENOMEM, "out of memory");
+	}
+	if (m->shown)
+		m->info.name = m->shown;
 	struct resolve rs = { .ms = ms, .m = m };
 	int err = hwc__mexpr_parse(m->info.expr, 0, &m->expr);
 	if (!err && m->info.threshold[0])
 		err = hwc__mexpr_parse(m->info.threshold, 0, &m->threshold);
 	if (err)
-		hwc__fail_append(" (metric %s)", m->info.name);
+		hwc__fail_append(" (metric %s)", m->rec->name);
 	if (!err)
 		err = resolve_expr(&rs, m->expr);
 	rs.threshold = true;
@@ -538,7 +549,7 @@ static int add_metric(struct hwc_metrics *ms, const struct hwc__pe_record *rec, 
 	if (!err)
 		err = add_events(ms, m, asked, list);
 	if (err == -ENOENT && m->lacks) /* named with the others by hwc_metrics_new */
-		err = note(&ms->lacking_by, m->info.name);
+		err = note(&ms->lacking_by, m->rec->name);
 	if (err || m->lacks) {
 		metric_fini(m);
 		return err;
@@ -673,7 +684,7 @@ static double value_of(void *arg, const char *id, bool source_count)
 {
 	struct hwc_metrics *ms = arg;
 	struct metric *m = ms->cur;
-	if (!strcasecmp(id, m->info.name) && ms->in_threshold)
+	if (!strcasecmp(id, m->rec->name) && ms->in_threshold)
 		return m->value;
 	for (size_t i = 0; i < m->nev; i++) {
 		struct mevent *e = &m->ev[i];

@@ -72,6 +72,9 @@ static int add_sampled(hwc_sampler *s, const hwc_evlist *list)
 		struct perf_event_attr *a = &m->ev->pub.attr;
 		sampling_attr(s, a);
 		if (values && s->evs.e[m->leader].group_size > 1) {
+			/* its members only count for the leader's samples: the group
+			 * opens as one or not at all, weak or not */
+			m->ev->pub.weak = false;
 			a->read_format = GROUP_READ_FORMAT;
 			if (m->group_size) {
 				a->sample_type |= PERF_SAMPLE_READ;

@@ -86,8 +86,8 @@ int hwc__sampler_add_id(hwc_sampler *s, size_t e, int fd);
 int hwc__sampler_explain(hwc_sampler *s, int err, size_t e, const struct perf_event_attr *attr,
 			 pid_t pid, int cpu);
 /* Open every event on every thread (or the CPUs) of target T: 0,
- * HWC__RETRY_USER_ONLY after switching to user-only (close_all and call
- * again), or -errno. */
+ * HWC__RETRY_USER_ONLY or HWC__RETRY_UNGROUPED (close_all and call again:
+ * see hwc__open_event), or -errno. */
 int hwc__sampler_open_tasks(hwc_sampler *s, const struct hwc_target *t);
 /* Close every event and ring buffer, forgetting their ids. */
 void hwc__sampler_close_all(hwc_sampler *s);

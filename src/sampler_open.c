@@ -78,9 +78,11 @@ int hwc__sampler_explain(hwc_sampler *s, int err, size_t e, const struct perf_ev
 				      "in samples of inherited events (Linux 6.12 can); use "
 				      "--no-inherit (HWC_NO_INHERIT)",
 				 s->evs.e[e].ev->name);
-	if (err == -EINVAL && (a->freq || a->sample_period)) {
+	bool member = !s->evs.e[e].group_size;
+	if (err == -EINVAL && (a->freq || a->sample_period) && !(member && (a->pinned || a->exclusive))) {
 		/* An event that counts but cannot sample: its PMU has no overflow
-		 * interrupt (msr, most uncore PMUs). */
+		 * interrupt (msr, most uncore PMUs).  (A pinned or exclusive
+		 * member is refused for that: hwc__explain_open_error says so.) */
 		struct perf_event_attr counting = *a;
 		counting.sample_period = 0;
 		counting.freq = 0;
@@ -119,8 +121,8 @@ static void close_task(hwc_sampler *s, size_t t)
 }
 
 /* Open every event of thread T (or of the CPUs) on every CPU.  Returns 0,
- * HWC__RETRY_USER_ONLY after switching to user-only (the caller starts
- * over), or -errno. */
+ * HWC__RETRY_USER_ONLY or HWC__RETRY_UNGROUPED (the caller starts over:
+ * see hwc__open_event), or -errno. */
 static int open_task(hwc_sampler *s, size_t t)
 {
 	pid_t pid = s->tids[t];
@@ -146,7 +148,7 @@ static int open_task(hwc_sampler *s, size_t t)
 						  s->tflags, &fd);
 			if (err) {
 				close_task(s, t);
-				if (err == HWC__RETRY_USER_ONLY || (err == -ESRCH && t > 0))
+				if (hwc__open_again(err) || (err == -ESRCH && t > 0))
 					return err; /* start over, or a thread that exited meanwhile */
 				return hwc__sampler_explain(s, err, e, &attr, pid, s->cpus[c]);
 			}

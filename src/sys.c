@@ -279,9 +279,14 @@ int hwc__explain_open_error(int err, const struct hwc_event *ev, pid_t pid, int 
 			return hwc__fail(err, "cannot open '%s': PMU '%s' counts per CPU (its cpumask "
 					      "is %s), not per task: count system-wide, with -a or -C",
 					 n, ev->pmu, mask);
+		/* The core PMU's own events (armv8_pmuv3/inst_retired/, cpu/.../)
+		 * are hardware events too. */
+		uint32_t core_type = 0;
+		bool core = hwc__is_core_hw(a) || (hwc__core_pmu(&core_type) && a->type == core_type);
 		/* msr, power and uncore PMUs count everything or nothing.  The
 		 * exclude bits are the user's, or the user-only fallback's. */
-		if (ev->source == HWC_SRC_PMU && (a->exclude_user || a->exclude_kernel || a->exclude_hv)) {
+		if (ev->source == HWC_SRC_PMU && !core &&
+		    (a->exclude_user || a->exclude_kernel || a->exclude_hv)) {
 			if (!ev->explicit_priv)
 				return hwc__fail(err,
 						 "cannot open '%s': perf_event_paranoid is %d, so this "
@@ -295,17 +300,25 @@ int hwc__explain_open_error(int err, const struct hwc_event *ev, pid_t pid, int 
 					 "u/k/h modifiers",
 					 n, ev->pmu);
 		}
-		char fit[160] = "";
+		if (!ev->leader && (a->pinned || a->exclusive))
+			return hwc__fail(err, "cannot open '%s': only a group's leader may be %s; "
+					      "drop its '%c' modifier or make it lead the group",
+					 n, a->pinned ? "pinned (D)" : "exclusive (e)",
+					 a->pinned ? 'D' : 'e');
+		char fit[240] = "";
 		struct hwc_cpu_info ci;
 		/* The kernel refuses a member that would make its group larger
 		 * than the PMU's counters: groups count all together or not at all. */
-		if (!ev->leader && hwc__is_core_hw(a) && hwc_cpu_info(&ci) == 0 && ci.counters > 0)
+		if (!ev->leader && core && hwc_cpu_info(&ci) == 0 && ci.counters > 0)
 			snprintf(fit, sizeof(fit), "; a group's hardware events must all fit the PMU's "
 						   "counters at once, and it has %d general-purpose "
-						   "and %d fixed ones (hwc info)",
+						   "and %d fixed ones (hwc info): split the group, or "
+						   "make it weak, {...}:W, to count its events apart",
 				 ci.counters, ci.fixed);
 		else if (!ev->leader)
-			snprintf(fit, sizeof(fit), "; a group may not fit the PMU's counters");
+			snprintf(fit, sizeof(fit), "; a group may not fit the PMU's counters: split "
+						   "it, or make it weak, {...}:W, to count its events "
+						   "apart");
 		return hwc__fail(err,
 				 "cannot open '%s': the kernel rejected its attributes (type %u, "
 				 "config %#llx%s)",

@@ -406,6 +406,18 @@ int hwc__open_event(struct hwc__events *s, size_t e, struct perf_event_attr *att
 	*fd = hwc__perf_event_open(attr, pid, cpu, group_fd, how);
 	if (*fd >= 0)
 		return 0;
+	if ((*fd == -EINVAL || *fd == -EBADF) && group_fd >= 0 && s->e[e].ev->pub.weak) {
+		/* perf's rule: a member the kernel refuses into its weak group
+		 * (more events than counters, or attributes a member may not
+		 * have) makes every event of the group a group of its own. */
+		size_t leader = s->e[e].leader, n = s->e[leader].group_size;
+		for (size_t k = leader; k < leader + n; k++) {
+			s->e[k].leader = k;
+			s->e[k].group_size = 1;
+			s->e[k].ungrouped = true;
+		}
+		return HWC__RETRY_UNGROUPED;
+	}
 	if (!fallback_allowed(&s->e[e].ev->pub, flags, *fd))
 		return *fd;
 	/* Kernel counting is denied to this user: count user space only, for
@@ -424,14 +436,16 @@ int hwc__open_event(struct hwc__events *s, size_t e, struct perf_event_attr *att
 int hwc__open_with_fallback(int (*open)(void *arg), void (*close)(void *arg), void *arg,
 			    const char *what)
 {
-	int err = open(arg);
-	if (err != HWC__RETRY_USER_ONLY)
-		return err;
-	close(arg);
-	err = open(arg);
-	if (err == HWC__RETRY_USER_ONLY)
-		err = hwc__fail(-EACCES, "permission denied even for user-space %s", what);
-	return err;
+	bool user_only = false;
+	for (;;) {
+		int err = open(arg);
+		if (err == HWC__RETRY_USER_ONLY && user_only)
+			return hwc__fail(-EACCES, "permission denied even for user-space %s", what);
+		if (!hwc__open_again(err))
+			return err;
+		user_only |= err == HWC__RETRY_USER_ONLY;
+		close(arg); /* each retry switched to user-only, or split a group: few */
+	}
 }
 
 int hwc__ioctl_leaders(const struct hwc__events *s, const int *fd, size_t ninst,

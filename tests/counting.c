@@ -619,6 +619,121 @@ static void test_group_cap(void)
 	hwc_evlist_free(big);
 }
 
+/* The error of adding SPEC to a new list, with its detail in DETAIL. */
+static int add_error(const char *spec, char *detail, size_t size)
+{
+	hwc_evlist *l;
+	CHECK_OK(hwc_evlist_new(&l));
+	int err = hwc_evlist_add(l, spec);
+	snprintf(detail, size, "%s", hwc_errdetail());
+	hwc_evlist_free(l);
+	return err;
+}
+
+/* perf's modifier rules for groups: W (weak) only on a group; a group's D
+ * and e go to its leader alone, as the kernel refuses them on a member. */
+static void test_weak_group_modifiers(void)
+{
+	hwc_evlist *l = check_evlist("{task-clock,page-faults:D}:uW,{cpu-clock,minor-faults}:De,"
+				     "context-switches");
+	const struct hwc_event *lead = hwc_evlist_event(l, 0), *member = hwc_evlist_event(l, 1);
+	CHECK(lead->weak && member->weak);
+	CHECK(!hwc_evlist_event(l, 2)->weak && !hwc_evlist_event(l, 4)->weak);
+	CHECK(lead->attr.exclude_kernel && member->attr.exclude_kernel); /* :uW is u and W */
+	CHECK_INT(lead->attr.pinned, ==, 0);
+	CHECK_INT(member->attr.pinned, ==, 1); /* its own D */
+	CHECK_INT(hwc_evlist_event(l, 2)->attr.pinned, ==, 1);
+	CHECK_INT(hwc_evlist_event(l, 2)->attr.exclusive, ==, 1);
+	CHECK_INT(hwc_evlist_event(l, 3)->attr.pinned, ==, 0);
+	CHECK_INT(hwc_evlist_event(l, 3)->attr.exclusive, ==, 0);
+	/* the group's D opens: its member is not pinned */
+	struct hwc_target self = {.kind = HWC_TARGET_SELF};
+	hwc_evlist *pinned = check_evlist("{task-clock,page-faults}:D");
+	hwc_counters *c = open_or_die(pinned, &self);
+	hwc_counters_close(c);
+	hwc_evlist_free(pinned);
+	hwc_evlist_free(l);
+
+	char detail[512];
+	CHECK_INT(add_error("task-clock:W", detail, sizeof(detail)), ==, -EINVAL);
+	CHECK_STR_CONTAINS(detail, "the weak modifier 'W' is for groups");
+	CHECK_INT(add_error("{task-clock,page-faults:W}", detail, sizeof(detail)), ==, -EINVAL);
+	CHECK_STR_CONTAINS(detail, "malformed event 'page-faults:W'");
+	CHECK_INT(add_error("{task-clock,page-faults}:WuW", detail, sizeof(detail)), ==, -EINVAL);
+	CHECK_STR_CONTAINS(detail, "modifier 'W' is repeated");
+	CHECK_INT(add_error("{task-clock,page-faults}:Wx", detail, sizeof(detail)), ==, -EINVAL);
+	CHECK_STR_CONTAINS(detail, "unknown modifier 'x'");
+}
+
+/* A weak group the kernel refuses (a pinned member: only a leader may be
+ * pinned) opens as independent events, as perf's weak groups do; without
+ * W the group's failure is the error.  On every target kind. */
+static void test_weak_group_fallback(void)
+{
+	char detail[512];
+	hwc_evlist *strong = check_evlist("{task-clock,page-faults:D}");
+	struct hwc_target self = {.kind = HWC_TARGET_SELF};
+	hwc_counters *c = NULL;
+	CHECK_INT(hwc_counters_open(&c, strong, &self), ==, -EINVAL);
+	snprintf(detail, sizeof(detail), "%s", hwc_errdetail());
+	CHECK_STR_CONTAINS(detail, "only a group's leader may be pinned (D)");
+	CHECK(c == NULL);
+	hwc_evlist_free(strong);
+
+	hwc_evlist *l = check_evlist("{task-clock,page-faults:D,minor-faults}:W,{cpu-clock,"
+				     "minor-faults}:W");
+	c = open_or_die(l, &self);
+	for (size_t e = 0; e < 3; e++) {
+		CHECK(hwc_counters_ungrouped(c, e));
+		/* each on its own: read(2) gives one value and its times */
+		uint64_t buf[8];
+		CHECK_INT(read(hwc_counters_fd(c, 0, e), buf, sizeof(buf)), ==,
+			  (ssize_t)(3 * sizeof(uint64_t)));
+	}
+	CHECK(!hwc_counters_ungrouped(c, 3) && !hwc_counters_ungrouped(c, 4));
+	CHECK(!hwc_counters_ungrouped(c, 5)); /* out of range */
+	CHECK_OK(hwc_counters_start(c));
+	touch_pages(300);
+	CHECK_OK(hwc_counters_stop(c));
+	CHECK_OK(hwc_counters_read(c));
+	CHECK_U64(value(c, 1), >=, 300);
+	CHECK_U64(value(c, 2), >=, 300);
+	CHECK_U64(value(c, 4), >=, 300);
+	hwc_counters_close(c);
+
+	/* A command, and every CPU: each instance opened the same way. */
+	char *argv[] = {"true", NULL};
+	struct hwc_target cmd = {.kind = HWC_TARGET_COMMAND, .argv = argv};
+	c = open_or_die(l, &cmd);
+	CHECK(hwc_counters_ungrouped(c, 0) && hwc_counters_ungrouped(c, 2));
+	CHECK_OK(hwc_counters_start(c));
+	waitpid(hwc_counters_pid(c), NULL, 0);
+	CHECK_OK(hwc_counters_read(c));
+	CHECK_U64(value(c, 1), >, 0);
+	hwc_counters_close(c);
+	struct hwc_target cpus = {.kind = HWC_TARGET_CPUS};
+	c = open_or_die(l, &cpus);
+	CHECK(hwc_counters_ninstances(c) > 0);
+	for (size_t i = 0; i < hwc_counters_ninstances(c); i++)
+		CHECK(hwc_counters_fd(c, i, 1) >= 0);
+	CHECK(hwc_counters_ungrouped(c, 1) && !hwc_counters_ungrouped(c, 3));
+	hwc_counters_close(c);
+
+	/* Sampling too; but a group whose members are read with the leader's
+	 * samples (HWC_GROUP_VALUES) opens as one or not at all. */
+	hwc_sampler *s = NULL;
+	struct hwc_sampler_opts opts = {.period = 1000000};
+	CHECK_INT(hwc_sampler_open(&s, l, &self, &opts), ==, 0);
+	hwc_sampler_close(s);
+	s = NULL;
+	opts.flags = HWC_GROUP_VALUES;
+	struct hwc_target alone = {.kind = HWC_TARGET_SELF, .flags = HWC_NO_INHERIT}; /* Linux 6.1 */
+	CHECK_INT(hwc_sampler_open(&s, l, &alone, &opts), ==, -EINVAL);
+	CHECK_STR_CONTAINS(hwc_errdetail(), "only a group's leader may be pinned (D)");
+	CHECK(s == NULL);
+	hwc_evlist_free(l);
+}
+
 int main(void)
 {
 	RUN(test_self);
@@ -638,5 +753,7 @@ int main(void)
 	RUN(test_user_only_fallback);
 	RUN(test_tracepoint_filter);
 	RUN(test_group_cap);
+	RUN(test_weak_group_modifiers);
+	RUN(test_weak_group_fallback);
 	return check_exit();
 }

@@ -153,6 +153,8 @@ static bool check_extra(const struct row *r, const struct hwc_event *e, size_t n
 		got = (uint64_t)e->group;
 	else if (strcmp(key, "leader") == 0)
 		got = e->leader;
+	else if (strcmp(key, "weak") == 0)
+		got = e->weak;
 	else if (strcmp(key, "scale") == 0) {
 		double want = strtod(val, NULL);
 		if (e->scale != want)

@@ -32,6 +32,7 @@ METRICS = [
     {"MetricName": "loop_a", "MetricExpr": "loop_b + 1"},
     {"MetricName": "loop_b", "MetricExpr": "loop_a * 2"},
     {"MetricName": "bad_syntax", "MetricExpr": "page\\-faults / (task\\-clock"},
+    {"MetricName": "faults_per_switch", "MetricExpr": "page\\-faults / context\\-switches"},
 ]
 
 
@@ -100,12 +101,33 @@ class Metrics(Tree):
         self.assertIn("page-faults:u", counts)
         self.assertIn("context-switches:k", counts)
         self.assertNotIn("page-faults", counts)
-        self.assertAlmostEqual(m["double_pf_rate"]["value"],
+        # and the metric is named with them, as perf's metricgroup.c names it
+        self.assertEqual(sorted(m), ["cs_per_fault:k", "double_pf_rate:u"])
+        self.assertAlmostEqual(m["double_pf_rate:u"]["value"],
                                200 * counts["page-faults:u"] / doc["elapsed_s"],
-                               delta=1e-6 * m["double_pf_rate"]["value"])
+                               delta=1e-6 * m["double_pf_rate:u"]["value"])
+        r = self.hwc("stat", "-x", ",", "-M", "pf_rate:u", "--", workload("pagetouch"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual([l.split(",")[2] for l in r.stderr.splitlines() if ",metric," in l],
+                         ["pf_rate:u"], r.stderr)
+        r = self.hwc("stat", "-M", "pf_rate:u", "--", workload("pagetouch"))
+        self.assertRegex(r.stderr, r"\d      pf_rate:u +# faults/s\n")
         r = self.hwc("stat", "-M", "pf_rate:zz", "true")
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertIn("metric pf_rate: its events do not take the modifiers 'zz'", r.stderr)
+
+    def test_groups(self):
+        """A metric's events are one weak group, as perf's -M writes them
+        ({...}:W), unless its MetricConstraint or --metric-no-group says
+        not."""
+        doc, counts, m = self.stat_json("-M", "faults_per_switch")
+        groups = {c["event"]: c["group"] for c in doc["counters"]}
+        self.assertEqual(groups["page-faults"], groups["context-switches"], doc["counters"])
+        self.assertEqual(doc["notes"], [])  # the group opened as one
+        for args in (["-M", "cs_per_fault"], ["--metric-no-group", "-M", "faults_per_switch"]):
+            doc, counts, m = self.stat_json(*args)
+            groups = {c["event"]: c["group"] for c in doc["counters"]}
+            self.assertNotEqual(groups["page-faults"], groups["context-switches"], args)
 
     def test_system_tsc_freq(self):
         """#system_tsc_freq as perf's arch_get_tsc_freq: Intel's CPUID 0x15

@@ -258,6 +258,23 @@ class Record(unittest.TestCase):
             last[cpu] = v[1]
         self.assertGreaterEqual(sum(last.values()), 10000)
 
+    @needs_perf
+    def test_weak_group(self):
+        """{...}:W records its events apart when the kernel refuses the group
+        (a pinned member), as perf record does: the file has no group then,
+        and a weak group that fits stays one."""
+        work = [os.path.join(WORK, "pagetouch"), "2000"]
+        data = self.path("w.data")
+        r = hwc("-e", "{cpu-clock,task-clock:D}", "-o", data, "--", *work)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("only a group's leader may be pinned (D)", r.stderr)
+        for spec, groups in (("{cpu-clock,task-clock:D}:W", "cpu-clock\ntask-clock:D\n"),
+                             ("{cpu-clock,task-clock}:W", "{cpu-clock,task-clock}\n")):
+            r = hwc("-e", spec, "-o", data, "--", *work)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(perf("evlist", "-g", "-i", data).stdout, groups, spec)
+            self.assertPerfReads(data)
+
     # ------------------------------------------------------------- targets
 
     def assertEnds(self, rec, code, data):

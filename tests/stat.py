@@ -512,11 +512,60 @@ class Errors(Tmp):
         group = "{" + ",".join("skl::" + e for e in general) + "}"
         self.check_error(["-e", group], "group starting at 'skl::BR_INST_RETIRED:ALL_BRANCHES' has 9 "
                          "hardware events that need a general-purpose counter but skl has only 8",
-                         "split the group", env=env)
+                         "split the group", "make it weak ({...}:W)", env=env)
         # Eight fit, and so do instructions and cycles beside them (fixed counters).
         fits = "{" + ",".join("skl::" + e for e in general[:8]) + ",instructions,cycles}"
         p = stat("-e", fits, "--", "true", env=env)
         self.assertNotIn("split the group", p.stderr)
+
+    def test_weak_group(self):
+        """perf's weak groups: {...}:W opens as independent events when the
+        kernel refuses the group (here: a pinned member, which only a
+        leader may be), and says so; without W that is the error."""
+        self.check_error(["-e", "{cpu-clock,task-clock:D}"],
+                         "cannot open 'task-clock:D': only a group's leader may be pinned (D)")
+        self.check_error(["-e", "cpu-clock:W"], "malformed event 'cpu-clock:W'",
+                         "the weak modifier 'W' is for groups")
+        self.check_error(["-e", "{cpu-clock,task-clock}:WuW"], "modifier 'W' is repeated")
+        self.check_error(["-e", "{cpu-clock,task-clock}:Wq"], "unknown modifier 'q'",
+                         "W weak group")
+        doc, p = self.stat_json("-e", "{cpu-clock,task-clock:D,page-faults}:W,"
+                                "{cpu-clock,page-faults}:uW", "--", PAGETOUCH, "300")
+        note = ("the kernel refused the weak group led by 'cpu-clock' (3 events) as one "
+                "group: its events count apart")
+        self.assertEqual(len(doc["notes"]), 1, doc["notes"])
+        self.assertIn(note, doc["notes"][0])
+        self.assertIn("hwc stat: " + note, p.stderr)
+        events = [c["event"] for c in doc["counters"]]
+        self.assertEqual(events, ["cpu-clock", "task-clock:D", "page-faults", "cpu-clock",
+                                  "page-faults"])
+        self.assertTrue(all(c["raw"] > 0 for c in doc["counters"]), doc["counters"])
+        self.assertGreaterEqual(doc["counters"][2]["raw"], 300)
+        # The weak group that opened is one group: one read, the same times.
+        self.assertEqual(doc["counters"][3]["enabled_ns"], doc["counters"][4]["enabled_ns"])
+        rows, p = self.stat_csv("-e", "{cpu-clock,task-clock:D}:W", "--", "true")
+        self.assertEqual([r[2] for r in rows], ["cpu-clock", "task-clock:D"])
+        self.assertIn("hwc stat: " + note.replace("3 events", "2 events"), p.stderr)
+
+    def test_group_modifiers_pin_the_leader(self):
+        """A group's D and e go to its leader alone (perf's rule; the kernel
+        refuses them on a member)."""
+        for mods in ("D", "e", "De"):
+            doc, _ = self.stat_json("-e", "{cpu-clock,page-faults}:" + mods, "--", PAGETOUCH, "50")
+            self.assertGreaterEqual(doc["counters"][1]["raw"], 50)
+
+    def test_weak_group_larger_than_the_counters(self):
+        """A weak group may hold more events than the counters: it is not
+        refused before the kernel sees it (it is opened apart then)."""
+        general = ["BR_INST_RETIRED:ALL_BRANCHES", "BR_MISP_RETIRED:ALL_BRANCHES", "L2_RQSTS:MISS",
+                   "L2_RQSTS:REFERENCES", "LONGEST_LAT_CACHE:MISS", "LONGEST_LAT_CACHE:REFERENCE",
+                   "UOPS_ISSUED:ANY", "MEM_INST_RETIRED:ALL_LOADS", "MEM_INST_RETIRED:ALL_STORES"]
+        env = dict(os.environ, LIBPFM_FORCE_PMU="skl")
+        p = stat("-e", "{" + ",".join("skl::" + e for e in general) + "}:W", "--", "true", env=env)
+        self.assertNotIn("split the group", p.stderr)
+        if not HAVE_CORE_PMU:
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn("not supported on this machine", p.stderr)
 
     def test_missing_pid_and_tid(self):
         with open("/proc/sys/kernel/pid_max") as f:

@@ -73,6 +73,8 @@ struct hwc_event {
 	 * only when asked (a hybrid's core PMUs: --hybrid-merge). */
 	const char *copy_of;
 	bool merge;
+	bool weak;          /* in a weak group ({...}:W): opened apart when the kernel
+			     * refuses the group (hwc_counters_ungrouped()) */
 };
 
 typedef struct hwc_evlist hwc_evlist;
@@ -243,6 +245,9 @@ int hwc_counters_event_status(const hwc_counters *c, size_t ev);
 const char *hwc_counters_event_error(const hwc_counters *c, size_t ev);
 /* True when kernel counting was denied and the event counts user space only. */
 bool hwc_counters_user_only(const hwc_counters *c, size_t ev);
+/* True when EV's weak group ({...}:W) did not open as a group, as the kernel
+ * refused it: EV counts on its own, multiplexed as the kernel schedules it. */
+bool hwc_counters_ungrouped(const hwc_counters *c, size_t ev);
 
 /* The perf_event file descriptor of event EV on instance INST (-1 if skipped). */
 int hwc_counters_fd(const hwc_counters *c, size_t inst, size_t ev);
@@ -580,7 +585,8 @@ int hwc_user_reads(struct hwc_user_reads *out);
 /* A metric of perf's JSON tables (see hwc_set_events_dir()): a formula in
  * perf's metric expression language over event counts. */
 struct hwc_metric_info {
-	const char *name;      /* MetricName: "tma_frontend_bound", "ipc" */
+	const char *name;      /* MetricName: "tma_frontend_bound", "ipc"; asked for as
+				* NAME:MOD (hwc_metrics_new()), "ipc:u", as perf shows it */
 	const char *groups;    /* MetricGroup, ';'-separated: "TopdownL1;tma_L1_group"; "" */
 	const char *desc;      /* BriefDescription; "" */
 	const char *expr;      /* MetricExpr */
@@ -604,7 +610,8 @@ enum {
 
 /* Select NAMES (a comma list of metric names and MetricGroup names, any
  * case, as perf stat -M takes them) from this CPU's table and append the
- * events they need to LIST: a metric's core events in one group unless its
+ * events they need to LIST: a metric's core and software events in one weak
+ * group ({...}:W, as perf's -M writes it) unless its
  * MetricConstraint (NO_GROUP_EVENTS, _NMI with the NMI watchdog on, _SMT
  * with SMT on) or FLAGS say not; metrics it refers to resolved; tool events
  * (duration_time, user_time, system_time) come from hwc_metrics_compute().

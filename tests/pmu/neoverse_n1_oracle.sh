@@ -56,13 +56,14 @@ cmp -s "$tmp/perf_env" "$tmp/hwc_env" ||
 	fail "the workload's environment differs: perf's $(cat "$tmp/perf_env"); hwc's $(cat "$tmp/hwc_env")"
 
 # perf -j: one JSON object a line; an event's line carries the metric
-# computed from it ("metric-unit" : "UNIT  NAME").  Written as
+# computed from it ("metric-unit" : "UNIT  NAME", NAME:MOD for -M NAME:MOD,
+# as hwc names it too).  Written as
 #   e EVENT COUNT / m NAME VALUE
 perf_parse() {
 	sed -n 'h
 		s/.*"counter-value" : "\([0-9]*\)\.0*".*"event" : "\([^"]*\)".*/e \2 \1/p
 		g
-		s/.*"metric-value" : "\([^"]*\)", "metric-unit" : "[^"]*  \([^":]*\)[:"].*/m \2 \1/p' "$1"
+		s/.*"metric-value" : "\([^"]*\)", "metric-unit" : "[^"]*  \([^"]*\)".*/m \2 \1/p' "$1"
 }
 # hwc -x,: value,unit,name,... for events, value,unit,name,metric, for metrics
 hwc_parse() {

@@ -56,9 +56,11 @@ static const char usage_text[] =
 	"the whole system (until Ctrl-C, or until the process or thread exits).\n"
 	"\n"
 	"  -e, --event SPEC          events to count: comma lists and {groups}, repeatable\n"
-	"                            (`hwc list` shows them); default: task-clock,\n"
-	"                            context-switches, cpu-migrations, page-faults, cycles,\n"
-	"                            instructions, branches, branch-misses\n"
+	"                            (`hwc list` shows them; {...}:W, a weak group, is\n"
+	"                            counted apart when the kernel refuses it); default:\n"
+	"                            task-clock, context-switches, cpu-migrations,\n"
+	"                            page-faults, cycles, instructions, branches,\n"
+	"                            branch-misses\n"
 	"  -M, --metrics LIST        metrics or metric groups of perf's JSON tables for this\n"
 	"                            CPU (`hwc list --metrics`), comma-separated; NAME:MOD\n"
 	"                            puts event modifiers on their events (ipc:u)\n"
@@ -839,6 +841,20 @@ static int describe(struct stat_run *s, hwc_counters *c)
 						r->skipped[i]);
 		if (len < sizeof(note))
 			snprintf(note + len, sizeof(note) - len, ": %s", r->skip_reason[0]);
+		add_note(s, note);
+	}
+	for (size_t e = 0; e < nlist; e++) {
+		const struct hwc_event *ev = hwc_evlist_event(s->list, e);
+		size_t n = 1;
+		while (e + n < nlist && !hwc_evlist_event(s->list, e + n)->leader)
+			n++;
+		if (!ev->leader || !hwc_counters_ungrouped(c, e))
+			continue;
+		snprintf(note, sizeof(note),
+			 "the kernel refused the weak group led by '%s' (%zu events) as one group: "
+			 "its events count apart (multiplexed when the PMU cannot hold them "
+			 "all at once)",
+			 ev->name, n);
 		add_note(s, note);
 	}
 	if (user_only) {
