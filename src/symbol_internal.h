@@ -150,6 +150,8 @@ void hwc__kallsyms_forget(hwc_symbols *s);
 bool hwc__kmod_usable(hwc_symbols *s, Dwfl_Module *m);
 
 /* symbol_dso.c */
+/* ID (LEN bytes) in hex, ended, into OUT (2 * LEN + 1 bytes). */
+void hwc__hex(char *out, const uint8_t *id, size_t len);
 struct hwc__dso *hwc__dso_get(hwc_symbols *s, const char *name);
 /* No file backs a mapping of this name ("[vdso]", "//anon", ...). */
 bool hwc__pseudo_file(const char *name);

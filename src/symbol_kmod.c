@@ -55,9 +55,9 @@ static bool found_zst(const char *name, const char *path, void *arg)
  * or -1 with WHY (SIZE bytes) saying why. */
 static int unzstd(const char *path, char *why, size_t size)
 {
-	int err = hwc__load_zstd();
-	if (err) {
-		snprintf(why, size, "%s", hwc_errdetail());
+	if (hwc__load_zstd()) {
+		snprintf(why, size, "libzstd.so.1, which decompresses it, cannot be loaded (install "
+			 "libzstd1)");
 		return -1;
 	}
 	int in = hwc__open_regular(path);
@@ -124,19 +124,14 @@ int hwc__kmod_find_elf(Dwfl_Module *mod, void **userdata, const char *module, Dw
 	char why[512];
 	fd = unzstd(z.path, why, sizeof(why));
 	if (fd < 0) {
-		kmod_problem(*userdata, module, z.path, why);
+		if (*userdata) /* hwc__kmod_usable()'s hwc_symbols */
+			kmod_problem(*userdata, module, z.path, why);
 		free(z.path);
 		errno = ENOENT; /* its problem is told: no other */
 		return -1;
 	}
 	*file_name = z.path;
 	return fd;
-}
-
-static void hex(char *out, const uint8_t *id, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		sprintf(out + 2 * i, "%02x", id[i]);
 }
 
 /* Is ELF (the module MODULE's FILE) the loaded module's build? */
@@ -151,9 +146,9 @@ static bool same_build(hwc_symbols *s, const char *module, const char *file, Elf
 	if (len == n && memcmp(bid, loaded, (size_t)n) == 0)
 		return true;
 	char why[300], theirs[129], ours[129];
-	hex(theirs, loaded, (size_t)n);
+	hwc__hex(theirs, loaded, (size_t)n);
 	if (len > 0 && len <= 64) {
-		hex(ours, bid, (size_t)len);
+		hwc__hex(ours, bid, (size_t)len);
 		snprintf(why, sizeof(why), "another build than the loaded module (build-id %s, loaded %s)",
 			 ours, theirs);
 	} else { /* a file cut short loses its section headers, at its end */
