@@ -413,8 +413,9 @@ $(BUILD)/tests/pmu/pmc_%: tests/pmu/pmc_%.c tests/pmu/pmu.h tests/check.h $(PMC_
 $(BUILD)/tests/pmu/%: tests/pmu/%.c tests/pmu/pmu.h tests/check.h $(BUILD)/lib/libhwc.so
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(PMU_CFLAGS) -o $@ $< -L$(BUILD)/lib -lhwc -lpthread -lm $(PMU_LIBS_$*) $(RPATH)
-# kernel_modules reads the .ko's symbol table, its oracle, with libelf.
-PMU_LIBS_kernel_modules := -lelf
+# kernel_modules reads the .ko's symbol table, its oracle, with libelf, and
+# compresses it as distributions do (zlib, liblzma, libzstd).
+PMU_LIBS_kernel_modules := -lelf -lz -llzma -lzstd
 JSON_TEST_TREE := /usr/local/share/hwc-test/events
 # scripts/perf-arm64 builds it (scripts/deps runs that)
 PERF_ARM64 := /usr/local/share/hwc-test/perf-arm64/perf

@@ -5,9 +5,11 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fts.h>
 #include <link.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 /* ELF's build-id (ELF NULL: none; ended either way): its length or -ENOENT. */
@@ -86,6 +88,26 @@ bool hwc__module_name(const char *file, char *name, size_t size)
 		name[i] = file[i] == '-' ? '_' : file[i];
 	name[ko - file] = '\0';
 	return true;
+}
+
+void hwc__module_files(bool (*found)(const char *name, const char *path, void *arg), void *arg)
+{
+	struct utsname u;
+	char dir[sizeof(u.release) + 16];
+	if (uname(&u) != 0)
+		return;
+	snprintf(dir, sizeof(dir), "/lib/modules/%s", u.release);
+	char *roots[] = {dir, NULL};
+	FTS *fts = fts_open(roots, FTS_PHYSICAL | FTS_NOSTAT, NULL);
+	if (!fts)
+		return;
+	for (FTSENT *e; (e = fts_read(fts));) {
+		char name[64];
+		if ((e->fts_info == FTS_F || e->fts_info == FTS_NSOK) &&
+		    hwc__module_name(e->fts_name, name, sizeof(name)) && found(name, e->fts_path, arg))
+			break;
+	}
+	fts_close(fts);
 }
 
 int hwc__module_build_id(const char *module, uint8_t *id, size_t max)

@@ -143,7 +143,7 @@ static void elfutils_load(void)
 		.section_address = hwc__dl.dwfl_offline_section_address,
 	};
 	hwc__dl.kmod_callbacks = (Dwfl_Callbacks){
-		.find_elf = hwc__dl.dwfl_linux_kernel_find_elf,
+		.find_elf = hwc__kmod_find_elf,
 		.find_debuginfo = find_debuginfo,
 		.section_address = hwc__dl.dwfl_linux_kernel_module_section_address,
 	};

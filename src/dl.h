@@ -105,6 +105,9 @@ struct hwc__dl {
 	Dwfl_Callbacks kmod_callbacks;
 };
 extern struct hwc__dl hwc__dl;
+/* kmod_callbacks' find_elf: libdwfl's, and .ko.zst files (symbol_kmod.c). */
+int hwc__kmod_find_elf(Dwfl_Module *mod, void **userdata, const char *module, Dwarf_Addr base,
+		       char **file_name, Elf **elfp);
 
 /* From here on, calls go through the loaded libraries (not in dl.c, which
  * names the functions themselves). */

@@ -331,6 +331,10 @@ int hwc__module_build_id(const char *module, uint8_t *id, size_t max);
  * .ko.gz, .ko.xz or .ko.zst, '-' read as '_' as the kernel does; false for
  * any other name. */
 bool hwc__module_name(const char *file, char *name, size_t size);
+/* Calls FOUND(NAME, PATH, ARG) for each module file under
+ * /lib/modules/RELEASE of the running kernel (hwc__module_name's names, as
+ * perf finds them), until it returns true. */
+void hwc__module_files(bool (*found)(const char *name, const char *path, void *arg), void *arg);
 /* The running kernel's vDSO as this process maps it (AT_SYSINFO_EHDR): its
  * ELF image and size, from its program and section headers. */
 int hwc__vdso_image(const uint8_t **image, size_t *size);

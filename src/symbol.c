@@ -212,6 +212,11 @@ HWC_EXPORT size_t hwc_symbols_problems(const hwc_symbols *s,
 		if (fn)
 			fn(d->name, d->why, arg);
 	}
+	for (const struct hwc__kmod_problem *p = s->kmod_problems; p; p = p->next) {
+		n++;
+		if (fn)
+			fn(p->dso, p->why, arg);
+	}
 	if (s->kallsyms_why && s->kernel_used) {
 		n++;
 		if (fn)

@@ -36,7 +36,7 @@ bool hwc__pseudo_file(const char *name)
 	       name[0] != '/';
 }
 
-static void hex(char *out, const uint8_t *id, size_t len)
+void hwc__hex(char *out, const uint8_t *id, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
 		sprintf(out + 2 * i, "%02x", id[i]);
@@ -145,7 +145,7 @@ void hwc__dso_load(hwc_symbols *s, struct hwc__dso *d)
 	err = try_candidate(s, d, rooted);
 	if (err && d->bidlen) {
 		char h[41], cand[4200];
-		hex(h, d->bid, d->bidlen);
+		hwc__hex(h, d->bid, d->bidlen);
 		const char *home = getenv("HOME");
 		const char *fmts[] = {"/usr/lib/debug/.build-id/%.2s/%s.debug", "%s/.debug/.build-id/%.2s/%s/elf",
 				      "%s/.debug/.build-id/%.2s/%s"};

@@ -82,6 +82,13 @@ struct hwc__proc {
 
 struct hwc__kallsyms;
 
+/* A module's file found but not used (symbol_kmod.c): DSO "[NAME]", WHY
+ * "PATH: REASON". */
+struct hwc__kmod_problem {
+	const char *dso, *why;
+	struct hwc__kmod_problem *next;
+};
+
 /* An address resolved before, in hwc_symbols_resolve()'s cache: a kernel
  * one holds for good; a user one while its process has no new map
  * (generation) and one map alone covers the address, whatever the time. */
@@ -109,6 +116,7 @@ struct hwc_symbols {
 	const char *kallsyms_why;
 	Dwfl *kmods; /* the running kernel's modules, their .ko files (symbol_kernel.c) */
 	bool kmods_tried;
+	struct hwc__kmod_problem *kmod_problems; /* module files that cannot be used */
 	struct hwc__map kernel_locs, kernel_syms, unknown_locs, unknown_syms;
 	struct hwc_symbol oom_symbol;
 	struct hwc_location oom_location;
@@ -136,8 +144,14 @@ const struct hwc_location *hwc__resolve_kernel(hwc_symbols *s, uint64_t addr);
 void hwc__kallsyms_prefetch(hwc_symbols *s);
 /* Drop the kernel's symbols: the read under way (waited for) or taken. */
 void hwc__kallsyms_forget(hwc_symbols *s);
+/* symbol_kmod.c: may module M (of s->kmods) be named from its file?  Its
+ * file is found and checked on first use; when found but unusable, a
+ * problem says why. */
+bool hwc__kmod_usable(hwc_symbols *s, Dwfl_Module *m);
 
 /* symbol_dso.c */
+/* ID (LEN bytes) in hex, ended, into OUT (2 * LEN + 1 bytes). */
+void hwc__hex(char *out, const uint8_t *id, size_t len);
 struct hwc__dso *hwc__dso_get(hwc_symbols *s, const char *name);
 /* No file backs a mapping of this name ("[vdso]", "//anon", ...). */
 bool hwc__pseudo_file(const char *name);

@@ -506,7 +506,7 @@ static Dwfl *kernel_modules(hwc_symbols *s)
 	/* libdwfl's view of the running kernel's modules: /proc/modules, each
 	 * section's address in /sys/module/NAME/sections (so symbols land
 	 * where the loader put them), the .ko file found under
-	 * /lib/modules/RELEASE (.ko.gz, .ko.xz too: libdwfl decompresses),
+	 * /lib/modules/RELEASE (.ko.gz, .ko.xz, .ko.zst too: symbol_kmod.c),
 	 * read on first use. */
 	Dwfl *d = dwfl_begin(&hwc__dl.kmod_callbacks);
 	if (d && (dwfl_linux_kernel_report_modules(d) != 0 || dwfl_report_end(d, NULL, NULL) != 0)) {
@@ -525,7 +525,7 @@ static bool ko_function(hwc_symbols *s, const char *module, uint64_t addr, const
 	Dwfl *d = kernel_modules(s);
 	Dwfl_Module *m = d ? dwfl_addrmodule(d, addr) : NULL;
 	const char *mname = m ? dwfl_module_info(m, NULL, NULL, NULL, NULL, NULL, NULL, NULL) : NULL;
-	if (!mname || strcmp(mname, module) != 0)
+	if (!mname || strcmp(mname, module) != 0 || !hwc__kmod_usable(s, m))
 		return false;
 	GElf_Off off;
 	GElf_Sym sym;

@@ -9,13 +9,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fts.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #define MAX_RECORD 8192
@@ -69,29 +67,25 @@ struct kmodule {
 	char *path; /* its .ko file, NULL when not found */
 };
 
-/* Each loaded module's .ko under /lib/modules/RELEASE, as perf finds them. */
-static void find_ko_files(struct kmodule *m, size_t n)
+struct ko_files {
+	struct kmodule *m;
+	size_t n;
+};
+
+/* A module file: the first one of each loaded module is its.  Not a
+ * .ko.zst, which perf neither takes for a module nor reads (it knows .ko,
+ * .ko.gz, .ko.xz): perf record names such a module "[NAME]", and so perf
+ * report names its samples from kallsyms. */
+static bool found_ko_file(const char *name, const char *path, void *arg)
 {
-	struct utsname u;
-	char dir[sizeof(u.release) + 16];
-	if (uname(&u) != 0)
-		return;
-	snprintf(dir, sizeof(dir), "/lib/modules/%s", u.release);
-	char *roots[] = {dir, NULL};
-	FTS *fts = fts_open(roots, FTS_PHYSICAL | FTS_NOSTAT, NULL);
-	if (!fts)
-		return;
-	for (FTSENT *e; (e = fts_read(fts));) {
-		char name[64];
-		if (e->fts_info != FTS_F && e->fts_info != FTS_NSOK)
-			continue;
-		if (!hwc__module_name(e->fts_name, name, sizeof(name)))
-			continue;
-		for (size_t i = 0; i < n; i++)
-			if (!m[i].path && strcmp(m[i].name, name) == 0)
-				m[i].path = strdup(e->fts_path);
-	}
-	fts_close(fts);
+	struct ko_files *k = arg;
+	size_t len = strlen(path);
+	if (len > 4 && strcmp(path + len - 4, ".zst") == 0)
+		return false;
+	for (size_t i = 0; i < k->n; i++)
+		if (!k->m[i].path && strcmp(k->m[i].name, name) == 0)
+			k->m[i].path = strdup(path);
+	return false;
 }
 
 /* A kernel MMAP per loaded module, as perf record gives them: its address
@@ -119,7 +113,7 @@ static int synth_modules(const struct hwc__sink *k)
 	}
 	fclose(f);
 	if (n)
-		find_ko_files(m, n);
+		hwc__module_files(found_ko_file, &(struct ko_files){m, n});
 	for (size_t i = 0; i < n && !err; i++) {
 		char bracketed[80];
 		snprintf(bracketed, sizeof(bracketed), "[%s]", m[i].name);

@@ -254,6 +254,22 @@ class Annotate(unittest.TestCase):
     def test_unknown_symbol(self):
         self.fails(["-i", self.perf_rec, "no_such_function"], "no function 'no_such_function'", "f2")
 
+    def test_kernel_function(self):
+        # A kernel function has samples, but hwc annotate reads no kernel
+        # code: it says so, not only that the function has none.
+        rec = os.path.join(self.tmp, "kernel.data")
+        p = run([HWC, "record", "-e", "cpu-clock", "-F", "2000", "-o", rec, "--",
+                 "dd", "if=/dev/zero", "of=/dev/null", "bs=64k", "count=40000"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = run([HWC, "report", "-i", rec, "--json", "--no-children", "--sort", "symbol"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        kernel = [e["symbol"] for e in json.loads(p.stdout)["entries"]
+                  if e["kernel"] and not e["symbol"].startswith(("0x", "["))]
+        if not kernel:
+            self.skipTest("no sample named in the kernel (perf_event_paranoid, kptr_restrict?)")
+        self.fails(["-i", rec, kernel[0]], "no function '%s'" % kernel[0],
+                   "samples are in the kernel or its modules, whose code it does not read")
+
     def test_recording_without_samples(self):
         empty = os.path.join(self.tmp, "empty.data")
         p = run([HWC, "record", "-e", "cpu-clock", "-c", "1000000000000", "-o", empty, "true"])

@@ -177,7 +177,10 @@ int hwc_symbols_srcline(hwc_symbols *s, const struct hwc_symbol *sym, uint64_t a
 
 /* How many DSOs were asked for and could not be read or did not match
  * their recorded build-id; their addresses resolved to "[unknown]".  Calls
- * FN(name, why, ARG) for each when FN is not NULL. */
+ * FN(name, why, ARG) for each when FN is not NULL.  A loaded kernel
+ * module's file that was found but cannot be used (corrupt, truncated, or
+ * another build than the loaded module) counts too, named "[MODULE]", WHY
+ * "FILE: REASON": its addresses are named from /proc/kallsyms. */
 size_t hwc_symbols_problems(const hwc_symbols *s,
 			    void (*fn)(const char *dso, const char *why, void *arg), void *arg);
 

@@ -4,15 +4,22 @@
  * is resolved with hwc_symbols_resolve().  The oracle is the .ko's own
  * symbol table (what nm -S prints) placed at the address the kernel gives
  * .text in /sys/module/sha3_generic/sections, checked against
- * /proc/kallsyms: with the .ko (plain or gzip-compressed) each function is
- * named, in "[sha3_generic]", with its size from the .ko; without it, from
- * /proc/kallsyms alone, up to the next kallsyms symbol. */
+ * /proc/kallsyms: with the .ko, plain or compressed as distributions ship
+ * it (.ko.gz, .ko.xz, .ko.zst, made here with zlib, liblzma and libzstd),
+ * each function is named, in "[sha3_generic]", with its size from the .ko;
+ * without it, or with a file that is truncated, of no known format or of
+ * another build (its build-id), from /proc/kallsyms alone, up to the next
+ * kallsyms symbol, the file passed over told by hwc_symbols_problems(). */
 #include "pmu.h"
 
 #include <fcntl.h>
 #include <gelf.h>
+#include <lzma.h>
+#include <zlib.h>
+#include <zstd.h>
 #include <hwc/hwc.h>
 #include <hwc/symbol.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -99,9 +106,23 @@ static void read_kallsyms(void)
 	free(addrs);
 }
 
+/* One problem hwc_symbols_problems() told: the module's file. */
+struct told {
+	size_t n;
+	char why[1024];
+};
+
+static void tell(const char *dso, const char *why, void *arg)
+{
+	struct told *t = arg;
+	if (strcmp(dso, "[" MODULE "]") == 0 && t->n++ == 0)
+		snprintf(t->why, sizeof(t->why), "%s", why);
+}
+
 /* Every function's first, middle and last byte: named, in [MODULE], with
- * the size the .ko gives (FROM_KO) or kallsyms does. */
-static void check_functions(bool from_ko)
+ * the size the .ko gives (FROM_KO) or kallsyms does; a module file passed
+ * over is told as a problem whose text holds PROBLEM (NULL: none is). */
+static void check_functions(bool from_ko, const char *problem)
 {
 	hwc_symbols *s;
 	CHECK_OK(hwc_symbols_new(&s, 0));
@@ -117,43 +138,176 @@ static void check_functions(bool from_ko)
 			CHECK_U64(l->sym->size, ==, from_ko ? f->size : f->kallsyms_size);
 		}
 	}
+	struct told t = {0};
+	hwc_symbols_problems(s, tell, &t);
+	printf("problems: %zu%s%s\n", t.n, t.n ? ": " : "", t.why);
+	CHECK_INT(t.n, ==, problem ? 1 : 0);
+	if (problem)
+		CHECK_STR_CONTAINS(t.why, problem);
 	hwc_symbols_free(s);
 }
 
 static void test_from_ko(void)
 {
-	check_functions(true);
+	check_functions(true, NULL);
 }
 
-/* The .ko out of libdwfl's sight: its name no longer ends in .ko. */
+/* The .ko's bytes, read whole. */
+static uint8_t *ko_bytes(size_t *n)
+{
+	struct stat st;
+	int fd = open(ko, O_RDONLY | O_CLOEXEC);
+	uint8_t *b = fd >= 0 && fstat(fd, &st) == 0 ? malloc((size_t)st.st_size) : NULL;
+	if (!b || read(fd, b, (size_t)st.st_size) != st.st_size) {
+		fprintf(stderr, "cannot read %s: %s\n", ko, strerror(errno));
+		exit(1);
+	}
+	close(fd);
+	*n = (size_t)st.st_size;
+	return b;
+}
+
+/* Compressed as the kernel's build makes them (scripts/Makefile.modinst):
+ * gzip -9, xz --check=crc32, zstd; into OUT (CAP bytes): their size. */
+static size_t compress_as(const char *suffix, const uint8_t *in, size_t n, uint8_t *out,
+			  size_t cap)
+{
+	if (strcmp(suffix, ".gz") == 0) {
+		z_stream z = {0};
+		CHECK_INT(deflateInit2(&z, 9, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), ==,
+			  Z_OK);
+		z.next_in = (uint8_t *)in, z.avail_in = (uInt)n;
+		z.next_out = out, z.avail_out = (uInt)cap;
+		CHECK_INT(deflate(&z, Z_FINISH), ==, Z_STREAM_END);
+		deflateEnd(&z);
+		return z.total_out;
+	}
+	if (strcmp(suffix, ".xz") == 0) {
+		size_t pos = 0;
+		CHECK_INT(lzma_easy_buffer_encode(6, LZMA_CHECK_CRC32, NULL, in, n, out, &pos, cap), ==,
+			  LZMA_OK);
+		return pos;
+	}
+	size_t len = ZSTD_compress(out, cap, in, n, 19);
+	CHECK(!ZSTD_isError(len));
+	return ZSTD_isError(len) ? 0 : len;
+}
+
+static void write_file(const char *path, const uint8_t *b, size_t n)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	CHECK(fd >= 0 && write(fd, b, n) == (ssize_t)n);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* With the .ko out of sight (its name no longer ends in .ko), MODULE.ko
+ * SUFFIX holds BYTES (N of them): check_functions(FROM_KO, PROBLEM). */
+static void with_file(const char *suffix, const uint8_t *b, size_t n, bool from_ko,
+		      const char *problem)
+{
+	char hidden[600], path[600];
+	snprintf(hidden, sizeof(hidden), "%s.hidden", ko);
+	snprintf(path, sizeof(path), "%s%s", ko, suffix);
+	printf("%s: %zu bytes\n", path, n);
+	CHECK_INT(rename(ko, hidden), ==, 0);
+	if (n)
+		write_file(path, b, n);
+	check_functions(from_ko, problem);
+	if (n)
+		CHECK_INT(unlink(path), ==, 0);
+	CHECK_INT(rename(hidden, ko), ==, 0);
+}
+
+/* Out of libdwfl's sight: named from /proc/kallsyms alone. */
 static void test_from_kallsyms(void)
 {
-	char hidden[600];
-	snprintf(hidden, sizeof(hidden), "%s.hidden", ko);
-	CHECK_INT(rename(ko, hidden), ==, 0);
-	check_functions(false);
-	CHECK_INT(rename(hidden, ko), ==, 0);
+	with_file("", NULL, 0, false, NULL);
 }
 
-/* As distributions ship them: MODULE.ko.gz, which libdwfl decompresses. */
+static const char *const compressions[] = {".gz", ".xz", ".zst"};
+
+/* As distributions ship them: MODULE.ko.gz, .ko.xz, .ko.zst, each named
+ * from the file, as the plain .ko is (Debian 12's elfutils, 0.188, has no
+ * zstd: hwc decompresses .ko.zst itself). */
 static void test_from_compressed_ko(void)
 {
-	char hidden[600], cmd[1400];
-	snprintf(hidden, sizeof(hidden), "%s.hidden", ko);
-	snprintf(cmd, sizeof(cmd), "gzip -c '%s' > '%s.gz'", ko, ko);
-	if (system(cmd) != 0) {
-		SKIP_SUB("gzip failed");
-		return;
-	}
-	CHECK_INT(rename(ko, hidden), ==, 0);
-	check_functions(true);
-	CHECK_INT(rename(hidden, ko), ==, 0);
-	snprintf(cmd, sizeof(cmd), "%s.gz", ko);
-	CHECK_INT(unlink(cmd), ==, 0);
+	size_t n;
+	uint8_t *b = ko_bytes(&n), *z = malloc(2 * n + 4096);
+	for (size_t i = 0; i < sizeof(compressions) / sizeof(*compressions); i++)
+		with_file(compressions[i], z, compress_as(compressions[i], b, n, z, 2 * n + 4096),
+			  true, NULL);
+	free(z);
+	free(b);
 }
 
-int main(void)
+/* Cut in half, plain and compressed: a warning that names the file, and
+ * the names of /proc/kallsyms; so is a file of no known format. */
+static void test_truncated_ko(void)
 {
+	size_t n;
+	uint8_t *b = ko_bytes(&n), *z = malloc(2 * n + 4096);
+	char want[600];
+	snprintf(want, sizeof(want), "%s: ", ko);
+	with_file("", b, n / 2, false, want); /* its section headers, at the end, are gone */
+	for (size_t i = 0; i < sizeof(compressions) / sizeof(*compressions); i++) {
+		size_t len = compress_as(compressions[i], b, n, z, 2 * n + 4096);
+		snprintf(want, sizeof(want), "%s%s: ", ko, compressions[i]);
+		with_file(compressions[i], z, len / 2, false, want);
+	}
+	static const char junk[] = "no module, no compressed data either\n";
+	snprintf(want, sizeof(want), "%s.zst: ", ko);
+	with_file(".zst", (const uint8_t *)junk, sizeof(junk) - 1, false, want);
+	free(z);
+	free(b);
+}
+
+/* Another build of the module (its build-id changed): passed over, as perf
+ * does, plain and compressed, with a warning. */
+static void test_other_build(void)
+{
+	uint8_t note[64];
+	int fd = open("/sys/module/" MODULE "/notes/.note.gnu.build-id", O_RDONLY | O_CLOEXEC);
+	ssize_t got = fd >= 0 ? read(fd, note, sizeof(note)) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (got < 16 + 20) {
+		SKIP_SUB("the loaded " MODULE " has no 20-byte build-id note");
+		return;
+	}
+	size_t n;
+	uint8_t *b = ko_bytes(&n), *z = malloc(2 * n + 4096);
+	uint8_t *at = memmem(b, n, note + 16, 20); /* after the note's header and "GNU" */
+	CHECK(at != NULL);
+	if (at) {
+		at[0] ^= 0xff;
+		char want[600];
+		snprintf(want, sizeof(want), "%s: another build", ko);
+		with_file("", b, n, false, want);
+		size_t len = compress_as(".zst", b, n, z, 2 * n + 4096);
+		snprintf(want, sizeof(want), "%s.zst: another build", ko);
+		with_file(".zst", z, len, false, want);
+	}
+	free(z);
+	free(b);
+}
+
+int main(int argc, char **argv)
+{
+	/* "compress SUFFIX FILE" (.gz, .xz, .zst): FILE's compressed copy
+	 * FILE.SUFFIX, for kernel_modules.sh (busybox has no xz nor zstd). */
+	if (argc == 4 && strcmp(argv[1], "compress") == 0) {
+		if (strcmp(argv[2], ".gz") && strcmp(argv[2], ".xz") && strcmp(argv[2], ".zst"))
+			return 2;
+		size_t n, len;
+		snprintf(ko, sizeof(ko), "%s", argv[3]);
+		uint8_t *b = ko_bytes(&n), *z = malloc(2 * n + 4096);
+		char out[600];
+		snprintf(out, sizeof(out), "%s%s", ko, argv[2]);
+		if (z && (len = compress_as(argv[2], b, n, z, 2 * n + 4096)) > 0)
+			write_file(out, z, len);
+		return check_failures ? 1 : 0;
+	}
 	if (access("/proc/modules", F_OK) != 0)
 		SKIP("this kernel has no loadable modules (no /proc/modules)");
 	struct utsname u;
@@ -176,11 +330,19 @@ int main(void)
 	if (nfns < 3)
 		SKIP("%s has %zu sized functions in .text, expected 3 or more", ko, nfns);
 	read_kallsyms();
-	for (size_t i = 0; i < nfns; i++)
+	bool sizes_differ = false;
+	for (size_t i = 0; i < nfns; i++) {
 		printf("%s: %#" PRIx64 " size %#" PRIx64 " (kallsyms: to %#" PRIx64 ")\n", fns[i].name,
 		       fns[i].start, fns[i].size, fns[i].start + fns[i].kallsyms_size);
+		sizes_differ |= fns[i].size != fns[i].kallsyms_size;
+	}
+	/* Else names from the file and from kallsyms would look the same. */
+	if (!sizes_differ)
+		SKIP("every function of %s has its kallsyms size", ko);
 	RUN(test_from_ko);
 	RUN(test_from_kallsyms);
 	RUN(test_from_compressed_ko);
+	RUN(test_truncated_ko);
+	RUN(test_other_build);
 	return check_failures ? 1 : 0;
 }

@@ -121,8 +121,12 @@ static int count_sample(void *arg, const struct hwc_perfdata_record *rec)
 	c->samples++;
 	c->period += period;
 	/* The kernel's code is not read: its addresses are not even resolved. */
-	if (head->ip < 0 || (rec->hdr->misc & PERF_RECORD_MISC_CPUMODE_MASK) != PERF_RECORD_MISC_USER)
+	if (head->ip < 0)
 		return 0;
+	if ((rec->hdr->misc & PERF_RECORD_MISC_CPUMODE_MASK) != PERF_RECORD_MISC_USER) {
+		c->kernel_samples++;
+		return 0;
+	}
 	uint32_t pid = 0;
 	if (head->pid_tid >= 0)
 		memcpy(&pid, &body[head->pid_tid], sizeof(pid));
@@ -391,7 +395,7 @@ static void say_problem(const char *dso, const char *why, void *arg)
 
 /* No function to show: say why, with the DSOs that could not be read. */
 static void explain_none(const struct options *o, struct rp_report *r, const struct an_func *f,
-			 size_t n)
+			 size_t n, uint64_t kernel_samples)
 {
 	if (o->symbol) {
 		fprintf(stderr, "hwc annotate: no function '%s' has samples in %s", o->symbol, r->o.input);
@@ -403,6 +407,10 @@ static void explain_none(const struct options *o, struct rp_report *r, const str
 			fprintf(stderr, ")");
 		}
 		fprintf(stderr, "\n");
+		if (kernel_samples) /* a kernel or module function is not one of them */
+			fprintf(stderr, "hwc annotate: %" PRIu64 " samples are in the kernel or its "
+					"modules, whose code it does not read\n",
+				kernel_samples);
 	} else {
 		fprintf(stderr, "hwc annotate: no function of %s could be annotated: its samples are in "
 				"the kernel or in code whose file cannot be read\n",
@@ -460,7 +468,7 @@ int cmd_annotate(int argc, char **argv)
 			goto out;
 	}
 	if (!shown) {
-		explain_none(&o, &r, funcs, n);
+		explain_none(&o, &r, funcs, n, c.kernel_samples);
 		goto out;
 	}
 	if (o.json)

@@ -37,6 +37,7 @@ struct an_ctx {
 	const char *input, *event;
 	const struct rp_report *report; /* its symbols resolve the samples */
 	uint64_t samples, period; /* of the event, the kernel's included */
+	uint64_t kernel_samples;  /* the kernel's and its modules': not annotated */
 	struct rp_table addrs;    /* struct an_addr */
 	struct source *sources; /* the source files read */
 	const struct hwc_perfdata_attr *head_of; /* the event whose HEAD this is */

@@ -669,8 +669,12 @@ static int parse_opts(int argc, char **argv, struct script *sc)
 static void warn_problem(const char *dso, const char *why, void *arg)
 {
 	(void)arg;
-	fprintf(stderr, PROG ": warning: no symbols for %s: %s; its addresses show as [unknown]\n", dso,
-		why);
+	if (dso[0] == '[' && strcmp(dso, "[kernel.kallsyms]") != 0) /* a kernel module's file */
+		fprintf(stderr, PROG ": warning: %s: %s; its functions are named from /proc/kallsyms\n",
+			dso, why);
+	else
+		fprintf(stderr, PROG ": warning: no symbols for %s: %s; its addresses show as [unknown]\n",
+			dso, why);
 }
 
 int cmd_script(int argc, char **argv)

@@ -618,9 +618,13 @@ static int read_samples(struct rp_report *r)
 static void warn_problem(const char *dso, const char *why, void *arg)
 {
 	(void)arg;
-	fprintf(stderr, "%s: warning: no symbols for %s: %s; its addresses show as "
-			"[unknown] with their offsets\n",
-		prog, dso, why);
+	if (dso[0] == '[' && strcmp(dso, "[kernel.kallsyms]") != 0) /* a kernel module's file */
+		fprintf(stderr, "%s: warning: %s: %s; its functions are named from /proc/kallsyms\n",
+			prog, dso, why);
+	else
+		fprintf(stderr, "%s: warning: no symbols for %s: %s; its addresses show as "
+				"[unknown] with their offsets\n",
+			prog, dso, why);
 }
 
 void rp_free(struct rp_report *r)
