@@ -86,6 +86,24 @@ same() { # what perf.parsed hwc.parsed
 			exit bad }' "$2" "$3"
 }
 
+# SPEC with both tools again, up to twice, while their parsed runs differ:
+# now and then QEMU lets a few of the other vCPU's instructions into a
+# count (tests/pmu/pmu.h), while a real difference is in every run.  The
+# last difference is left in $tmp/diff.
+agree() { # what spec
+	try=1
+	while ! same "$1" "$tmp/perf.p" "$tmp/hwc.p" >"$tmp/diff"; do
+		[ $try -lt 3 ] || return 1
+		try=$((try + 1))
+		measured "$1: run $try of both, as the last differed: $(cat "$tmp/diff")"
+		oracle stat -j -M "$2" -- "$W" loop $N 2>"$tmp/perf" >/dev/null &&
+			hwc stat -x, -M "$2" -- "$W" loop $N 2>"$tmp/hwc" >/dev/null ||
+			{ echo "$1: run $try failed: $(cat "$tmp/perf" "$tmp/hwc")" >"$tmp/diff"; return 1; }
+		perf_parse "$tmp/perf" >"$tmp/perf.p"
+		hwc_parse "$tmp/hwc" >"$tmp/hwc.p"
+	done
+}
+
 computed='' refused=''
 for m in $(tr ' ' '\n' <"$tmp/metrics" | sort -u); do
 	oracle stat -j -M "$m:u" -- "$W" loop $N 2>"$tmp/perf" >/dev/null ||
@@ -107,11 +125,11 @@ for m in $(tr ' ' '\n' <"$tmp/metrics" | sort -u); do
 	if hwc stat -x, -M "$m:u" -- "$W" loop $N 2>"$tmp/hwc" >/dev/null; then
 		[ -z "$missing" ] || fail "hwc stat -M $m:u computed it without$missing: $(cat "$tmp/hwc")"
 		hwc_parse "$tmp/hwc" >"$tmp/hwc.p"
-		if out=$(same "$m:u" "$tmp/perf.p" "$tmp/hwc.p"); then
+		if agree "$m:u" "$m:u"; then
 			computed="$computed $m"
 			measured "$m:u: $(grep '^m' "$tmp/hwc.p" | cut -d' ' -f3) from $(grep '^e' "$tmp/hwc.p" | cut -d' ' -f2,3 | tr '\n' ' ')(perf stat -M: the same)"
 		else
-			fail "$out"
+			fail "$(cat "$tmp/diff")"
 		fi
 		continue
 	fi
@@ -139,7 +157,7 @@ for g in General Cycle_Accounting; do
 	perf_parse "$tmp/perf" >"$tmp/perf.p"
 	hwc_parse "$tmp/hwc" >"$tmp/hwc.p"
 	grep -q '^m ' "$tmp/perf.p" || fail "perf stat -M $g:u printed no metric: $(cat "$tmp/perf")"
-	out=$(same "$g:u" "$tmp/perf.p" "$tmp/hwc.p") || fail "$out"
+	agree "$g:u" "$g:u" || fail "$(cat "$tmp/diff")"
 	measured "-M $g:u: $(grep '^m' "$tmp/hwc.p" | cut -d' ' -f2,3 | tr '\n' ' ')(perf: $(grep '^m' "$tmp/perf.p" | cut -d' ' -f2,3 | tr '\n' ' '))"
 done
 # a group none of whose metrics this PMU can count: perf prints zeros,
