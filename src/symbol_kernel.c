@@ -35,15 +35,13 @@ static int cmp_ksym(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* One text symbol as the table keeps it once sorted, in 12 bytes (some
+/* One text symbol as the table keeps it once sorted, in 8 bytes (some
  * 120000 of them: 1.9 MB of a system-wide report's 10.6 MB peak in 16):
- * the lower half of its address (the upper one is its run's), its name
- * and module as read. */
+ * the lower half of its address (the upper one is its run's) and where
+ * its name is (name_at()); its module is its module run's. */
 struct kentry {
 	uint32_t addr;
 	uint32_t name;
-	uint16_t len;
-	uint16_t module;
 };
 
 /* Entries whose addresses share their upper 32 bits: on x86-64 the
@@ -51,6 +49,13 @@ struct kentry {
  * may be far from the kernel. */
 struct krun {
 	uint32_t high;
+	size_t first; /* its first entry */
+};
+
+/* Entries of one module, the kernel's own (0) or 1 + its index in
+ * modules: a module's text is one piece of memory. */
+struct kmrun {
+	uint16_t module;
 	size_t first; /* its first entry */
 };
 
@@ -64,6 +69,8 @@ struct hwc__kallsyms {
 	struct kentry *e;
 	struct krun *runs;
 	size_t nruns;
+	struct kmrun *mruns;
+	size_t nmruns;
 	struct kmodule *modules;
 	size_t nmodules, capmodules;
 	char *pool; /* the names read from /proc/kallsyms */
@@ -82,6 +89,7 @@ static void kallsyms_free(struct hwc__kallsyms *k)
 	free(k->v);
 	free(k->e);
 	free(k->runs);
+	free(k->mruns);
 	free(k->modules);
 	free(k->pool);
 	free(k);
@@ -102,6 +110,25 @@ static const char *text_at(const struct hwc__kallsyms *k, uint32_t off, uint16_t
 	return buf;
 }
 
+/* The name at OFF of K's text (up to the blank, newline or NUL after it)
+ * in BUF (SIZE bytes), or NULL when it cannot be read. */
+static const char *name_at(const struct hwc__kallsyms *k, uint32_t off, char *buf, size_t size)
+{
+	size_t n = size - 1;
+	if (k->fd < 0) {
+		n = strnlen(k->pool + off, n);
+		memcpy(buf, k->pool + off, n);
+	} else {
+		ssize_t got = pread(k->fd, buf, n, off);
+		if (got <= 0)
+			return NULL;
+		n = (size_t)got;
+	}
+	buf[n] = '\0';
+	buf[strcspn(buf, " \t\n")] = '\0';
+	return buf;
+}
+
 static bool grow(void **v, size_t *cap, size_t need, size_t elem, size_t first)
 {
 	if (need <= *cap)
@@ -118,7 +145,8 @@ static bool grow(void **v, size_t *cap, size_t need, size_t elem, size_t first)
 }
 
 /* Where BYTES (LEN of them, at offset OFF of the source) are kept: copied
- * into the pool (from /proc/kallsyms), else where they are in the file. */
+ * into the pool (from /proc/kallsyms), a NUL after them, else where they
+ * are in the file. */
 static bool keep_text(struct hwc__kallsyms *k, bool copy, const char *bytes, size_t len, size_t off,
 		      uint32_t *at)
 {
@@ -126,12 +154,13 @@ static bool keep_text(struct hwc__kallsyms *k, bool copy, const char *bytes, siz
 		*at = (uint32_t)off;
 		return off + len <= UINT32_MAX;
 	}
-	if (k->pool_len + len > UINT32_MAX ||
-	    !grow((void **)&k->pool, &k->pool_cap, k->pool_len + len, 1, 1 << 20))
+	if (k->pool_len + len + 1 > UINT32_MAX ||
+	    !grow((void **)&k->pool, &k->pool_cap, k->pool_len + len + 1, 1, 1 << 20))
 		return false;
 	memcpy(k->pool + k->pool_len, bytes, len);
+	k->pool[k->pool_len + len] = '\0';
 	*at = (uint32_t)k->pool_len;
-	k->pool_len += len;
+	k->pool_len += len + 1;
 	return true;
 }
 
@@ -277,7 +306,7 @@ static int keep_entries(struct hwc__kallsyms *k)
 	k->e = malloc(k->n * sizeof(*k->e));
 	if (!k->e)
 		return -ENOMEM;
-	size_t cap = 0;
+	size_t cap = 0, mcap = 0;
 	for (size_t i = 0; i < k->n; i++) {
 		uint32_t high = (uint32_t)(k->v[i].addr >> 32);
 		if (!k->nruns || k->runs[k->nruns - 1].high != high) {
@@ -285,8 +314,12 @@ static int keep_entries(struct hwc__kallsyms *k)
 				return -ENOMEM;
 			k->runs[k->nruns++] = (struct krun){high, i};
 		}
-		k->e[i] = (struct kentry){(uint32_t)k->v[i].addr, k->v[i].name, k->v[i].len,
-					  k->v[i].module};
+		if (!k->nmruns || k->mruns[k->nmruns - 1].module != k->v[i].module) {
+			if (!grow((void **)&k->mruns, &mcap, k->nmruns + 1, sizeof(*k->mruns), 64))
+				return -ENOMEM;
+			k->mruns[k->nmruns++] = (struct kmrun){k->v[i].module, i};
+		}
+		k->e[i] = (struct kentry){(uint32_t)k->v[i].addr, k->v[i].name};
 	}
 	free(k->v);
 	k->v = NULL;
@@ -436,6 +469,20 @@ static uint64_t entry_addr(const struct hwc__kallsyms *k, size_t i)
 	return (uint64_t)k->runs[r].high << 32 | k->e[i].addr;
 }
 
+/* Entry I's module: 0, or 1 + its index in modules. */
+static uint16_t entry_module(const struct hwc__kallsyms *k, size_t i)
+{
+	size_t lo = 0, hi = k->nmruns; /* the first run after I's */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (k->mruns[mid].first <= i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return k->mruns[lo - 1].module;
+}
+
 /* How many entries begin at or below ADDR. */
 static size_t at_or_below(const struct hwc__kallsyms *k, uint64_t addr)
 {
@@ -578,14 +625,14 @@ const struct hwc_location *hwc__resolve_kernel(hwc_symbols *s, uint64_t addr)
 	const struct hwc__kallsyms *k = s->kallsyms;
 	size_t lo = k ? at_or_below(k, addr) : 0; /* the first symbol above ADDR */
 	if (lo > 0) {
-		const struct kentry *e = &k->e[lo - 1];
 		uint64_t start = entry_addr(k, lo - 1);
 		uint64_t size = lo < k->n ? entry_addr(k, lo) - start : 4096;
 		char buf[1024], mbuf[80];
 		const char *name = NULL;
 		if (addr - start < size && addr - start < (1u << 20))
-			name = text_at(k, e->name, e->len, buf, sizeof(buf));
-		const struct kmodule *km = name && e->module ? &k->modules[e->module - 1] : NULL;
+			name = name_at(k, k->e[lo - 1].name, buf, sizeof(buf));
+		uint16_t which = name ? entry_module(k, lo - 1) : 0;
+		const struct kmodule *km = which ? &k->modules[which - 1] : NULL;
 		const char *module = km ? text_at(k, km->name, km->len, mbuf, sizeof(mbuf)) : NULL;
 		if (module) {
 			char m[160];
