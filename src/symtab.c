@@ -96,18 +96,9 @@ static const char *name_of(const struct hwc__symtab *t, const struct entry *e)
 static bool keep_name(struct hwc__symtab *t, const char *name, uint32_t *at)
 {
 	size_t len = strlen(name) + 1;
-	if (t->pool_len + len > UINT32_MAX)
+	if (t->pool_len + len > UINT32_MAX ||
+	    hwc__reserve(&t->pool, &t->pool_cap, t->pool_len + len, 1))
 		return false;
-	if (t->pool_len + len > t->pool_cap) {
-		size_t cap = t->pool_cap ? t->pool_cap : 1 << 16;
-		while (cap < t->pool_len + len)
-			cap *= 2;
-		char *p = realloc(t->pool, cap);
-		if (!p)
-			return false;
-		t->pool = p;
-		t->pool_cap = cap;
-	}
 	memcpy(t->pool + t->pool_len, name, len);
 	*at = (uint32_t)t->pool_len;
 	t->pool_len += len;

@@ -38,17 +38,24 @@ static const Dwfl_Callbacks callbacks = {
 	.section_address = dwfl_offline_section_address,
 };
 
+/* PATH reported to a libdwfl session of its own, *DWFL (NULL: it failed). */
+static Dwfl_Module *report(const char *path, Dwfl **dwfl)
+{
+	*dwfl = dwfl_begin(&callbacks);
+	if (!*dwfl)
+		return NULL;
+	dwfl_report_begin(*dwfl);
+	Dwfl_Module *mod = dwfl_report_elf(*dwfl, path, path, -1, 0, false);
+	dwfl_report_end(*dwfl, NULL, NULL);
+	return mod;
+}
+
 /* Compare the table with libdw over PATH; returns how many function
  * symbols it was checked at (their starts). */
 static size_t compare(const char *path)
 {
-	Dwfl *dwfl = dwfl_begin(&callbacks);
-	CHECK(dwfl != NULL);
-	if (!dwfl)
-		return 0;
-	dwfl_report_begin(dwfl);
-	Dwfl_Module *mod = dwfl_report_elf(dwfl, path, path, -1, 0, false);
-	dwfl_report_end(dwfl, NULL, NULL);
+	Dwfl *dwfl;
+	Dwfl_Module *mod = report(path, &dwfl);
 	if (!mod) {
 		fprintf(stderr, "%s: %s\n", path, dwfl_errmsg(-1));
 		check_failures++;
@@ -187,10 +194,8 @@ static void stripped(void)
  * and aliases included. */
 static void answers_outlive_module(const char *path)
 {
-	Dwfl *dwfl = dwfl_begin(&callbacks);
-	dwfl_report_begin(dwfl);
-	Dwfl_Module *mod = dwfl_report_elf(dwfl, path, path, -1, 0, false);
-	dwfl_report_end(dwfl, NULL, NULL);
+	Dwfl *dwfl;
+	Dwfl_Module *mod = report(path, &dwfl);
 	struct hwc__symtab *t = mod ? hwc__symtab_build(mod) : NULL;
 	CHECK(t != NULL);
 	struct answer {
@@ -260,10 +265,8 @@ static void outlives_module(void)
  * Returns how many stubs were compared. */
 static size_t compare_plt(const char *path)
 {
-	Dwfl *dwfl = dwfl_begin(&callbacks);
-	dwfl_report_begin(dwfl);
-	Dwfl_Module *mod = dwfl_report_elf(dwfl, path, path, -1, 0, false);
-	dwfl_report_end(dwfl, NULL, NULL);
+	Dwfl *dwfl;
+	Dwfl_Module *mod = report(path, &dwfl);
 	struct hwc__plt *p = mod ? hwc__plt_build(mod) : NULL;
 	char cmd[4200];
 	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec -j .plt.got '%s' 2>/dev/null", path);
