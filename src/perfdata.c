@@ -86,11 +86,11 @@ static int check_section(const hwc_perfdata *f, const struct pf_section *s, uint
 }
 
 /* Keep the resident set small on big files: mapped pages below OFF that
- * were walked are dropped (every 1 MiB); touching them again rereads the
+ * were walked are dropped (every 256 KiB); touching them again rereads the
  * file (a private read-only mapping), so earlier pointers stay valid. */
 static void release_below(hwc_perfdata *f, uint64_t off)
 {
-	if (!f->mapped || off - f->released < (1u << 20))
+	if (!f->mapped || off - f->released < (1u << 18))
 		return;
 	uint64_t upto = off & ~(uint64_t)4095;
 	uint64_t from = f->released & ~(uint64_t)4095;

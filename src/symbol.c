@@ -267,10 +267,9 @@ HWC_EXPORT void hwc_symbols_free(hwc_symbols *s)
 		return;
 	hwc__kallsyms_forget(s);
 	for (struct hwc__dso *d = s->dso_list; d; d = d->next) {
-		hwc__symtab_free(d->symtab); /* its names are libelf's: first */
+		hwc__symtab_free(d->symtab);
 		hwc__plt_free(d->plt);
-		if (d->dwfl)
-			dwfl_end(d->dwfl);
+		hwc__dso_release(d);
 		hwc__map_free(&d->locs);
 		hwc__map_free(&d->syms);
 		hwc__map_free(&d->inline_syms);

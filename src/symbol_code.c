@@ -20,7 +20,7 @@ static int loaded_dso(hwc_symbols *s, const struct hwc_symbol *sym, struct hwc__
 		return hwc__fail(-ENOENT, "no known function at %s+%#" PRIx64, sym->dso, sym->start);
 	if (d->state == 0)
 		hwc__dso_load(s, d);
-	if (d->state < 0)
+	if (d->state < 0 || !hwc__dso_module(s, d))
 		return hwc__fail(-ENOENT, "%s: %s", d->name, d->why);
 	*out = d;
 	return 0;

@@ -171,10 +171,19 @@ void hwc__dso_load(hwc_symbols *s, struct hwc__dso *d)
 		return;
 	}
 open:
+	d->state = 1;
+	if (!hwc__dso_module(s, d))
+		d->state = -1;
+}
+
+Dwfl_Module *hwc__dso_module(hwc_symbols *s, struct hwc__dso *d)
+{
+	if (d->mod || d->state <= 0)
+		return d->mod;
 	d->dwfl = dwfl_begin(&hwc__dl.dwfl_callbacks);
 	if (!d->dwfl) {
 		d->why = "libdwfl failed";
-		return;
+		return NULL;
 	}
 	dwfl_report_begin(d->dwfl);
 	d->mod = dwfl_report_elf(d->dwfl, d->name, d->path, -1, 0, false);
@@ -185,9 +194,16 @@ open:
 		d->why = e == EMFILE || e == ENFILE ? hwc__open_why(s, -e) : dwfl_errmsg(-1);
 		dwfl_end(d->dwfl);
 		d->dwfl = NULL;
-		return;
 	}
-	d->state = 1;
+	return d->mod;
+}
+
+void hwc__dso_release(struct hwc__dso *d)
+{
+	if (d->dwfl)
+		dwfl_end(d->dwfl);
+	d->dwfl = NULL;
+	d->mod = NULL;
 }
 
 /* File offset within the DSO to its ELF virtual address. */

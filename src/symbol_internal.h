@@ -53,7 +53,7 @@ struct hwc__dso {
 	bool et_exec;
 	struct hwc__load loads[16];
 	size_t nloads;
-	Dwfl *dwfl;
+	Dwfl *dwfl;       /* NULL when let go: hwc__dso_module() opens it again */
 	Dwfl_Module *mod;
 	struct hwc__symtab *symtab; /* its symbols sorted, once looked up (NULL: ask libdw) */
 	bool symtab_tried;
@@ -160,6 +160,11 @@ bool hwc__pseudo_file(const char *name);
 const char *hwc__open_why(hwc_symbols *s, int err);
 /* Find and open the DSO's file once; d->state says how it went. */
 void hwc__dso_load(hwc_symbols *s, struct hwc__dso *d);
+/* D's libdwfl module (D loaded), its session opened again when it was let
+ * go; NULL (d->why says why) when that fails. */
+Dwfl_Module *hwc__dso_module(hwc_symbols *s, struct hwc__dso *d);
+/* Let D's libdwfl session go: its file's mapping and libdw's tables. */
+void hwc__dso_release(struct hwc__dso *d);
 uint64_t hwc__dso_vaddr(const struct hwc__dso *d, uint64_t file_offset);
 
 /* symbol_vdso.c: perf's build-id cache.  PATH gets the file NAME of DSO
@@ -186,11 +191,12 @@ void hwc__procs_free(hwc_symbols *s);
 /* symtab.c: a module's symbols sorted by address, giving what
  * dwfl_module_addrinfo() gives in O(log n).  NULL when out of memory or
  * when the module is one whose answers it cannot reproduce (relocatable,
- * ppc64 function descriptors): ask libdw then. */
+ * ppc64 function descriptors) or whose symbols its entries cannot hold:
+ * ask libdw then.  It holds copies of the names: it outlives the module. */
 struct hwc__symtab;
 struct hwc__symtab *hwc__symtab_build(Dwfl_Module *mod);
 /* The symbol dwfl_module_addrinfo() names for module address ADDR: 1 with
- * *NAME (libelf's string), *START and *SIZE; 0 when it names none; -1 when
+ * *NAME (the table's copy), *START and *SIZE; 0 when it names none; -1 when
  * the table cannot tell (ask libdw). */
 int hwc__symtab_lookup(const struct hwc__symtab *t, uint64_t addr, const char **name,
 		       uint64_t *start, uint64_t *size);

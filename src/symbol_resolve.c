@@ -23,7 +23,7 @@ static const struct hwc_location *inline_chain(hwc_symbols *s, struct hwc__dso *
 					       struct hwc_location *outer)
 {
 	Dwarf_Addr bias;
-	Dwarf_Die *cu = dwfl_module_addrdie(d->mod, addr, &bias);
+	Dwarf_Die *cu = dwfl_module_addrdie(hwc__dso_module(s, d), addr, &bias);
 	Dwarf_Die *scopes = NULL;
 	int n = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
 	if (n <= 0)
@@ -78,12 +78,21 @@ static const struct hwc_location *inline_chain(hwc_symbols *s, struct hwc__dso *
 /* The ELF symbol of module address ADDR, as dwfl_module_addrinfo() finds
  * it: from the DSO's sorted table, built on the first lookup, or from libdw
  * itself when the table cannot tell; named by the alias perf would name. */
-static const char *elf_symbol(struct hwc__dso *d, uint64_t addr, uint64_t *start, uint64_t *size)
+static const char *elf_symbol(hwc_symbols *s, struct hwc__dso *d, uint64_t addr, uint64_t *start,
+			      uint64_t *size)
 {
 	if (!d->symtab_tried) {
 		d->symtab_tried = true;
 		d->symtab = hwc__symtab_build(d->mod);
 		d->plt = hwc__plt_build(d->mod);
+		/* The table answers alone (but for labels: libdw's, opened
+		 * again): the file's mapping and libdw's tables can go, the
+		 * most of a report of many programs' memory.  Not when each
+		 * address's source line is read too.  Only here, before any
+		 * symbol of D is known: a module opened again stays (the bytes
+		 * hwc_symbols_code() gives are in it). */
+		if (d->symtab && !(s->flags & (HWC_SYM_SRCLINE | HWC_SYM_INLINE)))
+			hwc__dso_release(d);
 	}
 	/* The PLT has no symbols of its own (libdw would name what precedes
 	 * it, or nothing): its stubs first. */
@@ -91,10 +100,11 @@ static const char *elf_symbol(struct hwc__dso *d, uint64_t addr, uint64_t *start
 	if (name)
 		return name;
 	int found = d->symtab ? hwc__symtab_lookup(d->symtab, addr, &name, start, size) : -1;
-	if (found < 0) {
+	Dwfl_Module *mod = found < 0 ? hwc__dso_module(s, d) : NULL;
+	if (mod) {
 		GElf_Off off;
 		GElf_Sym esym;
-		name = dwfl_module_addrinfo(d->mod, addr, &off, &esym, NULL, NULL, NULL);
+		name = dwfl_module_addrinfo(mod, addr, &off, &esym, NULL, NULL, NULL);
 		if (name) {
 			*start = addr - off;
 			*size = esym.st_size;
@@ -125,7 +135,7 @@ const struct hwc_location *hwc__resolve_vaddr(hwc_symbols *s, struct hwc__dso *d
 	int line = 0;
 	if (d->state > 0) {
 		uint64_t start, size;
-		const char *name = elf_symbol(d, rel, &start, &size);
+		const char *name = elf_symbol(s, d, rel, &start, &size);
 		if (name) {
 			/* The name as the symbol table has it, a version included
 			 * ("pthread_cond_signal@@GLIBC_2.3.2" in glibc's .symtab), as
@@ -134,7 +144,7 @@ const struct hwc_location *hwc__resolve_vaddr(hwc_symbols *s, struct hwc__dso *d
 					     d->name, start, size, true, false);
 		}
 		if (s->flags & (HWC_SYM_SRCLINE | HWC_SYM_INLINE)) {
-			Dwfl_Line *l = dwfl_module_getsrc(d->mod, rel);
+			Dwfl_Line *l = dwfl_module_getsrc(hwc__dso_module(s, d), rel);
 			if (l)
 				file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
 		}

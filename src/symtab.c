@@ -32,20 +32,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* One symbol in 24 bytes: a table of a large library (libpython's 15000
+ * symbols) is built once and kept for the whole report, its file let go
+ * (symbol_resolve.c), so it holds its names itself, in one pool. */
 struct entry {
-	uint64_t value, size; /* value first: at_or_below() */
-	uint64_t reach;   /* the highest end (value + size) of this entry and all before it */
-	const char *name; /* libelf's string: lives as long as the module */
-	uint32_t seq;     /* position in libdw's scan: the globals, then the locals */
-	uint32_t index;   /* in the symbol table: perf's order */
-	uint8_t bind;     /* libdw's preference: global 3, weak 2, local 1, others 0 */
-	bool local;       /* in the second pass */
-	bool code;        /* a function or a label: what ends a sizeless one */
+	uint64_t value;  /* first: at_or_below() */
+	uint32_t reach;  /* the highest end (value + size) of this entry and all before it,
+			  * less value */
+	uint32_t size;
+	uint32_t name;   /* offset in the pool */
+	unsigned index : 28; /* in the symbol table: perf's order */
+	unsigned bind : 2;   /* libdw's preference: global 3, weak 2, local 1, others 0 */
+	bool local : 1;      /* in libdw's second pass: it scans the globals, then the locals,
+			      * each in table order */
+	bool code : 1;       /* a function or a label: what ends a sizeless one */
 };
 
 struct hwc__symtab {
-	struct entry *e; /* by value, then seq */
+	struct entry *e; /* by value, then libdw's scan order */
 	size_t n;
+	char *pool;      /* the names, each NUL-terminated */
+	size_t pool_len, pool_cap;
 };
 
 /* More sized symbols containing one address than this, and the caller
@@ -66,16 +73,41 @@ static uint8_t bind_rank(const GElf_Sym *sym)
 	}
 }
 
+/* Does X come before Y in libdw's scan? */
+static bool scanned_before(const struct entry *x, const struct entry *y)
+{
+	return x->local != y->local ? !x->local : x->index < y->index;
+}
+
 static int cmp_entry(const void *a, const void *b)
 {
 	const struct entry *x = a, *y = b;
 	if (x->value != y->value)
 		return x->value < y->value ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	return scanned_before(x, y) ? -1 : scanned_before(y, x);
+}
+
+static const char *name_of(const struct hwc__symtab *t, const struct entry *e)
+{
+	return t->pool + e->name;
+}
+
+/* Copy NAME into T's pool: false without memory or room. */
+static bool keep_name(struct hwc__symtab *t, const char *name, uint32_t *at)
+{
+	size_t len = strlen(name) + 1;
+	if (t->pool_len + len > UINT32_MAX ||
+	    hwc__reserve(&t->pool, &t->pool_cap, t->pool_len + len, 1))
+		return false;
+	memcpy(t->pool + t->pool_len, name, len);
+	*at = (uint32_t)t->pool_len;
+	t->pool_len += len;
+	return true;
 }
 
 /* Symbols LO..HI-1 of MOD's table into T, in scan order.  False when one
- * does not fit the rules above (its range wraps around). */
+ * does not fit the rules above (its range wraps around) or the entries
+ * (a size or an index that does not fit them), or without memory. */
 static bool add_pass(struct hwc__symtab *t, Dwfl_Module *mod, int lo, int hi, bool local)
 {
 	for (int i = lo; i < hi; i++) {
@@ -86,18 +118,19 @@ static bool add_pass(struct hwc__symtab *t, Dwfl_Module *mod, int lo, int hi, bo
 		if (!name || !name[0] || sym.st_shndx == SHN_UNDEF || type == STT_SECTION ||
 		    type == STT_FILE || type == STT_TLS)
 			continue; /* never an answer, and never in the way of one */
-		if (value + sym.st_size < value)
+		if (value + sym.st_size < value || sym.st_size > UINT32_MAX || i >= 1 << 28)
 			return false;
-		t->e[t->n] = (struct entry){
+		struct entry *e = &t->e[t->n];
+		*e = (struct entry){
 			.value = value,
-			.size = sym.st_size,
-			.name = name,
-			.seq = (uint32_t)t->n,
-			.index = (uint32_t)i,
+			.size = (uint32_t)sym.st_size,
+			.index = (unsigned)i,
 			.bind = bind_rank(&sym),
 			.local = local,
 			.code = type == STT_FUNC || type == STT_GNU_IFUNC || type == STT_NOTYPE,
 		};
+		if (!keep_name(t, name, &e->name))
+			return false;
 		t->n++;
 	}
 	return true;
@@ -108,6 +141,7 @@ void hwc__symtab_free(struct hwc__symtab *t)
 	if (!t)
 		return;
 	free(t->e);
+	free(t->pool);
 	free(t);
 }
 
@@ -137,8 +171,20 @@ struct hwc__symtab *hwc__symtab_build(Dwfl_Module *mod)
 	for (size_t i = 0; i < t->n; i++) {
 		uint64_t end = t->e[i].value + t->e[i].size;
 		reach = end > reach ? end : reach;
-		t->e[i].reach = reach;
+		if (reach - t->e[i].value > UINT32_MAX) { /* past what an entry holds */
+			hwc__symtab_free(t);
+			return NULL;
+		}
+		t->e[i].reach = (uint32_t)(reach - t->e[i].value);
 	}
+	/* Only what was kept: the doubling left up to half of the pool unused,
+	 * and the entries were sized for every symbol. */
+	char *pool = t->pool_len ? realloc(t->pool, t->pool_len) : NULL;
+	if (pool)
+		t->pool = pool, t->pool_cap = t->pool_len;
+	struct entry *e = t->n ? realloc(t->e, t->n * sizeof(*e)) : NULL;
+	if (e)
+		t->e = e;
 	return t;
 }
 
@@ -185,15 +231,15 @@ int hwc__symtab_lookup(const struct hwc__symtab *t, uint64_t addr, const char **
 	 * whose reach passes ADDR. */
 	const struct entry *c[MAX_CONTAINING];
 	size_t nc = 0;
-	for (size_t i = above; i > 0 && t->e[i - 1].reach > addr; i--) {
+	for (size_t i = above; i > 0 && t->e[i - 1].value + t->e[i - 1].reach > addr; i--) {
 		const struct entry *e = &t->e[i - 1];
 		if (e->size == 0 || addr - e->value >= e->size)
 			continue;
 		if (nc == MAX_CONTAINING)
 			return -1;
-		/* Keep C in scan order: insert E by its seq. */
+		/* Keep C in scan order. */
 		size_t k = nc++;
-		for (; k > 0 && c[k - 1]->seq > e->seq; k--)
+		for (; k > 0 && scanned_before(e, c[k - 1]); k--)
 			c[k] = c[k - 1];
 		c[k] = e;
 	}
@@ -204,14 +250,14 @@ int hwc__symtab_lookup(const struct hwc__symtab *t, uint64_t addr, const char **
 	if (!found)
 		found = best_containing(c, nc, true); /* rule 2, locals */
 	const struct entry *last = &t->e[above - 1];
-	for (size_t i = above; !found && last->reach == last->value && i > 0 &&
+	for (size_t i = above; !found && last->reach == 0 && i > 0 &&
 			       t->e[i - 1].value == last->value;
 	     i--)
 		if (t->e[i - 1].size == 0)
 			return -1; /* rule 4: libdw's */
 	if (!found)
 		return 0;
-	*name = found->name;
+	*name = name_of(t, found);
 	*start = found->value;
 	*size = found->size;
 	return 1;
@@ -232,8 +278,8 @@ static size_t underscores(const char *s)
 	return strspn(s, "_");
 }
 
-/* Whether perf prefers A to B (same start). */
-static bool perf_prefers(const struct entry *a, const struct entry *b)
+/* Whether perf prefers A to B (same start), of T. */
+static bool perf_prefers(const struct hwc__symtab *t, const struct entry *a, const struct entry *b)
 {
 	if ((a->size > 0) != (b->size > 0))
 		return a->size > 0;
@@ -241,10 +287,11 @@ static bool perf_prefers(const struct entry *a, const struct entry *b)
 		return b->bind == 2;
 	if ((a->bind == 3) != (b->bind == 3)) /* global */
 		return a->bind == 3;
-	size_t ua = underscores(a->name), ub = underscores(b->name);
+	const char *na = name_of(t, a), *nb = name_of(t, b);
+	size_t ua = underscores(na), ub = underscores(nb);
 	if (ua != ub)
 		return ua < ub;
-	size_t la = strlen(a->name), lb = strlen(b->name);
+	size_t la = strlen(na), lb = strlen(nb);
 	if (la != lb)
 		return la > lb;
 	return a->index < b->index;
@@ -257,9 +304,9 @@ const char *hwc__symtab_alias(const struct hwc__symtab *t, uint64_t start, const
 	const struct entry *best = NULL;
 	for (size_t i = at_or_below(t->e, t->n, sizeof(*t->e), start);
 	     i > 0 && t->e[i - 1].value == start; i--)
-		if (!best || perf_prefers(&t->e[i - 1], best))
+		if (!best || perf_prefers(t, &t->e[i - 1], best))
 			best = &t->e[i - 1];
-	return best ? best->name : name;
+	return best ? name_of(t, best) : name;
 }
 
 uint64_t hwc__symtab_extent(const struct hwc__symtab *t, uint64_t start)

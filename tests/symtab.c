@@ -38,17 +38,24 @@ static const Dwfl_Callbacks callbacks = {
 	.section_address = dwfl_offline_section_address,
 };
 
+/* PATH reported to a libdwfl session of its own, *DWFL (NULL: it failed). */
+static Dwfl_Module *report(const char *path, Dwfl **dwfl)
+{
+	*dwfl = dwfl_begin(&callbacks);
+	if (!*dwfl)
+		return NULL;
+	dwfl_report_begin(*dwfl);
+	Dwfl_Module *mod = dwfl_report_elf(*dwfl, path, path, -1, 0, false);
+	dwfl_report_end(*dwfl, NULL, NULL);
+	return mod;
+}
+
 /* Compare the table with libdw over PATH; returns how many function
  * symbols it was checked at (their starts). */
 static size_t compare(const char *path)
 {
-	Dwfl *dwfl = dwfl_begin(&callbacks);
-	CHECK(dwfl != NULL);
-	if (!dwfl)
-		return 0;
-	dwfl_report_begin(dwfl);
-	Dwfl_Module *mod = dwfl_report_elf(dwfl, path, path, -1, 0, false);
-	dwfl_report_end(dwfl, NULL, NULL);
+	Dwfl *dwfl;
+	Dwfl_Module *mod = report(path, &dwfl);
 	if (!mod) {
 		fprintf(stderr, "%s: %s\n", path, dwfl_errmsg(-1));
 		check_failures++;
@@ -181,16 +188,85 @@ static void stripped(void)
 	rmdir(dir);
 }
 
+/* The table holds what it answers: a DSO's module (its file's mapping,
+ * libdw's tables) is let go once its table is built (symbol_resolve.c),
+ * so every answer must be the same after dwfl_end() as before, names
+ * and aliases included. */
+static void answers_outlive_module(const char *path)
+{
+	Dwfl *dwfl;
+	Dwfl_Module *mod = report(path, &dwfl);
+	struct hwc__symtab *t = mod ? hwc__symtab_build(mod) : NULL;
+	CHECK(t != NULL);
+	struct answer {
+		uint64_t addr, start, size;
+		char *name, *alias;
+	} *v = NULL;
+	size_t n = 0;
+	int nsyms = t ? dwfl_module_getsymtab(mod) : 0;
+	for (int i = 1; i < nsyms; i++) {
+		GElf_Sym sym;
+		GElf_Addr value;
+		const char *name;
+		uint64_t start, size;
+		if (!dwfl_module_getsym_info(mod, i, &sym, &value, NULL, NULL, NULL) ||
+		    hwc__symtab_lookup(t, value, &name, &start, &size) != 1)
+			continue;
+		v = realloc(v, (n + 1) * sizeof(*v));
+		if (!v)
+			abort();
+		v[n++] = (struct answer){value, start, size, strdup(name),
+					 strdup(hwc__symtab_alias(t, start, name))};
+	}
+	dwfl_end(dwfl);
+	size_t differ = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *name = NULL;
+		uint64_t start = 0, size = 0;
+		int found = hwc__symtab_lookup(t, v[i].addr, &name, &start, &size);
+		const char *alias = found == 1 ? hwc__symtab_alias(t, start, name) : NULL;
+		if ((found != 1 || strcmp(name, v[i].name) || start != v[i].start ||
+		     size != v[i].size || strcmp(alias, v[i].alias)) &&
+		    differ++ < 10)
+			fprintf(stderr, "%s at %#" PRIx64 ": %s before dwfl_end, %s after\n", path,
+				v[i].addr, v[i].name, found == 1 ? name : "-");
+		free(v[i].name);
+		free(v[i].alias);
+	}
+	CHECK_INT(differ, ==, 0);
+	CHECK_INT(n, >, 100);
+	free(v);
+	hwc__symtab_free(t);
+}
+
+static int find_libc(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	if (info->dlpi_name && strstr(info->dlpi_name, "/libc.so"))
+		*(const char **)arg = info->dlpi_name;
+	return 0;
+}
+
+static void outlives_module(void)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/bin/hwc", build_dir());
+	answers_outlive_module(path);
+	const char *libc = NULL; /* its table from its debuginfo, when installed */
+	dl_iterate_phdr(find_libc, &libc);
+	CHECK(libc != NULL);
+	if (libc)
+		answers_outlive_module(libc);
+}
+
 /* PLT stubs against binutils: every stub objdump labels "NAME@plt" is
  * named so from its first byte to its last.  Stubs objdump can only label
  * "*ABS*+0x...@plt" (IRELATIVE) get a name of ours, also "...@plt".
  * Returns how many stubs were compared. */
 static size_t compare_plt(const char *path)
 {
-	Dwfl *dwfl = dwfl_begin(&callbacks);
-	dwfl_report_begin(dwfl);
-	Dwfl_Module *mod = dwfl_report_elf(dwfl, path, path, -1, 0, false);
-	dwfl_report_end(dwfl, NULL, NULL);
+	Dwfl *dwfl;
+	Dwfl_Module *mod = report(path, &dwfl);
 	struct hwc__plt *p = mod ? hwc__plt_build(mod) : NULL;
 	char cmd[4200];
 	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec -j .plt.got '%s' 2>/dev/null", path);
@@ -259,6 +335,7 @@ int main(void)
 	RUN(loaded_libraries);
 	RUN(hwc_tool_and_workload);
 	RUN(stripped);
+	RUN(outlives_module);
 	RUN(plt_stubs);
 	return check_failures ? 1 : 0;
 }
