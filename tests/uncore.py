@@ -146,6 +146,26 @@ class Instances(unittest.TestCase):
         self.assertEqual([c["event"] for c in split["counters"]],
                          ["UNC_FAKE.EV [uncore_fake_0]", "UNC_FAKE.EV [uncore_fake_1]"])
 
+    def test_each_occurrence_is_its_own_sum(self):
+        # -e X,X and two metrics over X: each occurrence sums its own
+        # instances (perf's first_wildcard_match), never the other's.
+        root = tree(self.tmp, 2, getppid_id(), ["0", "1"])
+        events = json_tree(self.tmp, getppid_id())
+        write(os.path.join(events, "x86/fake/metrics.json"), json.dumps([
+            {"MetricName": "fake_kcalls", "MetricExpr": "UNC_FAKE.EV / 1000", "MetricGroup": "fk",
+             "BriefDescription": "fake"},
+            {"MetricName": "fake_calls", "MetricExpr": "UNC_FAKE.EV", "MetricGroup": "fk",
+             "BriefDescription": "fake"}]))
+        one = stat_json(root, "-e", "UNC_FAKE.EV", "--", *PYTHON_CALLS, events=events)["counters"]
+        self.assertGreaterEqual(one[0]["raw"], 2 * CALLS)
+        twice = stat_json(root, "-e", "uncore_fake/ev/,uncore_fake/ev/", "--", *PYTHON_CALLS)
+        self.assertEqual([(c["event"], c["raw"]) for c in twice["counters"]],
+                         [("uncore_fake/ev/", one[0]["raw"])] * 2)
+        doc = stat_json(root, "-M", "fk", "--", *PYTHON_CALLS, events=events)
+        values = {m["metric"]: m["value"] for m in doc["metrics"]}
+        self.assertEqual(values["fake_calls"], one[0]["raw"], doc)
+        self.assertAlmostEqual(values["fake_kcalls"], one[0]["raw"] / 1000, msg=doc)
+
     def test_system_event_by_compat(self):
         # perf's sys/ tables: a bare name of any model's sys/ directory of
         # this architecture, on the PMUs whose identifier its Compat matches

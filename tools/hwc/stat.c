@@ -760,6 +760,15 @@ static bool same_copy(const struct stat_event *out, const struct hwc_event *ev)
 	       strcmp(out->cgroup ? out->cgroup : "", ev->cgroup ? ev->cgroup : "") == 0;
 }
 
+/* Does row ROW already count a copy on PMU, among events FROM to TO? */
+static bool pmu_in_row(const struct stat_run *s, size_t from, size_t to, size_t row, const char *pmu)
+{
+	for (size_t k = from; k < to; k++)
+		if (s->map[k] == row && strcmp(hwc_evlist_event(s->list, k)->pmu, pmu) == 0)
+			return true;
+	return false;
+}
+
 /* After the first open: which events made it, the rows, and the notes. */
 static int describe(struct stat_run *s, hwc_counters *c)
 {
@@ -777,6 +786,7 @@ static int describe(struct stat_run *s, hwc_counters *c)
 	if (!s->map || !r->ev || !r->skipped || !r->skip_reason || !r->rows)
 		return -ENOMEM;
 	bool user_only = false;
+	size_t open_row = SIZE_MAX, open_from = 0; /* the row copies may still join */
 	for (size_t e = 0; e < nlist; e++) {
 		const struct hwc_event *ev = hwc_evlist_event(s->list, e);
 		s->map[e] = SIZE_MAX;
@@ -788,16 +798,19 @@ static int describe(struct stat_run *s, hwc_counters *c)
 			continue;
 		}
 		/* The copies of an event on several PMUs: an uncore PMU's instances
-		 * summed unless --no-merge, a hybrid's core PMUs with --hybrid-merge. */
+		 * summed unless --no-merge, a hybrid's core PMUs with --hybrid-merge.
+		 * Only the copies of one occurrence: they follow each other in the
+		 * list, each on a PMU of its own (-e X,X, or two metrics that both
+		 * need X, are two rows, as perf's first_wildcard_match keeps them). */
 		bool merge = ev->copy_of[0] && !s->o->per_cpu &&
 			     (ev->merge ? !s->o->no_merge : s->o->hybrid_merge);
-		size_t same = 0;
-		while (merge && same < r->nev && !same_copy(&r->ev[same], ev))
-			same++;
-		if (merge && same < r->nev) {
-			s->map[e] = same; /* counted into the row of the first copy */
+		if (merge && open_row != SIZE_MAX && same_copy(&r->ev[open_row], ev) &&
+		    !pmu_in_row(s, open_from, e, open_row, ev->pmu)) {
+			s->map[e] = open_row; /* counted into the row of the first copy */
 			continue;
 		}
+		open_row = merge ? r->nev : SIZE_MAX;
+		open_from = e;
 		struct stat_event *out = &r->ev[r->nev];
 		s->map[e] = r->nev++;
 		out->name = merge ? ev->copy_of : ev->name;
