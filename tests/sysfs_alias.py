@@ -88,16 +88,13 @@ class FakePmus(unittest.TestCase):
 
     def test_errors(self):
         root = tree(self.tmp, 1, 0, ["0", "1"])
-        p = hwc(root, "stat", "-e", "ew", "true")
-        self.assertEqual(p.returncode, 1)
-        self.assertIn("unknown event 'ew'", p.stderr)
-        self.assertIn("did you mean 'ev'", p.stderr)
-        p = hwc(root, "stat", "-e", "{ev,cpu-clock}", "true")
-        self.assertEqual(p.returncode, 1)
-        self.assertIn("'ev' opens on each of the 3 instances", p.stderr)
-        p = hwc(root, "stat", "-e", "ev:q", "true")
-        self.assertEqual(p.returncode, 1)
-        self.assertIn("unknown modifier 'q'", p.stderr)
+        for spec, want in (("ew", ["unknown event 'ew'", "did you mean 'ev'"]),
+                           ("{ev,cpu-clock}", ["'ev' opens on each of the 3 instances"]),
+                           ("ev:q", ["unknown modifier 'q'"])):
+            p = hwc(root, "stat", "-e", spec, "true")
+            self.assertEqual(p.returncode, 1, spec)
+            for text in want:
+                self.assertIn(text, p.stderr)
 
 
 if __name__ == "__main__":
