@@ -332,7 +332,8 @@ static void suggest_native(const char *name, void *arg)
 	suggest_at(s, name, hwc__edit_distance(s->word, ev ? ev + 2 : name, s->limit));
 }
 
-/* NAME is "pmu/alias/": "tsc" is close to "msr/tsc/". */
+/* NAME is "pmu/alias/": "tsx" is close to "tsc", which a bare name reaches
+ * (resolve_sysfs_alias), "msr/tsd/" to "msr/tsc/". */
 static void suggest_alias(const char *name, void *arg)
 {
 	struct suggest *s = arg;
@@ -341,7 +342,10 @@ static void suggest_alias(const char *name, void *arg)
 	snprintf(word, sizeof(word), "%.*s", (int)strcspn(alias, "/"), alias);
 	size_t whole = hwc__edit_distance(s->word, name, s->limit);
 	size_t part = hwc__edit_distance(s->word, word, s->limit);
-	suggest_at(s, name, part < whole ? part : whole);
+	if (part < whole)
+		suggest_at(s, word, part);
+	else
+		suggest_at(s, name, whole);
 }
 
 /* TOKEN resolved nowhere: say so, with the closest known names.  The names
@@ -472,6 +476,33 @@ static int resolve_preset(const char *base, const char *model, const char *spec,
 	return -ENOENT;
 }
 
+/* NAME[:MODS] where NAME is an alias in some PMUs' events/ directories
+ * (tsc, inst_retired, cas_count_read): PMU/NAME/ on each of them, as
+ * perf's parse_events_multi_pmu_add opens it; resolved here on the
+ * ev->instance'th, with ev->ninstances set when there are several, so
+ * that add_per_instance opens the others. */
+static int resolve_sysfs_alias(const char *token, struct hwc__ev *ev)
+{
+	char base[256], pmu[64], alias[256];
+	size_t len = strcspn(token, ":");
+	if (len >= sizeof(base))
+		return HWC__NOT_MINE;
+	memcpy(base, token, len);
+	base[len] = '\0';
+	int n = hwc__pmus_with_alias(base, ev->instance, pmu, sizeof(pmu), alias, sizeof(alias));
+	if (!n)
+		return HWC__NOT_MINE;
+	if (n <= ev->instance)
+		return hwc__fail(-EAGAIN, "the PMUs with event '%s' changed while '%s' was resolved",
+				 base, token);
+	int err = hwc__resolve_pmu(pmu, alias, ev);
+	if (!err && token[len])
+		err = hwc__modify(ev, token + len + 1, token);
+	if (!err && n > 1)
+		ev->ninstances = n;
+	return err;
+}
+
 static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, int depth)
 {
 	char buf[512];
@@ -560,6 +591,10 @@ static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, 
 		*colon = ':';
 
 	err = hwc__resolve_tracepoint(buf, ev);
+	if (err != HWC__NOT_MINE)
+		return err;
+	/* A PMU's sysfs alias before libpfm4's names, as perf takes it (hwc-events(7)). */
+	err = resolve_sysfs_alias(buf, ev);
 	if (err != HWC__NOT_MINE)
 		return err;
 	err = hwc__resolve_pfm(buf, ev);
@@ -713,11 +748,16 @@ static int add_per_instance(struct add_ctx *ctx, struct hwc__ev *ev, const char 
 					  "(%s, ...), which cannot share a group: name one instance "
 					  "in the group, as %s/.../",
 				 ctx->spec, written, n, first, first);
-	int err = 0;
+	/* A hybrid's core PMUs (an alias on cpu_core and cpu_atom) are named
+	 * and summed as add_per_core_pmu's copies. */
+	struct hwc__core_pmu *cores;
+	int ncores = hwc__hybrid_pmus(&cores), err = ncores < 0 ? ncores : 0;
 	for (int i = 0; i < n && !err; i++) {
 		struct hwc__ev *c = hwc__ev_new();
-		if (!c)
-			return hwc__fail(-ENOMEM, "out of memory");
+		if (!c) {
+			err = hwc__fail(-ENOMEM, "out of memory");
+			break;
+		}
 		snprintf(c->name, sizeof(c->name), "%s", written);
 		snprintf(token, sizeof(token), "%s", written);
 		c->instance = i;
@@ -728,10 +768,14 @@ static int add_per_instance(struct add_ctx *ctx, struct hwc__ev *ev, const char 
 		/* perf keeps a name= term's name for every instance */
 		const char *slash = strchr(written, '/');
 		snprintf(c->copy_of, sizeof(c->copy_of), "%s", c->name);
-		c->pub.merge = true;
+		bool core = false;
+		for (int k = 0; k < ncores; k++)
+			core |= strcmp(cores[k].name, c->pmu) == 0;
+		c->pub.merge = !core;
 		if (!err && strcmp(c->name, written) == 0 &&
-		    (size_t)(slash ? snprintf(c->name, sizeof(c->name), "%s%s", c->pmu, slash)
-				   : snprintf(c->name, sizeof(c->name), "%s [%s]", written, c->pmu)) >=
+		    (size_t)(slash  ? snprintf(c->name, sizeof(c->name), "%s%s", c->pmu, slash)
+			     : core ? snprintf(c->name, sizeof(c->name), "%s/%s/", c->pmu, written)
+				    : snprintf(c->name, sizeof(c->name), "%s [%s]", written, c->pmu)) >=
 			    sizeof(c->name))
 			err = hwc__fail(-ENAMETOOLONG, "event name too long in '%s'", ctx->spec);
 		c->pub.group = ctx->group + (ctx->in_group ? 0 : i);
@@ -744,6 +788,7 @@ static int add_per_instance(struct add_ctx *ctx, struct hwc__ev *ev, const char 
 		if (err)
 			hwc__ev_free(c);
 	}
+	free(cores);
 	if (err)
 		return err;
 	if (!ctx->in_group)

@@ -56,6 +56,13 @@ int hwc__hybrid_pmus(struct hwc__core_pmu **out);
  * Ith into OUT (when there is one); 0 for none. */
 int hwc__pmu_instance(const char *pmu, bool json, const char *compat, int i, char *out,
 		      size_t size);
+/* The PMUs whose events/ directory has an alias NAME (perf's
+ * perf_pmu__have_event: the file in lower or in upper case), in perf's
+ * order (core PMUs first, then uncore_imc_2 before uncore_imc_10).
+ * Returns how many, and the Ith's name into PMU and its file's into ALIAS
+ * (when there is one); 0 for none. */
+int hwc__pmus_with_alias(const char *name, int i, char *pmu, size_t psize, char *alias,
+			 size_t asize);
 /* Is sysfs PMU NAME the PMU of an event, or one of its instances?  As a
  * user writes it (perf_pmu__match): "uncore_" is optional on both sides,
  * imc/.../ is uncore_imc_0's, and a glob matches (uncore_imc_[01]/.../).  As a JSON table's Unit names it

@@ -454,7 +454,9 @@ static int add_events(struct hwc_metrics *ms, struct metric *m, const char *aske
 			continue;
 		}
 		const struct perf_event_attr *a = &hwc_evlist_event(scratch, before)->attr;
-		member[i] = n == 1 && (hwc__is_core_hw(a) || a->type == PERF_TYPE_SOFTWARE);
+		uint32_t core_type; /* a core PMU's sysfs alias (arm64's inst_retired) too */
+		member[i] = n == 1 && (hwc__is_core_hw(a) || a->type == PERF_TYPE_SOFTWARE ||
+				       (hwc__core_pmu(&core_type) && a->type == core_type));
 		nmembers += member[i];
 		m->ev[i].n = n;
 	}

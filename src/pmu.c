@@ -707,6 +707,57 @@ int hwc__pmu_instance(const char *pmu, bool json, const char *compat, int i, cha
 	return k;
 }
 
+static bool is_core_pmu(const char *name);
+
+/* perf's perf_pmu__find_alias: PMU's events/ file for NAME, all in lower
+ * case or all in upper case (sysfs names are one or the other), into OUT. */
+static bool alias_file(const char *pmu, const char *name, char *out, size_t size)
+{
+	char path[1024];
+	struct stat st;
+	for (int upper = 0; upper < 2; upper++) {
+		size_t i = 0;
+		for (; name[i] && i + 1 < size; i++)
+			out[i] = (char)(upper ? toupper((unsigned char)name[i])
+					      : tolower((unsigned char)name[i]));
+		out[i] = '\0';
+		pmu_path(path, sizeof(path), pmu, "events", out);
+		if (!name[i] && stat(path, &st) == 0 && S_ISREG(st.st_mode))
+			return true;
+	}
+	return false;
+}
+
+int hwc__pmus_with_alias(const char *name, int i, char *pmu, size_t psize, char *alias,
+			 size_t asize)
+{
+	/* companions (.scale, .unit) and paths are no aliases */
+	if (!*name || strpbrk(name, "./"))
+		return 0;
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/bus/event_source/devices", hwc__sysfs_root());
+	struct dirent **ents;
+	int n = scandir(path, &ents, skip_dot, instance_cmp);
+	if (n < 0)
+		return 0;
+	int k = 0;
+	char file[256];
+	/* perf_pmus__scan's order: the core PMUs, then the others */
+	for (int core = 1; core >= 0; core--)
+		for (int e = 0; e < n; e++) {
+			const char *p = ents[e]->d_name;
+			if (is_core_pmu(p) != core || strlen(p) >= psize || !hwc__pmu_exists(p) ||
+			    !alias_file(p, name, file, sizeof(file)) || strlen(file) >= asize)
+				continue;
+			if (k++ == i) {
+				snprintf(pmu, psize, "%s", p);
+				snprintf(alias, asize, "%s", file);
+			}
+		}
+	free_dir(ents, n);
+	return k;
+}
+
 /* Is NAME a CPU's own PMU?  x86 calls it cpu (hybrids cpu_core, cpu_atom);
  * elsewhere it is named after the core (armv8_pmuv3, armv8_cortex_a57, ...)
  * and is the one that lists the CPUs it covers in a cpus file (uncore PMUs

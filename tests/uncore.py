@@ -116,9 +116,19 @@ class Instances(unittest.TestCase):
             self.skipTest("needs CPUs 0 and 1 online")
         root = tree(self.tmp, 1, 0, ["0", "1", "0"])  # cpu-clock
         doc = stat_json(root, "-a", "-A", "-e", "uncore_fake/ev/", "--", "sleep", "0.05")
-        seen = {(c["event"], c["cpu"]) for c in doc["counters"] if c["enabled_ns"]}
-        self.assertEqual(seen, {("uncore_fake_0/ev/", 0), ("uncore_fake_1/ev/", 1),
-                                ("uncore_fake_2/ev/", 0)})
+        # as perf (stat-display.c should_skip_zero_counter): no rows for the
+        # CPUs outside an instance's cpumask
+        seen = [(c["event"], c["cpu"]) for c in doc["counters"]]
+        self.assertEqual(sorted(seen), [("uncore_fake_0/ev/", 0), ("uncore_fake_1/ev/", 1),
+                                        ("uncore_fake_2/ev/", 0)])
+        self.assertTrue(all(c["enabled_ns"] for c in doc["counters"]), doc["counters"])
+        p = hwc(root, "stat", "-x,", "-a", "-A", "-e", "uncore_fake/ev/,cpu-clock", "--",
+                "sleep", "0.05")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rows = [l.split(",")[:4:3] for l in p.stderr.splitlines() if l[:1].isdigit()]
+        self.assertEqual(sorted(rows), sorted([["0", "uncore_fake_0/ev/"], ["1", "uncore_fake_1/ev/"],
+                                               ["0", "uncore_fake_2/ev/"]] +
+                                              [[str(c), "cpu-clock"] for c in cpus]))
         # -C: on the CPUs asked for, as perf
         doc = stat_json(root, "-C", "1", "-e", "uncore_fake/ev/", "--no-merge", "--", "true")
         self.assertTrue(all(c["enabled_ns"] > 0 for c in doc["counters"]), doc["counters"])

@@ -54,8 +54,9 @@ within "$p" "$h" 100 || fail "perf stat counts $p, hwc stat $h"
 # Raw, sysfs and libpfm4 encodings of INST_RETIRED count what instructions
 # does, side by side in one hwc stat, and alone: libpfm4's start must leave
 # the command's environment as it was.  QEMU's max CPU (MIDR 0) is no model
-# libpfm4 detects: arm_n1:: encodes for it all the same (libhwc(3)).
-for e in r08:u armv8_pmuv3/event=0x8/u armv8_pmuv3/inst_retired/u arm_n1::INST_RETIRED:u; do
+# libpfm4 detects: arm_n1:: encodes for it all the same (libhwc(3)).  The
+# bare alias inst_retired is the core PMU's, as perf opens it.
+for e in r08:u armv8_pmuv3/event=0x8/u armv8_pmuv3/inst_retired/u inst_retired:u arm_n1::INST_RETIRED:u; do
 	hwc stat -x, -o "$tmp/stat" -e "instructions:u,$e" -- "$W" loop $N 2>"$tmp/err" ||
 		fail "hwc stat -e $e: $(cat "$tmp/err")"
 	ref=$(awk -F, '$3 == "instructions:u" { print $1 }' "$tmp/stat")

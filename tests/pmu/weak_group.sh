@@ -14,11 +14,11 @@ L=$((50 * N)) # 100M instructions: the kernel rotates the multiplexed events man
 P=$(cd "$(dirname "$0")" && pwd)/perf-6.12/perf
 
 # the group: the PMU's events, then inst_retired again, one event more than
-# the kernel takes in one group (hwc info probes the counters the same way)
+# the kernel takes in one group (hwc info probes the counters the same way);
+# their bare names, as perf users write them (each its core PMU's alias)
 pmu=$(ls -d /sys/bus/event_source/devices/armv8_* | head -1)
-name=$(basename "$pmu")
-inst=$name/inst_retired/
-events=$(ls "$pmu/events" | grep -v '^inst_retired$' | sed "s|.*|$name/&/|" | tr '\n' ' ')
+inst=inst_retired
+events=$(ls "$pmu/events" | grep -v '^inst_retired$' | tr '\n' ' ')
 group=$inst n=1 fits=
 for e in $events $(seq 1 32); do
 	case $e in [0-9]*) e=$inst ;; esac
@@ -42,8 +42,8 @@ else
 fi
 
 # the loop's exact count, counted alone
-hwc stat -x, -o "$tmp/alone" -e "${inst}u" -- "$W" loop $L || fail "hwc stat ${inst}u"
-exact=$(awk -F, -v e="${inst}u" '$3 == e { print $1 }' "$tmp/alone")
+hwc stat -x, -o "$tmp/alone" -e "${inst}:u" -- "$W" loop $L || fail "hwc stat ${inst}:u"
+exact=$(awk -F, -v e="${inst}:u" '$3 == e { print $1 }' "$tmp/alone")
 
 # with W: every member, each multiplexed and scaled from its own times
 hwc stat -x, -o "$tmp/hwc" -e "{$group}:uW" -- "$W" loop $L 2>"$tmp/err" ||

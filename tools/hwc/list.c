@@ -198,7 +198,7 @@ static void section_header(const struct hwc_event_info *ev)
 		printf("tracepoints (tracefs):\n");
 		return;
 	case HWC_SRC_PMU:
-		printf("%s (kernel PMU in sysfs; use %s/EVENT/):\n", ev->pmu, ev->pmu);
+		printf("%s (kernel PMU in sysfs; use EVENT or %s/EVENT/):\n", ev->pmu, ev->pmu);
 		return;
 	case HWC_SRC_JSON:
 		printf("%s (perf's JSON event table; use %.*s::EVENT[:MOD]):\n", ev->pmu,

@@ -769,6 +769,40 @@ static bool pmu_in_row(const struct stat_run *s, size_t from, size_t to, size_t 
 	return false;
 }
 
+static int add_uncore(const struct hwc_pmu_info *p, void *arg)
+{
+	/* perf's is_uncore: a cpumask file (the CPUs that read it) */
+	if (!p->core && p->cpumask[0])
+		fprintf(arg, "%s ", p->name);
+	return 0;
+}
+
+/* -A: the rows perf's should_skip_zero_counter leaves out, CPUs an uncore
+ * PMU's event was not opened on (outside its cpumask); a hybrid's core
+ * PMUs keep theirs (perf prints them, not counted). */
+static int mark_absent(struct stat_run *s, hwc_counters *c)
+{
+	struct stat_report *r = &s->rep;
+	char *uncore = NULL, name[80];
+	size_t len = 0;
+	FILE *f = open_memstream(&uncore, &len);
+	if (!f)
+		return -ENOMEM;
+	fputc(' ', f);
+	hwc_pmus_walk(add_uncore, f);
+	bool *absent = fclose(f) ? NULL : calloc(r->nrows * r->nev + 1, sizeof(*absent));
+	for (size_t e = 0; absent && e < r->nlist; e++) {
+		snprintf(name, sizeof(name), " %s ", hwc_evlist_event(s->list, e)->pmu);
+		if (s->map[e] == SIZE_MAX || !strstr(uncore, name))
+			continue;
+		for (size_t i = 0; i < r->nrows; i++)
+			absent[i * r->nev + s->map[e]] = hwc_counters_fd(c, i, e) < 0;
+	}
+	free(uncore);
+	r->absent = absent;
+	return absent ? 0 : -ENOMEM;
+}
+
 /* After the first open: which events made it, the rows, and the notes. */
 static int describe(struct stat_run *s, hwc_counters *c)
 {
@@ -845,6 +879,8 @@ static int describe(struct stat_run *s, hwc_counters *c)
 		r->cpus = cpus;
 		r->ncpus = ninst;
 	}
+	if (r->aggr == STAT_PER_CPU && mark_absent(s, c))
+		return -ENOMEM;
 
 	char note[1400];
 	if (r->nskipped) {
@@ -997,6 +1033,7 @@ static void free_run(struct stat_run *s)
 	free(r->ev);
 	free(r->rows);
 	free((int *)r->cpus);
+	free((bool *)r->absent);
 	free(s->map);
 	hwc_metrics_free(r->metrics);
 	hwc_evlist_free(s->list);

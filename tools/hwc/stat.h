@@ -77,6 +77,9 @@ struct stat_report {
 	bool repeat;               /* -r was given */
 	bool cgroups;              /* -G: a cgroup column (CSV) after the event */
 	bool no_big_num;           /* --no-big-num: no digit grouping in the table */
+	const bool *absent;        /* STAT_PER_CPU, or NULL: [row * nev + ev] true for a CPU
+				    * an uncore PMU's event does not count on (outside its
+				    * cpumask), whose row perf leaves out */
 	size_t nev, nrows;
 	struct stat_event *ev;
 	struct stat_row *rows;

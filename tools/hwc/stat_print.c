@@ -570,6 +570,8 @@ static void json_metrics(struct stat_report *r, const struct hwc_value *v, doubl
 
 static void print_line(struct stat_report *r, const char *time, const struct line *l)
 {
+	if (r->aggr == STAT_PER_CPU && r->absent && r->absent[SLOT(r, l->row, l->ev)])
+		return;
 	switch (r->format) {
 	case STAT_HUMAN:
 		human_line(r, time, l);
