@@ -956,5 +956,6 @@ HWC_EXPORT int hwc_evlist_add(hwc_evlist *list, const char *spec)
 			hwc__ev_free(tmp.ev[i]);
 	}
 	free(tmp.ev);
+	hwc__pmu_memo_forget();
 	return err;
 }

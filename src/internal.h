@@ -56,6 +56,9 @@ int hwc__hybrid_pmus(struct hwc__core_pmu **out);
  * Ith into OUT (when there is one); 0 for none. */
 int hwc__pmu_instance(const char *pmu, bool json, const char *compat, int i, char *out,
 		      size_t size);
+/* Forget the PMUs the last hwc__pmu_instance() or hwc__pmus_with_alias()
+ * query found (they answer again from it, for the copies of one event). */
+void hwc__pmu_memo_forget(void);
 /* The PMUs whose events/ directory has an alias NAME (perf's
  * perf_pmu__have_event: the file in lower or in upper case), in perf's
  * order (core PMUs first, then uncore_imc_2 before uncore_imc_10).

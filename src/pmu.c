@@ -357,6 +357,8 @@ static void append_pmus(void)
 	append_dir(path, "");
 }
 
+static bool is_core_pmu(const char *name);
+
 /* PMU/EVENT/ for a generic hardware or cache EVENT (cycles, not an alias in
  * PMU's events/) and one core PMU of several: the generic event on that
  * PMU alone, with its type in config[63:32], as perf encodes cpu_core/cycles/.
@@ -368,8 +370,9 @@ static int resolve_hybrid_generic(const char *pmu, const char *terms, struct hwc
 	if (strpbrk(terms, "=,") || !*terms)
 		return HWC__NOT_MINE;
 	pmu_path(path, sizeof(path), pmu, "events", terms);
-	if (stat(path, &st) == 0)
-		return HWC__NOT_MINE; /* the PMU's own alias */
+	if (stat(path, &st) == 0 || !is_core_pmu(pmu))
+		return HWC__NOT_MINE; /* the PMU's own alias, or no core PMU (each
+				       * of an uncore PMU's instances comes here) */
 	struct hwc__core_pmu *pmus;
 	int n = hwc__hybrid_pmus(&pmus);
 	if (n <= 0)
@@ -686,28 +689,92 @@ static int instance_cmp(const struct dirent **a, const struct dirent **b)
 	return u < v ? -1 : u > v;
 }
 
-int hwc__pmu_instance(const char *pmu, bool json, const char *compat, int i, char *out,
-		      size_t size)
+/* The PMUs one query names (a PMU's instances, the PMUs with an alias),
+ * with each one's alias file ("" for instances), the last query's on this
+ * thread: an event that opens on N PMUs resolves each copy with the same
+ * query, which listed sysfs N times (N^2 stats on a server's 100+ uncore
+ * boxes).  hwc_evlist_add() forgets it once the spec is resolved. */
+static __thread struct pmu_memo {
+	char *key;
+	char *text; /* "pmu\0alias\0" per PMU */
+	size_t len;
+} memo;
+
+void hwc__pmu_memo_forget(void)
 {
-	char path[1024];
-	snprintf(path, sizeof(path), "%s/bus/event_source/devices", hwc__sysfs_root());
-	struct dirent **ents;
-	int n = scandir(path, &ents, skip_dot, instance_cmp);
-	if (n < 0)
-		return 0; /* no sysfs PMUs: no instances */
-	int k = 0;
-	for (int e = 0; e < n; e++) {
-		const char *name = ents[e]->d_name;
-		if (strlen(name) < size && hwc__pmu_name_matches(name, pmu, json) &&
-		    hwc__pmu_exists(name) && (!compat || hwc__pmu_identifier_matches(name, compat)) &&
-		    k++ == i)
-			snprintf(out, size, "%s", name);
+	free(memo.key);
+	free(memo.text);
+	memo = (struct pmu_memo){0};
+}
+
+/* The answer to KEY when it is the last query's; else NULL, and F opened
+ * for the caller to write "pmu\0alias\0" entries to, which memo_end()
+ * then keeps under KEY. */
+static const struct pmu_memo *memo_begin(const char *key, FILE **f)
+{
+	if (memo.key && strcmp(memo.key, key) == 0)
+		return &memo;
+	hwc__pmu_memo_forget();
+	*f = open_memstream(&memo.text, &memo.len);
+	return NULL;
+}
+
+static const struct pmu_memo *memo_end(const char *key, FILE *f)
+{
+	if (!f || fclose(f) || !(memo.key = strdup(key))) {
+		hwc__pmu_memo_forget();
+		return NULL;
 	}
-	free_dir(ents, n);
+	return &memo;
+}
+
+static void memo_add(FILE *f, const char *pmu, const char *alias)
+{
+	fwrite(pmu, 1, strlen(pmu) + 1, f);
+	fwrite(alias, 1, strlen(alias) + 1, f);
+}
+
+/* How many of M's PMUs fit PSIZE and their alias ASIZE; the Ith into PMU
+ * and ALIAS (when given). */
+static int memo_answer(const struct pmu_memo *m, int i, char *pmu, size_t psize, char *alias,
+		       size_t asize)
+{
+	int k = 0;
+	for (const char *p = m ? m->text : NULL; p && p < m->text + m->len;) {
+		const char *a = p + strlen(p) + 1;
+		if (strlen(p) < psize && strlen(a) < asize && k++ == i) {
+			snprintf(pmu, psize, "%s", p);
+			if (alias)
+				snprintf(alias, asize, "%s", a);
+		}
+		p = a + strlen(a) + 1;
+	}
 	return k;
 }
 
-static bool is_core_pmu(const char *name);
+int hwc__pmu_instance(const char *pmu, bool json, const char *compat, int i, char *out,
+		      size_t size)
+{
+	char path[1024], key[1024];
+	snprintf(path, sizeof(path), "%s/bus/event_source/devices", hwc__sysfs_root());
+	snprintf(key, sizeof(key), "instances %d %s\n%s\n%s", json, compat ? compat : "-", path, pmu);
+	FILE *f = NULL;
+	const struct pmu_memo *m = memo_begin(key, &f);
+	if (!m) {
+		struct dirent **ents;
+		int n = f ? scandir(path, &ents, skip_dot, instance_cmp) : -1;
+		for (int e = 0; e < n; e++) {
+			const char *name = ents[e]->d_name;
+			if (hwc__pmu_name_matches(name, pmu, json) && hwc__pmu_exists(name) &&
+			    (!compat || hwc__pmu_identifier_matches(name, compat)))
+				memo_add(f, name, "");
+		}
+		if (n >= 0)
+			free_dir(ents, n); /* no sysfs PMUs: no instances */
+		m = memo_end(key, f);
+	}
+	return memo_answer(m, i, out, size, NULL, 1);
+}
 
 /* perf's perf_pmu__find_alias: PMU's events/ file for NAME, all in lower
  * case or all in upper case (sysfs names are one or the other), into OUT. */
@@ -734,28 +801,28 @@ int hwc__pmus_with_alias(const char *name, int i, char *pmu, size_t psize, char 
 	/* companions (.scale, .unit) and paths are no aliases */
 	if (!*name || strpbrk(name, "./"))
 		return 0;
-	char path[1024];
+	char path[1024], key[1024];
 	snprintf(path, sizeof(path), "%s/bus/event_source/devices", hwc__sysfs_root());
-	struct dirent **ents;
-	int n = scandir(path, &ents, skip_dot, instance_cmp);
-	if (n < 0)
-		return 0;
-	int k = 0;
-	char file[256];
-	/* perf_pmus__scan's order: the core PMUs, then the others */
-	for (int core = 1; core >= 0; core--)
-		for (int e = 0; e < n; e++) {
-			const char *p = ents[e]->d_name;
-			if (is_core_pmu(p) != core || strlen(p) >= psize || !hwc__pmu_exists(p) ||
-			    !alias_file(p, name, file, sizeof(file)) || strlen(file) >= asize)
-				continue;
-			if (k++ == i) {
-				snprintf(pmu, psize, "%s", p);
-				snprintf(alias, asize, "%s", file);
+	snprintf(key, sizeof(key), "alias\n%s\n%s", path, name);
+	FILE *f = NULL;
+	const struct pmu_memo *m = memo_begin(key, &f);
+	if (!m) {
+		struct dirent **ents;
+		int n = f ? scandir(path, &ents, skip_dot, instance_cmp) : -1;
+		char file[256];
+		/* perf_pmus__scan's order: the core PMUs, then the others */
+		for (int core = 1; core >= 0 && n > 0; core--)
+			for (int e = 0; e < n; e++) {
+				const char *p = ents[e]->d_name;
+				if (is_core_pmu(p) == core && hwc__pmu_exists(p) &&
+				    alias_file(p, name, file, sizeof(file)))
+					memo_add(f, p, file);
 			}
-		}
-	free_dir(ents, n);
-	return k;
+		if (n >= 0)
+			free_dir(ents, n);
+		m = memo_end(key, f);
+	}
+	return memo_answer(m, i, pmu, psize, alias, asize);
 }
 
 /* Is NAME a CPU's own PMU?  x86 calls it cpu (hybrids cpu_core, cpu_atom);
