@@ -7,6 +7,8 @@
 #include "internal.h"
 #include "symbol_internal.h"
 
+#include "hwc/output.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -491,7 +493,7 @@ HWC_EXPORT int hwc_symbols_save_kallsyms(char *path, size_t size)
 		      ? hwc__fail(-EPERM, "/proc/kallsyms hides its addresses from this user: "
 					  "a copy would name nothing")
 		      : hwc__cache_save("[kernel.kallsyms]", id, (size_t)n, "kallsyms",
-					same_start_of, copy_kallsyms, &fd, path, size);
+					HWC_OUTPUT_PRIVATE, same_start_of, copy_kallsyms, &fd, path, size);
 	close(fd);
 	return err;
 }
