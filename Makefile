@@ -286,8 +286,8 @@ $(BUILD)/tests/symtab: tests/symtab.c tests/check.h src/symbol_internal.h $(BUIL
 	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/lib/libhwc.a $(LDLIBS_HWC) \
 		-ldw -lelf
 
-# The build-id cache's way of writing: an internal of libhwc, as symtab is.
-$(BUILD)/tests/output_at: tests/output_at.c tests/check.h src/internal.h $(BUILD)/lib/libhwc.a
+# hwc_output with the build-id cache's internal way of writing through it.
+$(BUILD)/tests/output: tests/output.c tests/check.h src/internal.h $(BUILD)/lib/libhwc.a
 	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/lib/libhwc.a $(LDLIBS_HWC)
 
 # The JSON event tables' reader: an internal of libhwc, as symtab is.
