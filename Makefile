@@ -286,6 +286,10 @@ $(BUILD)/tests/symtab: tests/symtab.c tests/check.h src/symbol_internal.h $(BUIL
 	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/lib/libhwc.a $(LDLIBS_HWC) \
 		-ldw -lelf
 
+# hwc_output with the build-id cache's internal way of writing through it.
+$(BUILD)/tests/output: tests/output.c tests/check.h src/internal.h $(BUILD)/lib/libhwc.a
+	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/lib/libhwc.a $(LDLIBS_HWC)
+
 # The JSON event tables' reader: an internal of libhwc, as symtab is.
 $(BUILD)/tests/pmu_events: tests/pmu_events.c tests/check.h src/pmu_events.h src/metric_expr.h $(BUILD)/lib/libhwc.a
 	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/lib/libhwc.a $(LDLIBS_HWC)

@@ -23,6 +23,8 @@ struct hwc_output {
 	FILE *stream;
 	int write_err; /* the first errno of a write through STREAM */
 	unsigned flags;
+	int dir;    /* the directory PATH, OLD and TMP are relative to (its own
+		     * descriptor), or AT_FDCWD */
 	char *path; /* the target */
 	char *old;  /* PATH.old, with HWC_OUTPUT_KEEP_OLD */
 	char tmp[]; /* the temporary file */
@@ -46,10 +48,10 @@ static int kind_errno(mode_t m)
 
 /* 0 when NAME does not exist or is a regular file, else -errno with the
  * detail; RULE says what NAME may be. */
-static int check_name(const char *name, const char *path, const char *rule)
+static int check_name(int dir, const char *name, const char *path, const char *rule)
 {
 	struct stat st;
-	if (lstat(name, &st) < 0) {
+	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		if (errno == ENOENT)
 			return 0;
 		return hwc__fail(-errno, "cannot write %s: %s", path, strerror(errno));
@@ -89,13 +91,18 @@ static void random_suffix(char *out, size_t n)
 HWC_EXPORT int hwc_output_create(hwc_output **out, const char *path, unsigned flags)
 {
 	hwc__clear_error();
+	return hwc__output_createat(out, AT_FDCWD, path, flags);
+}
+
+int hwc__output_createat(hwc_output **out, int dir, const char *path, unsigned flags)
+{
 	*out = NULL;
 	if (!path || !*path)
 		return hwc__fail(-EINVAL, "no output file name given");
 	size_t len = strlen(path);
 	if (path[len - 1] == '/')
 		return hwc__fail(-EISDIR, "cannot write %s: it names a directory, not a file", path);
-	int err = check_name(path, path, target_rule);
+	int err = check_name(dir, path, path, target_rule);
 	if (err)
 		return err;
 	static const char tmp_sfx[] = ".tmp-XXXXXX";
@@ -103,7 +110,13 @@ HWC_EXPORT int hwc_output_create(hwc_output **out, const char *path, unsigned fl
 	if (!o)
 		return hwc__fail(-ENOMEM, "out of memory");
 	o->fd = -1;
+	o->dir = AT_FDCWD;
 	o->flags = flags;
+	if (dir != AT_FDCWD && (o->dir = fcntl(dir, F_DUPFD_CLOEXEC, 0)) < 0) {
+		err = -errno;
+		free(o);
+		return hwc__fail(err, "cannot write %s: %s", path, strerror(-err));
+	}
 	o->path = strdup(path);
 	if (o->path && (flags & HWC_OUTPUT_KEEP_OLD) && asprintf(&o->old, "%s.old", path) < 0)
 		o->old = NULL;
@@ -111,7 +124,7 @@ HWC_EXPORT int hwc_output_create(hwc_output **out, const char *path, unsigned fl
 		hwc_output_discard(o);
 		return hwc__fail(-ENOMEM, "out of memory");
 	}
-	if (o->old && (err = check_name(o->old, path, old_rule)) != 0) {
+	if (o->old && (err = check_name(o->dir, o->old, path, old_rule)) != 0) {
 		hwc_output_discard(o);
 		return err;
 	}
@@ -121,7 +134,7 @@ HWC_EXPORT int hwc_output_create(hwc_output **out, const char *path, unsigned fl
 		memcpy(o->tmp + len, tmp_sfx, sizeof(tmp_sfx));
 		random_suffix(o->tmp + len + 5, 6);
 		/* O_EXCL: a name someone else made (a link included) is never opened. */
-		o->fd = open(o->tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+		o->fd = openat(o->dir, o->tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 		if (o->fd < 0 && errno != EEXIST)
 			break;
 	}
@@ -195,6 +208,8 @@ HWC_EXPORT FILE *hwc_output_stream(hwc_output *o)
 
 static void free_output(hwc_output *o)
 {
+	if (o->dir != AT_FDCWD)
+		close(o->dir);
 	free(o->path);
 	free(o->old);
 	free(o);
@@ -212,7 +227,7 @@ int hwc__output_set_path(struct hwc_output *o, const char *path)
 				 path);
 	if (!path[dir])
 		return hwc__fail(-EISDIR, "cannot write %s: it names a directory, not a file", path);
-	int err = check_name(path, path, target_rule);
+	int err = check_name(o->dir, path, path, target_rule);
 	if (err)
 		return err;
 	char *copy = strdup(path), *old = NULL;
@@ -232,6 +247,31 @@ static int rename_failed(hwc_output *o, int err, const char *what)
 {
 	hwc__fail(err, "cannot %s: %s; the output is left in %s", what, strerror(-err), o->tmp);
 	free_output(o);
+	return err;
+}
+
+/* Give the complete temporary file its name only if nothing has that
+ * name: whatever appeared there since the create is kept (-EEXIST). */
+static int publish_new(hwc_output *o)
+{
+	int r = renameat2(o->dir, o->tmp, o->dir, o->path, RENAME_NOREPLACE);
+	if (r < 0 && errno == EINVAL) { /* a file system without it: link, then unlink */
+		r = linkat(o->dir, o->tmp, o->dir, o->path, 0);
+		if (r == 0)
+			unlinkat(o->dir, o->tmp, 0);
+	}
+	if (r == 0) {
+		free_output(o);
+		return 0;
+	}
+	int err = -errno;
+	if (err != -EEXIST) {
+		char what[4200];
+		snprintf(what, sizeof(what), "create %s", o->path);
+		return rename_failed(o, err, what);
+	}
+	hwc__fail(err, "%s appeared while it was written: left as it is", o->path);
+	hwc_output_discard(o);
 	return err;
 }
 
@@ -258,19 +298,21 @@ int hwc__output_commit(hwc_output *o)
 	/* Whatever took the target's name since the create is left alone. */
 	char what[4200];
 	snprintf(what, sizeof(what), "replace %s", o->path);
-	err = check_name(o->path, o->path, target_rule);
+	err = check_name(o->dir, o->path, o->path, target_rule);
 	if (!err && o->old)
-		err = check_name(o->old, o->path, old_rule);
+		err = check_name(o->dir, o->old, o->path, old_rule);
 	if (err) {
 		hwc__fail_append("; the output is left in %s", o->tmp);
 		free_output(o);
 		return err;
 	}
-	if (o->old && rename(o->path, o->old) < 0 && errno != ENOENT) {
+	if (o->flags & HWC__OUTPUT_NOREPLACE)
+		return publish_new(o);
+	if (o->old && renameat(o->dir, o->path, o->dir, o->old) < 0 && errno != ENOENT) {
 		snprintf(what, sizeof(what), "keep the previous %s as %s", o->path, o->old);
 		return rename_failed(o, -errno, what);
 	}
-	if (rename(o->tmp, o->path) < 0)
+	if (renameat(o->dir, o->tmp, o->dir, o->path) < 0)
 		return rename_failed(o, -errno, what);
 	free_output(o);
 	return 0;
@@ -292,7 +334,7 @@ HWC_EXPORT void hwc_output_discard(hwc_output *o)
 	else if (o->fd >= 0)
 		close(o->fd);
 	if (o->tmp[0])
-		unlink(o->tmp);
+		unlinkat(o->dir, o->tmp, 0);
 	free_output(o);
 	errno = saved;
 }

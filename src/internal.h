@@ -328,6 +328,13 @@ int hwc__machine_feature(int feat, struct hwc__bytes *b);
  * PATH is not a regular file.  No detail is set. */
 int hwc__open_regular(const char *path);
 struct hwc_output;
+/* hwc_output_create() of PATH relative to the directory descriptor DIR (or
+ * AT_FDCWD; the output keeps its own copy), not clearing the detail.
+ * FLAGS may add HWC__OUTPUT_NOREPLACE: the commit only ever makes a new
+ * name (renameat2's RENAME_NOREPLACE): if PATH appeared meanwhile, it is
+ * kept, the temporary file removed, and the commit fails with -EEXIST. */
+#define HWC__OUTPUT_NOREPLACE 0x100u
+int hwc__output_createat(struct hwc_output **out, int dir, const char *path, unsigned flags);
 int hwc__output_commit(struct hwc_output *o);
 int hwc__output_set_path(struct hwc_output *o, const char *path);
 

@@ -173,14 +173,17 @@ uint64_t hwc__dso_vaddr(const struct hwc__dso *d, uint64_t file_offset);
 int hwc__cache_path(char *path, size_t size, const char *dso, const uint8_t *id, size_t len,
 		    const char *name);
 /* Write that file with WRITE_TO(stream, ARG), which returns 0 or -errno,
- * unless a file is there: then 0 if SAME(its descriptor, ARG) is 1, else
- * -EEXIST and it is left as it is.  The directories are made when missing
- * (one that is a symbolic link fails), then perf's link to the entry,
- * $HOME/.debug/.build-id/XX/REST, unless something is there.  PATH (SIZE
- * bytes, NULL allowed) gets the file's name. */
+ * with hwc_output_create() FLAGS (HWC_OUTPUT_PRIVATE), unless a file is
+ * there (or appears meanwhile): then 0 if SAME(its descriptor, ARG) is 1,
+ * else -EEXIST and it is left as it is.  The directories are made (0700)
+ * when missing and walked by descriptor: one that is a symbolic link fails
+ * (-ENOTDIR), and HOME or one of them that is not this user's (-EPERM).
+ * Then perf's link to the entry, $HOME/.debug/.build-id/XX/REST, unless
+ * something is there.  PATH (SIZE bytes, NULL allowed) gets the file's
+ * name. */
 int hwc__cache_save(const char *dso, const uint8_t *id, size_t len, const char *name,
-		    int (*same)(int fd, void *arg), int (*write_to)(FILE *f, void *arg), void *arg,
-		    char *path, size_t size);
+		    unsigned flags, int (*same)(int fd, void *arg),
+		    int (*write_to)(FILE *f, void *arg), void *arg, char *path, size_t size);
 
 /* symbol_proc.c */
 struct hwc__proc *hwc__proc_get(hwc_symbols *s, uint32_t pid, bool create);

@@ -7,6 +7,8 @@
 #include "internal.h"
 #include "symbol_internal.h"
 
+#include "hwc/output.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -43,6 +45,7 @@ struct kentry {
 	uint32_t addr;
 	uint32_t name;
 };
+_Static_assert(sizeof(struct kentry) <= sizeof(struct ksym), "keep_entries() works in place");
 
 /* Entries whose addresses share their upper 32 bits: on x86-64 the
  * kernel, its modules and BPF programs are one run; elsewhere modules
@@ -300,29 +303,35 @@ out:
 }
 
 /* The symbols read (K->v, sorted) into the entries kept (K->e): 0 or
- * -ENOMEM. */
+ * -ENOMEM.  In place, so that the peak is K->v's own: entry I (8 bytes at
+ * 8I) is written once symbol I is read, and never reaches the unread
+ * symbols after it (16 bytes each, from 16(I+1)); then trimmed to fit. */
 static int keep_entries(struct hwc__kallsyms *k)
 {
-	k->e = malloc(k->n * sizeof(*k->e));
-	if (!k->e)
-		return -ENOMEM;
+	char *buf = (char *)k->v;
+	k->v = NULL;
+	k->e = (struct kentry *)buf; /* freed as the entries from here on */
 	size_t cap = 0, mcap = 0;
 	for (size_t i = 0; i < k->n; i++) {
-		uint32_t high = (uint32_t)(k->v[i].addr >> 32);
+		struct ksym v;
+		memcpy(&v, buf + i * sizeof(v), sizeof(v));
+		uint32_t high = (uint32_t)(v.addr >> 32);
 		if (!k->nruns || k->runs[k->nruns - 1].high != high) {
 			if (!grow((void **)&k->runs, &cap, k->nruns + 1, sizeof(*k->runs), 4))
 				return -ENOMEM;
 			k->runs[k->nruns++] = (struct krun){high, i};
 		}
-		if (!k->nmruns || k->mruns[k->nmruns - 1].module != k->v[i].module) {
+		if (!k->nmruns || k->mruns[k->nmruns - 1].module != v.module) {
 			if (!grow((void **)&k->mruns, &mcap, k->nmruns + 1, sizeof(*k->mruns), 64))
 				return -ENOMEM;
-			k->mruns[k->nmruns++] = (struct kmrun){k->v[i].module, i};
+			k->mruns[k->nmruns++] = (struct kmrun){v.module, i};
 		}
-		k->e[i] = (struct kentry){(uint32_t)k->v[i].addr, k->v[i].name};
+		struct kentry e = {(uint32_t)v.addr, v.name};
+		memcpy(buf + i * sizeof(e), &e, sizeof(e));
 	}
-	free(k->v);
-	k->v = NULL;
+	struct kentry *fit = realloc(buf, k->n * sizeof(*k->e));
+	if (fit)
+		k->e = fit;
 	return 0;
 }
 
@@ -491,7 +500,7 @@ HWC_EXPORT int hwc_symbols_save_kallsyms(char *path, size_t size)
 		      ? hwc__fail(-EPERM, "/proc/kallsyms hides its addresses from this user: "
 					  "a copy would name nothing")
 		      : hwc__cache_save("[kernel.kallsyms]", id, (size_t)n, "kallsyms",
-					same_start_of, copy_kallsyms, &fd, path, size);
+					HWC_OUTPUT_PRIVATE, same_start_of, copy_kallsyms, &fd, path, size);
 	close(fd);
 	return err;
 }

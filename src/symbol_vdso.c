@@ -24,58 +24,88 @@ int hwc__cache_path(char *path, size_t size, const char *dso, const uint8_t *id,
 	if (!home || !*home)
 		return hwc__fail(-ENOENT, "HOME is not set: no build-id cache for %s", dso);
 	char h[41];
-	for (size_t i = 0; i < len && i < 20; i++)
-		sprintf(h + 2 * i, "%02x", id[i]);
-	h[2 * (len < 20 ? len : 20)] = '\0';
+	hwc__hex(h, id, len < 20 ? len : 20);
 	if ((size_t)snprintf(path, size, "%s/.debug/%s/%s/%s", home, dso, h, file) >= size)
 		return hwc__fail(-ENAMETOOLONG, "the build-id cache path of %s under %s is too long",
 				 dso, home);
 	return 0;
 }
 
-/* Make directory PATH unless there: one that is there must be a directory,
- * not a symbolic link to one. */
-static int make_dir(const char *path)
+/* Directory NAME in DIR (SHOWN for the messages), made when missing: its
+ * descriptor or -errno.  It is opened by its name in DIR's descriptor and
+ * never through a symbolic link, so that nobody can redirect the walk
+ * meanwhile; and it must be this user's: root under sudo -E must not fill
+ * another user's cache with files that user cannot remove.  Made 0700: the
+ * kallsyms copy in it is secret, and only its owner reads the cache. */
+static int open_dir(int dir, const char *name, const char *shown)
 {
-	if (mkdir(path, 0755) < 0 && errno != EEXIST)
-		return hwc__fail(-errno, "cannot create %s: %s", path, strerror(errno));
-	struct stat st;
-	if (lstat(path, &st) < 0)
-		return hwc__fail(-errno, "%s: %s", path, strerror(errno));
-	if (!S_ISDIR(st.st_mode))
+	int fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		if (mkdirat(dir, name, 0700) < 0 && errno != EEXIST)
+			return hwc__fail(-errno, "cannot create %s: %s", shown, strerror(errno));
+		fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (fd < 0 && (errno == ENOTDIR || errno == ELOOP))
 		return hwc__fail(-ENOTDIR, "%s is not a directory (a symbolic link is not followed)",
-				 path);
-	return 0;
+				 shown);
+	if (fd < 0)
+		return hwc__fail(-errno, "%s: %s", shown, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) < 0 || st.st_uid != geteuid()) {
+		int err = hwc__fail(-EPERM, "%s belongs to uid %u, not to this user (uid %u): the "
+					    "build-id cache there is left alone",
+				    shown, (unsigned)st.st_uid, (unsigned)geteuid());
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* Open the directories of PATH after its first SKIP bytes (which end
+ * with a '/'), one by one from DIR, made when missing: the last one's
+ * descriptor or -errno.  DIR is closed either way. */
+static int open_dirs(int dir, const char *path, size_t skip)
+{
+	char shown[4096];
+	for (const char *name = path + skip, *slash; dir >= 0 && (slash = strchr(name, '/'));
+	     name = slash + 1) {
+		snprintf(shown, sizeof(shown), "%.*s", (int)(slash - path), path);
+		int next = open_dir(dir, shown + (name - path), shown);
+		close(dir);
+		dir = next;
+	}
+	return dir;
 }
 
 /* perf looks the cache up through $HOME/.debug/.build-id/XX/REST, a link
- * to ../../DSO/XXREST: make it unless something is there.  FILE is the
- * cached file, $HOME/.debug/DSO/XXREST/NAME. */
-static int link_build_id(const char *file, const char *dso)
+ * to ../../DSO/XXREST: make it unless something is there.  DEBUG is
+ * $HOME/.debug's descriptor, FILE the cached file's path (for the names). */
+static int link_build_id(int debug, const char *file, const char *dso)
 {
 	const char *end = strrchr(file, '/'), *bid = end;
 	while (bid > file && bid[-1] != '/')
 		bid--;
 	size_t bidlen = (size_t)(end - bid);
-	size_t debug = (size_t)(bid - file) - strlen(dso) - 1;
-	char dir[4096], link[4200], target[4200];
-	snprintf(dir, sizeof(dir), "%.*s.build-id", (int)debug, file);
-	int err = make_dir(dir);
-	snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/%.2s", bid);
-	if (!err)
-		err = make_dir(dir);
-	if (err)
-		return err;
-	snprintf(link, sizeof(link), "%s/%.*s", dir, (int)bidlen - 2, bid + 2);
+	size_t home = (size_t)(bid - file) - strlen(dso) - 1; /* through "/.debug/" */
+	char path[4200], target[4200];
+	snprintf(path, sizeof(path), "%.*s.build-id/%.2s/%.*s", (int)home, file, bid,
+		 (int)bidlen - 2, bid + 2);
+	int dir = fcntl(debug, F_DUPFD_CLOEXEC, 0);
+	if (dir < 0)
+		return hwc__fail(-errno, "%s: %s", path, strerror(errno));
+	if ((dir = open_dirs(dir, path, home)) < 0)
+		return dir;
 	snprintf(target, sizeof(target), "../../%s/%.*s", dso, (int)bidlen, bid);
-	if (symlink(target, link) < 0 && errno != EEXIST)
-		return hwc__fail(-errno, "cannot create %s: %s", link, strerror(errno));
-	return 0;
+	int err = 0;
+	if (symlinkat(target, dir, strrchr(path, '/') + 1) < 0 && errno != EEXIST)
+		err = hwc__fail(-errno, "cannot create %s: %s", path, strerror(errno));
+	close(dir);
+	return err;
 }
 
 int hwc__cache_save(const char *dso, const uint8_t *id, size_t len, const char *name,
-		    int (*same)(int fd, void *arg), int (*write_to)(FILE *f, void *arg), void *arg,
-		    char *path, size_t size)
+		    unsigned flags, int (*same)(int fd, void *arg),
+		    int (*write_to)(FILE *f, void *arg), void *arg, char *path, size_t size)
 {
 	char file[4096];
 	int err = hwc__cache_path(file, sizeof(file), dso, id, len, name);
@@ -83,39 +113,66 @@ int hwc__cache_save(const char *dso, const uint8_t *id, size_t len, const char *
 		return err;
 	if (path && size && (size_t)snprintf(path, size, "%s", file) >= size)
 		return hwc__fail(-ENAMETOOLONG, "%s does not fit %zu bytes", file, size);
-	/* Each directory of $HOME/.debug/DSO/BUILDID, made when missing. */
-	char dir[4096];
-	size_t home = strlen(getenv("HOME"));
-	for (char *slash = file + home + 1; (slash = strchr(slash, '/')); slash++) {
-		memcpy(dir, file, (size_t)(slash - file));
-		dir[slash - file] = '\0';
-		if ((err = make_dir(dir)))
-			return err;
+	/* HOME itself may be reached through links; below it, nothing is. */
+	const char *home = getenv("HOME");
+	size_t debug_end = strlen(home) + strlen("/.debug");
+	char shown[4096];
+	snprintf(shown, sizeof(shown), "%.*s", (int)debug_end, file);
+	int dir = open(home, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return hwc__fail(-errno, "%s: %s", home, strerror(errno));
+	struct stat st;
+	if (fstat(dir, &st) < 0 || st.st_uid != geteuid()) {
+		err = hwc__fail(-EPERM, "HOME (%s) belongs to uid %u, not to this user (uid %u): "
+					"no build-id cache is written there",
+				home, (unsigned)st.st_uid, (unsigned)geteuid());
+		close(dir);
+		return err;
+	}
+	int debug = open_dir(dir, ".debug", shown);
+	close(dir);
+	if (debug < 0)
+		return debug;
+	if ((dir = fcntl(debug, F_DUPFD_CLOEXEC, 0)) < 0)
+		dir = hwc__fail(-errno, "%s: %s", shown, strerror(errno));
+	else
+		dir = open_dirs(dir, file, debug_end + 1);
+	if (dir < 0) {
+		close(debug);
+		return dir;
 	}
 	/* A file there is kept as it is, whoever made it. */
-	int fd = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd >= 0) {
-		struct stat st;
 		int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && same(fd, arg) == 1;
 		close(fd);
-		if (!ok)
-			return hwc__fail(-EEXIST, "%s exists and is not %s's: left as it is", file,
-					 dso);
-		return link_build_id(file, dso);
+		err = ok ? 0
+			 : hwc__fail(-EEXIST, "%s exists and is not %s's: left as it is", file, dso);
+	} else if (errno != ENOENT) {
+		err = hwc__fail(-errno, "%s: %s (left as it is)", file, strerror(errno));
+	} else {
+		/* Written under a temporary name and published only as a new
+		 * name: a file that appears meanwhile is kept too. */
+		hwc_output *o;
+		err = hwc__output_createat(&o, dir, name, flags | HWC__OUTPUT_NOREPLACE);
+		FILE *f = err ? NULL : hwc_output_stream(o);
+		if (!err && (!f || (err = write_to(f, arg)))) {
+			hwc_output_discard(o);
+			err = f ? err : -errno;
+		} else if (!err) {
+			err = hwc__output_commit(o);
+		}
+		if (err) { /* the output names the file only: say where */
+			char why[1024];
+			snprintf(why, sizeof(why), "%s", hwc_errdetail());
+			hwc__fail(err, "%s: %s", file, why);
+		}
 	}
-	if (errno != ENOENT)
-		return hwc__fail(-errno, "%s: %s (left as it is)", file, strerror(errno));
-	hwc_output *o;
-	if ((err = hwc_output_create(&o, file, 0)))
-		return err;
-	FILE *f = hwc_output_stream(o);
-	if (!f || (err = write_to(f, arg))) {
-		hwc_output_discard(o);
-		return f ? err : -errno;
-	}
-	if ((err = hwc_output_commit(o)))
-		return err;
-	return link_build_id(file, dso);
+	close(dir);
+	if (!err)
+		err = link_build_id(debug, file, dso);
+	close(debug);
+	return err;
 }
 
 struct vdso_image {
@@ -158,6 +215,6 @@ HWC_EXPORT int hwc_symbols_save_vdso(char *path, size_t size)
 	int n = hwc__vdso_build_id(id, sizeof(id));
 	if (n <= 0)
 		return hwc__fail(-ENOENT, "the vDSO has no build-id");
-	return hwc__cache_save("[vdso]", id, (size_t)n, "vdso", same_image, write_image, &im, path,
-			       size);
+	return hwc__cache_save("[vdso]", id, (size_t)n, "vdso", 0, same_image, write_image, &im,
+			       path, size);
 }

@@ -167,14 +167,13 @@ struct hwc__symtab *hwc__symtab_build(Dwfl_Module *mod)
 	}
 	if (t->n) /* qsort's array may not be NULL, even empty */
 		qsort(t->e, t->n, sizeof(*t->e), cmp_entry);
+	/* Fits 32 bits: the values are sorted, so reach - value is at most the
+	 * size of the entry that ends at reach, and add_pass() refuses sizes
+	 * over UINT32_MAX and ranges that wrap. */
 	uint64_t reach = 0;
 	for (size_t i = 0; i < t->n; i++) {
 		uint64_t end = t->e[i].value + t->e[i].size;
 		reach = end > reach ? end : reach;
-		if (reach - t->e[i].value > UINT32_MAX) { /* past what an entry holds */
-			hwc__symtab_free(t);
-			return NULL;
-		}
 		t->e[i].reach = (uint32_t)(reach - t->e[i].value);
 	}
 	/* Only what was kept: the doubling left up to half of the pool unused,

@@ -272,6 +272,46 @@ class RecordWritesCopy(unittest.TestCase):
         link = os.path.join(self.home, ".debug", ".build-id", self.bid[:2], self.bid[2:])
         self.assertEqual(os.readlink(link), "../../[kernel.kallsyms]/" + self.bid)
 
+    def test_copy_is_private(self):
+        # The copy holds the kernel's real addresses (KASLR, kptr_restrict):
+        # only its owner reads it, and the directories hwc makes are 0700.
+        self.record()
+        self.assertEqual(os.stat(self.copy).st_mode & 0o777, 0o600)
+        for d in (os.path.join(self.home, ".debug"), os.path.dirname(self.entry), self.entry):
+            self.assertEqual(os.stat(d).st_mode & 0o777, 0o700, d)
+        vdso = os.path.join(self.home, ".debug", "[vdso]")
+        image = os.path.join(vdso, os.listdir(vdso)[0], "vdso")
+        self.assertEqual(os.stat(image).st_mode & 0o777, 0o666 & ~self.umask())
+
+    @staticmethod
+    def umask():
+        mask = os.umask(0o22)
+        os.umask(mask)
+        return mask
+
+    def other_users(self, path):
+        if os.geteuid() != 0:
+            self.skipTest("only root can make a directory another user's")
+        os.chown(path, 65534, 65534)
+
+    def test_home_of_another_user_left_alone(self):
+        # Root under sudo -E: HOME is a user's, who could not remove
+        # root's files from it; neither cache is written, one note says so.
+        self.other_users(self.home)
+        p = self.record("-a")
+        self.assertEqual(os.listdir(self.home), [])
+        self.assertEqual(p.stderr.count("note:"), 1, p.stderr)
+        self.assertIn("belongs to uid 65534", p.stderr)
+        self.assertNotIn("warning", p.stderr)
+
+    def test_debug_of_another_user_left_alone(self):
+        debug = os.path.join(self.home, ".debug")
+        os.makedirs(debug)
+        self.other_users(debug)
+        p = self.record()
+        self.assertEqual(os.listdir(debug), [])
+        self.assertIn(debug + " belongs to uid 65534", p.stderr)
+
     def test_interrupted_recording_keeps_its_samples(self):
         # SIGINT ends the recording; the copy is written after the data.
         rec = subprocess.Popen([HWC, "record", "-a", "-e", "cpu-clock", "-o", self.data, "--",

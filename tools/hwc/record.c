@@ -595,12 +595,19 @@ static bool can_sample_kernel(const hwc_sampler *s)
  * reports read faster than the kernel formats /proc/kallsyms. */
 static void save_caches(bool kernel)
 {
-	if (hwc_symbols_save_vdso(NULL, 0))
+	int err = hwc_symbols_save_vdso(NULL, 0);
+	/* -EPERM: HOME or its cache is another user's (root under sudo -E):
+	 * neither is written there, and one note says so. */
+	if (err == -EPERM) {
+		fprintf(stderr, "hwc record: note: %s\n", hwc_errdetail());
+		return;
+	}
+	if (err)
 		fprintf(stderr, "hwc record: warning: [vdso] symbols will not resolve: %s\n",
 			hwc_errdetail());
 	/* A copy of another boot's (perf's or ours) stays, as perf leaves it,
 	 * and quietly: reports then read /proc/kallsyms, which is only slower. */
-	int err = kernel ? hwc_symbols_save_kallsyms(NULL, 0) : 0;
+	err = kernel ? hwc_symbols_save_kallsyms(NULL, 0) : 0;
 	if (err && err != -EEXIST)
 		fprintf(stderr, "hwc record: warning: no copy of kallsyms for reports: %s\n",
 			hwc_errdetail());

@@ -666,17 +666,6 @@ static int parse_opts(int argc, char **argv, struct script *sc)
 	return 0;
 }
 
-static void warn_problem(const char *dso, const char *why, void *arg)
-{
-	(void)arg;
-	if (dso[0] == '[' && strcmp(dso, "[kernel.kallsyms]") != 0) /* a kernel module's file */
-		fprintf(stderr, PROG ": warning: %s: %s; its functions are named from /proc/kallsyms\n",
-			dso, why);
-	else
-		fprintf(stderr, PROG ": warning: no symbols for %s: %s; its addresses show as [unknown]\n",
-			dso, why);
-}
-
 int cmd_script(int argc, char **argv)
 {
 	struct script sc = {0};
@@ -708,7 +697,7 @@ int cmd_script(int argc, char **argv)
 		err = -1;
 	if (err)
 		goto out;
-	hwc_symbols_problems(sc.syms, warn_problem, NULL);
+	hwc_symbols_problems(sc.syms, rp_warn_problem, (void *)PROG);
 	if (sc.unknown_id)
 		fprintf(stderr, PROG ": warning: %" PRIu64 " samples name no event of %s; left out\n",
 			sc.unknown_id, sc.input);

@@ -618,16 +618,18 @@ static int read_samples(struct rp_report *r)
 
 /* ------------------------------------------------------------ options */
 
-static void warn_problem(const char *dso, const char *why, void *arg)
+void rp_warn_problem(const char *dso, const char *why, void *prog_name)
 {
-	(void)arg;
+	const char *tool = prog_name;
 	if (dso[0] == '[' && strcmp(dso, "[kernel.kallsyms]") != 0) /* a kernel module's file */
-		fprintf(stderr, "%s: warning: %s: %s; its functions are named from /proc/kallsyms\n",
-			prog, dso, why);
+		fprintf(stderr,
+			"%s: warning: %s: %s; its functions are named from the kernel's symbol list "
+			"instead\n",
+			tool, dso, why);
 	else
 		fprintf(stderr, "%s: warning: no symbols for %s: %s; its addresses show as "
-				"[unknown] with their offsets\n",
-			prog, dso, why);
+				"[unknown]\n",
+			tool, dso, why);
 }
 
 void rp_free(struct rp_report *r)
@@ -749,7 +751,7 @@ int rp_load(struct rp_report *r)
 	if (r->o.order == O_DEFAULT)
 		r->o.order = r->o.no_children ? O_SELF : O_CHILDREN;
 	if (!r->o.quiet) {
-		hwc_symbols_problems(r->syms, warn_problem, NULL);
+		hwc_symbols_problems(r->syms, rp_warn_problem, (void *)prog);
 		if (r->unwind_failures)
 			fprintf(stderr, "%s: warning: %" PRIu64 " samples could not be unwound; "
 					"they keep their sampled address only\n",

@@ -249,6 +249,11 @@ bool rp_input_is_stdin(const char *input);
 /* Open INPUT, a file or the stream on standard input (INPUT then becomes
  * "standard input", for messages); 0 or hwc's -errno with its detail. */
 int rp_open_input(const char **input, hwc_perfdata **file);
+/* hwc_symbols_problems()'s callback for the tools that name symbols:
+ * one warning on stderr for DSO, prefixed by PROG_NAME (a const char *).
+ * A module's functions are then named from the kernel's symbol list
+ * (/proc/kallsyms, or perf's copy of it in the build-id cache). */
+void rp_warn_problem(const char *dso, const char *why, void *prog_name);
 /* rp_clear(), and close the file and its symbols. */
 void rp_free(struct rp_report *r);
 
