@@ -167,8 +167,12 @@ class Options(unittest.TestCase):
         if len(hwctest.online_cpus()) < 2:
             self.skipTest("one CPU: no rows that differ only by CPU")
         path = os.path.join(self.tmp, "ties.data")
+        # the same work on CPUs 0 and 1 at once: the same functions, a few
+        # samples each, on both
+        cpus = hwctest.online_cpus()[:2]
+        work = " & ".join("taskset -c %d ls -lR /usr/lib >/dev/null 2>&1" % c for c in cpus)
         hwctest.run_ok(["perf", "record", "-q", "-a", "-e", "cpu-clock", "-c", "250000", "--sample-cpu",
-                        "-o", path, "--", "sh", "-c", "ls -lR /usr/lib >/dev/null 2>&1"])
+                        "-o", path, "--", "sh", "-c", work + "; wait"])
         _, doc = hwc_rows(path, "sym,cpu")
         ties = [(a, b) for a, b in zip(doc["entries"], doc["entries"][1:])
                 if a["known"] and a["self"] == b["self"] and
