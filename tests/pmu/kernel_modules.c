@@ -195,7 +195,7 @@ static size_t compress_as(const char *suffix, const uint8_t *in, size_t n, uint8
 
 static void write_file(const char *path, const uint8_t *b, size_t n)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
 	CHECK(fd >= 0 && write(fd, b, n) == (ssize_t)n);
 	if (fd >= 0)
 		close(fd);
