@@ -8,6 +8,10 @@
 
 #include "internal.h"
 
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
 #if defined(__x86_64__) || defined(__i386__)
 /* rdpmc and rdtsc: user space may always execute rdtsc, and rdpmc when the
  * page says cap_user_rdpmc (CR4.PCE set for the task). */
@@ -73,6 +77,35 @@ static inline uint64_t hwc__rdtsc_insn(void)
 	return 0;
 }
 #endif
+
+/* futex(2) without errno: a CLONE_VM child (src/target.c) shares its
+ * caller's thread pointer, hence errno, which glibc's syscall() would set
+ * behind the running caller's back.  Returns -errno. */
+static inline long hwc__futex_raw(uint32_t *word, int op, uint32_t val,
+				  const struct timespec *timeout)
+{
+#if defined(__x86_64__)
+	register long r10 __asm__("r10") = (long)timeout;
+	long ret;
+	__asm__ __volatile__("syscall"
+			     : "=a"(ret)
+			     : "a"((long)SYS_futex), "D"(word), "S"((long)op), "d"((long)val), "r"(r10)
+			     : "rcx", "r11", "memory");
+	return ret;
+#elif defined(__aarch64__)
+	register long x8 __asm__("x8") = SYS_futex;
+	register long x0 __asm__("x0") = (long)word;
+	register long x1 __asm__("x1") = op;
+	register long x2 __asm__("x2") = val;
+	register long x3 __asm__("x3") = (long)timeout;
+	__asm__ __volatile__("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3) : "memory");
+	return x0;
+#else
+	/* Elsewhere errno is written, which only a timed-out wait does. */
+	long ret = syscall(SYS_futex, word, op, val, timeout, NULL, 0);
+	return ret < 0 ? -errno : ret;
+#endif
+}
 
 /* The exact rate of hwc__rdtsc_insn() from the CPU itself (arm64's
  * CNTFRQ_EL0; x86 CPUID leaves 0x15/0x16 or a hypervisor's 0x40000010).

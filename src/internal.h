@@ -136,7 +136,6 @@ size_t hwc__group_size(const hwc_evlist *list, size_t e);
 /* target.c: what counting and sampling share about their targets. */
 struct hwc__child {          /* a COMMAND target's process */
 	pid_t pid;           /* -1: none */
-	int go_fd;           /* the release pipe; its end breaks at the exec */
 	bool started;        /* released to exec */
 	char name[256];      /* argv[0], for the exec error */
 	void *stack;         /* the child's until it exec'd (it shares our memory) */
@@ -148,7 +147,7 @@ int hwc__child_spawn(struct hwc__child *ch, char *const *argv);
 int hwc__child_release(struct hwc__child *ch);
 /* Wait for the child; STATUS (may be NULL) gets its wait status. */
 int hwc__child_reap(struct hwc__child *ch, int *status);
-/* Close the pipes; a child never released is reaped. */
+/* A child never released quits and is reaped. */
 void hwc__child_discard(struct hwc__child *ch);
 /* A pidfd that polls readable once PID (THREAD: the thread PID) ends, or
  * -errno: -ESRCH when it is gone, -EOPNOTSUPP for a thread this kernel

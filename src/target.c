@@ -3,17 +3,19 @@
  * (rescanning for threads created meanwhile), validating CPU lists, and the
  * retry in user space only when kernel profiling is denied. */
 #include "internal.h"
+#include "arch.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
 #include <sched.h>
+#include <linux/futex.h>
+#include <stdint.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -22,31 +24,38 @@
 void hwc__child_init(struct hwc__child *ch)
 {
 	ch->pid = -1;
-	ch->go_fd = -1;
 	ch->started = false;
 	ch->stack = NULL;
 }
 
-/* What the child reads, at the bottom of its stack. */
+/* What the child reads, at the bottom of its stack.  Two futex words in
+ * the memory it shares with the caller stand for the pipe a fork would
+ * need: making and freeing a pipe's inode cost hwc stat ~0.03 ms (issue
+ * 13). */
+enum { CHILD_WAIT, CHILD_EXEC, CHILD_QUIT };
 struct spawn_args {
-	int go, go_w; /* the pipe's end it reads, and the caller's, which it closes */
-	int err;      /* the exec's errno when it failed, else 0 */
-	char **argv;  /* a copy: the caller's may go before the release */
+	uint32_t go;    /* CHILD_WAIT until the caller says CHILD_EXEC or CHILD_QUIT */
+	uint32_t alive; /* 1 until the child's exec or exit: the kernel clears it
+			 * and wakes its waiter there (CLONE_CHILD_CLEARTID) */
+	int err;        /* the exec's errno when it failed, else 0 */
+	pid_t parent;   /* the caller's process: the child quits once it is gone */
+	char **argv;    /* a copy: the caller's may go before the release */
 };
+
+/* Not FUTEX_PRIVATE_FLAG: the kernel's wake at CLONE_CHILD_CLEARTID is
+ * a shared one, whose key differs for the same word. */
+#define futex hwc__futex_raw
 
 /* The child: it shares the caller's memory (CLONE_VM, as posix_spawn's
  * child does), so it runs on a stack of its own, calls nothing that locks
  * or allocates, and no handler of the caller's may run in it: it starts
  * with every signal blocked, and each handled signal becomes the default
  * before the mask opens.  Its errno is the caller's thread's, which
- * hwc__child_release expects.  read, write and close are syscall(2)s:
- * glibc's are cancellation points, which change the caller thread's
- * cancellation state.  No instrumentation: ASan's per-thread state is the
- * caller's too. */
+ * hwc__child_release expects.  No instrumentation: ASan's per-thread state
+ * is the caller's too. */
 __attribute__((no_sanitize("address", "undefined"))) static int child_main(void *arg)
 {
 	struct spawn_args *a = arg;
-	syscall(SYS_close, a->go_w); /* so that the caller's close (a discard) is its EOF */
 	/* Meanwhile the caller opens the events. */
 	struct sigaction dfl = {.sa_handler = SIG_DFL}, old;
 	for (int sig = 1; sig < NSIG; sig++) {
@@ -56,20 +65,27 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
 		    old.sa_handler != SIG_IGN)
 			sigaction(sig, &dfl, NULL);
 	}
-	char x;
-	if (syscall(SYS_read, a->go, &x, 1) != 1)
-		_exit(127); /* discarded: the caller closed the go pipe */
+	/* A caller killed before its release never says: the child looks
+	 * every 0.1 s whether it still has its parent. */
+	const struct timespec tick = {0, 100 * 1000 * 1000};
+	uint32_t go;
+	while ((go = __atomic_load_n(&a->go, __ATOMIC_ACQUIRE)) == CHILD_WAIT) {
+		if (futex(&a->go, FUTEX_WAIT, CHILD_WAIT, &tick) == -ETIMEDOUT &&
+		    getppid() != a->parent)
+			_exit(127);
+	}
+	if (go != CHILD_EXEC)
+		_exit(127); /* discarded */
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	execvp(a->argv[0], a->argv);
-	a->err = errno; /* read by the caller once the exit closed the go pipe */
+	a->err = errno; /* read by the caller once the exit cleared a->alive */
 	_exit(127);
 }
 
 int hwc__child_spawn(struct hwc__child *ch, char *const *argv)
 {
-	int go[2];
 	if (!argv || !argv[0])
 		return hwc__fail(-EINVAL, "no command to run");
 	/* The child's stack: room for execvp's path buffer and a script's
@@ -94,14 +110,10 @@ int hwc__child_spawn(struct hwc__child *ch, char *const *argv)
 		text += n;
 	}
 	a->argv[argc] = NULL;
-	if (pipe2(go, O_CLOEXEC) < 0) {
-		int err = -errno;
-		free(stack);
-		return hwc__fail(err, "pipe: %s", strerror(-err));
-	}
-	a->go = go[0];
-	a->go_w = go[1];
+	a->go = CHILD_WAIT;
+	a->alive = 1;
 	a->err = 0;
+	a->parent = getpid();
 	/* Not a fork: copying the caller's page tables, faulting its pages
 	 * copied on write and dropping the copy at the exec cost hwc stat
 	 * ~0.15 ms of CPU (issue 13).  Every signal is blocked until the
@@ -109,18 +121,16 @@ int hwc__child_spawn(struct hwc__child *ch, char *const *argv)
 	sigset_t all, mask;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &mask);
-	pid_t pid = clone(child_main, stack + size, CLONE_VM | SIGCHLD, a);
+	pid_t pid = clone(child_main, stack + size, CLONE_VM | CLONE_CHILD_CLEARTID | SIGCHLD, a,
+			  NULL, NULL, &a->alive);
 	int err = pid < 0 ? -errno : 0;
 	pthread_sigmask(SIG_SETMASK, &mask, NULL);
-	close(go[0]);
 	if (pid < 0) {
-		close(go[1]);
 		free(stack);
 		return hwc__fail(err, "cannot start a process: %s", strerror(-err));
 	}
 	snprintf(ch->name, sizeof(ch->name), "%s", argv[0]);
 	ch->pid = pid;
-	ch->go_fd = go[1];
 	ch->stack = stack;
 	return 0;
 }
@@ -145,31 +155,30 @@ int hwc__child_reap(struct hwc__child *ch, int *status)
 	return r < 0 ? -ECHILD : 0;
 }
 
+/* Tell a waiting child what to do: CHILD_EXEC or CHILD_QUIT. */
+static void child_tell(struct hwc__child *ch, uint32_t what)
+{
+	struct spawn_args *a = ch->stack;
+	__atomic_store_n(&a->go, what, __ATOMIC_RELEASE);
+	futex(&a->go, FUTEX_WAKE, 1, NULL);
+}
+
 int hwc__child_release(struct hwc__child *ch)
 {
 	ch->started = true;
-	/* From the go byte to its exec the child's errno is this thread's
+	/* From the release to its exec the child's errno is this thread's
 	 * (CLONE_VM): this thread's errno is kept, no handler runs on it
 	 * meanwhile (signals wait until the exec, as posix_spawn's caller's
-	 * do), and the poll below never looks at errno. */
+	 * do), and the wait below never looks at errno. */
 	int saved_errno = errno;
 	sigset_t all, mask;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &mask);
-	ssize_t w;
-	do
-		w = write(ch->go_fd, "x", 1);
-	while (w < 0 && errno == EINTR);
-	/* The child's end closes at its exec (O_CLOEXEC), or at its exit
-	 * after a failed exec: this end then polls POLLERR.  One pipe, not a
-	 * second one for the exec's status: each pipe's inode cost hwc stat
-	 * ~0.01 ms to make and free (issue 13). */
-	struct pollfd p = {.fd = ch->go_fd, .events = 0};
-	while (poll(&p, 1, -1) != 1)
-		;
-	close(ch->go_fd);
-	ch->go_fd = -1;
-	int child_errno = ((const struct spawn_args *)ch->stack)->err;
+	child_tell(ch, CHILD_EXEC);
+	struct spawn_args *a = ch->stack;
+	for (uint32_t alive; (alive = __atomic_load_n(&a->alive, __ATOMIC_ACQUIRE));)
+		futex(&a->alive, FUTEX_WAIT, alive, NULL);
+	int child_errno = a->err;
 	pthread_sigmask(SIG_SETMASK, &mask, NULL);
 	errno = saved_errno;
 	if (!child_errno) {
@@ -184,10 +193,8 @@ int hwc__child_release(struct hwc__child *ch)
 
 void hwc__child_discard(struct hwc__child *ch)
 {
-	if (ch->go_fd >= 0)
-		close(ch->go_fd); /* an unreleased child sees EOF and exits */
-	ch->go_fd = -1;
 	if (ch->pid > 0 && !ch->started) {
+		child_tell(ch, CHILD_QUIT);
 		hwc__child_reap(ch, NULL);
 		free_stack(ch);
 	}

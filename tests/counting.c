@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -222,6 +223,42 @@ static void test_command_is_its_own(void)
 	sigaction(SIGUSR1, &old, NULL);
 	hwc_counters_close(c);
 	hwc_evlist_free(l);
+}
+
+/* A caller killed between open and start leaves no command behind
+ * waiting for a release that cannot come: the command quits (127, never
+ * exec'd) once its parent is gone.  This process is the subreaper, so the
+ * orphan is its child to wait for. */
+static void test_command_outlives_no_caller(void)
+{
+	CHECK_INT(prctl(PR_SET_CHILD_SUBREAPER, 1), ==, 0);
+	int p[2];
+	CHECK_INT(pipe(p), ==, 0);
+	pid_t caller = fork();
+	if (caller == 0) {
+		hwc_evlist *l = check_evlist("task-clock");
+		char *argv[] = {"true", NULL};
+		struct hwc_target t = {.kind = HWC_TARGET_COMMAND, .argv = argv};
+		hwc_counters *c = open_or_die(l, &t);
+		pid_t pid = hwc_counters_pid(c);
+		if (write(p[1], &pid, sizeof(pid)) != sizeof(pid))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	pid_t command = -1;
+	CHECK_INT(read(p[0], &command, sizeof(command)), ==, (int)sizeof(command));
+	close(p[0]);
+	close(p[1]);
+	CHECK_INT(kill(caller, SIGKILL), ==, 0);
+	CHECK_INT(waitpid(caller, NULL, 0), ==, caller);
+	int status = 0;
+	pid_t r = 0;
+	for (int i = 0; i < 1000 && (r = waitpid(command, &status, WNOHANG)) == 0; i++)
+		usleep(10 * 1000);
+	CHECK_INT(r, ==, command);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 127);
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
 }
 
 /* A child that, on each byte from the parent, starts a new thread that
@@ -742,6 +779,7 @@ int main(void)
 	RUN(test_command);
 	RUN(test_command_not_found);
 	RUN(test_command_is_its_own);
+	RUN(test_command_outlives_no_caller);
 	RUN(test_attach_pid_new_thread);
 	RUN(test_attach_existing_threads);
 	RUN(test_inherit);
