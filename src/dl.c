@@ -119,12 +119,17 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 			  const char *file, const char *link, GElf_Word crc, char **debug_file)
 {
 	const char *urls = getenv("DEBUGINFOD_URLS");
-	if ((urls && urls[0]) || debug_file_by_name(file, link))
-		return hwc__dl.dwfl_standard_find_debuginfo(mod, userdata, modname, base, file, link,
-							    crc, debug_file);
-	return hwc__dl.dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file, link, crc,
-						    debug_file);
+	int fd = (urls && urls[0]) || debug_file_by_name(file, link)
+			 ? hwc__dl.dwfl_standard_find_debuginfo(mod, userdata, modname, base, file,
+								link, crc, debug_file)
+			 : hwc__dl.dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file,
+								link, crc, debug_file);
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE))
+		hwc__debuginfo_errno = errno;
+	return fd;
 }
+
+_Thread_local int hwc__debuginfo_errno;
 
 static pthread_once_t elfutils_once = PTHREAD_ONCE_INIT;
 static char elfutils_why[256];

@@ -105,6 +105,10 @@ struct hwc__dl {
 	Dwfl_Callbacks kmod_callbacks;
 };
 extern struct hwc__dl hwc__dl;
+/* EMFILE or ENFILE when a search for separate debug info found no
+ * descriptor to open a candidate with (the search then says only "not
+ * found"); the caller clears it before the search. */
+extern _Thread_local int hwc__debuginfo_errno;
 /* kmod_callbacks' find_elf: libdwfl's, and .ko.zst files (symbol_kmod.c). */
 int hwc__kmod_find_elf(Dwfl_Module *mod, void **userdata, const char *module, Dwarf_Addr base,
 		       char **file_name, Elf **elfp);

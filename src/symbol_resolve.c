@@ -83,7 +83,24 @@ static const char *elf_symbol(hwc_symbols *s, struct hwc__dso *d, uint64_t addr,
 {
 	if (!d->symtab_tried) {
 		d->symtab_tried = true;
+		hwc__debuginfo_errno = 0;
 		d->symtab = hwc__symtab_build(d->mod);
+		if (hwc__debuginfo_errno) {
+			/* Without its debug file, the DSO's own table would name
+			 * the code of functions it lacks after the exported ones
+			 * before them: no names, with the reason, rather than
+			 * wrong ones without a word. */
+			char why[512];
+			snprintf(why, sizeof(why), "its debug file could not be looked for: %s",
+				 hwc__open_why(s, -hwc__debuginfo_errno));
+			d->why = hwc__intern(s, why);
+			d->why = d->why ? d->why : "its debug file could not be looked for";
+			d->state = -1;
+			hwc__symtab_free(d->symtab);
+			d->symtab = NULL;
+			hwc__dso_release(d);
+			return NULL;
+		}
 		d->plt = hwc__plt_build(d->mod);
 		/* The table answers alone (but for labels: libdw's, opened
 		 * again): the file's mapping and libdw's tables can go, the

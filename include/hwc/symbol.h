@@ -175,8 +175,9 @@ struct hwc_srcline {
 int hwc_symbols_srcline(hwc_symbols *s, const struct hwc_symbol *sym, uint64_t addr,
 			struct hwc_srcline *out);
 
-/* How many DSOs were asked for and could not be read or did not match
- * their recorded build-id; their addresses resolved to "[unknown]".  Calls
+/* How many DSOs were asked for and could not be read, did not match
+ * their recorded build-id, or whose separate debug file could not be
+ * looked for (no descriptor left); their addresses resolved to "[unknown]".  Calls
  * FN(name, why, ARG) for each when FN is not NULL.  A loaded kernel
  * module's file that was found but cannot be used (corrupt, truncated, or
  * another build than the loaded module) counts too, named "[MODULE]", WHY
