@@ -752,28 +752,61 @@ static int memo_answer(const struct pmu_memo *m, int i, char *pmu, size_t psize,
 	return k;
 }
 
-int hwc__pmu_instance(const char *pmu, bool json, const char *compat, int i, char *out,
-		      size_t size)
+/* Does sysfs PMU NAME belong to a query's answer, and with which alias
+ * file (into ALIAS, "" for none)? */
+typedef bool pmu_filter(const char *name, const void *arg, char *alias, size_t asize);
+
+/* The sysfs PMUs FILTER keeps, in instance order (CORE_FIRST: in
+ * perf_pmus__scan's, the core PMUs first), the memo's when QUERY was the
+ * last one asked; how many, and the Ith into PMU and its alias into ALIAS
+ * (when given). */
+static int pmu_query(const char *query, bool core_first, pmu_filter *filter, const void *arg,
+		     int i, char *pmu, size_t psize, char *alias, size_t asize)
 {
-	char path[1024], key[1024];
+	char path[1024], key[2048];
 	snprintf(path, sizeof(path), "%s/bus/event_source/devices", hwc__sysfs_root());
-	snprintf(key, sizeof(key), "instances %d %s\n%s\n%s", json, compat ? compat : "-", path, pmu);
+	snprintf(key, sizeof(key), "%s\n%s", path, query);
 	FILE *f = NULL;
 	const struct pmu_memo *m = memo_begin(key, &f);
 	if (!m) {
 		struct dirent **ents;
 		int n = f ? scandir(path, &ents, skip_dot, instance_cmp) : -1;
-		for (int e = 0; e < n; e++) {
-			const char *name = ents[e]->d_name;
-			if (hwc__pmu_name_matches(name, pmu, json) && hwc__pmu_exists(name) &&
-			    (!compat || hwc__pmu_identifier_matches(name, compat)))
-				memo_add(f, name, "");
-		}
+		char file[256];
+		for (int core = core_first; core >= 0; core--)
+			for (int e = 0; e < n; e++) {
+				const char *p = ents[e]->d_name;
+				if ((!core_first || is_core_pmu(p) == core) &&
+				    filter(p, arg, file, sizeof(file)))
+					memo_add(f, p, file);
+			}
 		if (n >= 0)
-			free_dir(ents, n); /* no sysfs PMUs: no instances */
+			free_dir(ents, n); /* no sysfs PMUs: none */
 		m = memo_end(key, f);
 	}
-	return memo_answer(m, i, out, size, NULL, 1);
+	return memo_answer(m, i, pmu, psize, alias, asize);
+}
+
+struct instance_query {
+	const char *pmu, *compat;
+	bool json;
+};
+
+static bool is_instance(const char *name, const void *arg, char *alias, size_t asize)
+{
+	const struct instance_query *q = arg;
+	(void)asize;
+	alias[0] = '\0';
+	return hwc__pmu_name_matches(name, q->pmu, q->json) && hwc__pmu_exists(name) &&
+	       (!q->compat || hwc__pmu_identifier_matches(name, q->compat));
+}
+
+int hwc__pmu_instance(const char *pmu, bool json, const char *compat, int i, char *out,
+		      size_t size)
+{
+	char query[1024];
+	snprintf(query, sizeof(query), "instances %d %s\n%s", json, compat ? compat : "-", pmu);
+	struct instance_query q = {pmu, compat, json};
+	return pmu_query(query, false, is_instance, &q, i, out, size, NULL, 1);
 }
 
 /* perf's perf_pmu__find_alias: PMU's events/ file for NAME, all in lower
@@ -795,34 +828,20 @@ static bool alias_file(const char *pmu, const char *name, char *out, size_t size
 	return false;
 }
 
+static bool has_alias(const char *name, const void *arg, char *alias, size_t asize)
+{
+	return hwc__pmu_exists(name) && alias_file(name, arg, alias, asize);
+}
+
 int hwc__pmus_with_alias(const char *name, int i, char *pmu, size_t psize, char *alias,
 			 size_t asize)
 {
 	/* companions (.scale, .unit) and paths are no aliases */
 	if (!*name || strpbrk(name, "./"))
 		return 0;
-	char path[1024], key[1024];
-	snprintf(path, sizeof(path), "%s/bus/event_source/devices", hwc__sysfs_root());
-	snprintf(key, sizeof(key), "alias\n%s\n%s", path, name);
-	FILE *f = NULL;
-	const struct pmu_memo *m = memo_begin(key, &f);
-	if (!m) {
-		struct dirent **ents;
-		int n = f ? scandir(path, &ents, skip_dot, instance_cmp) : -1;
-		char file[256];
-		/* perf_pmus__scan's order: the core PMUs, then the others */
-		for (int core = 1; core >= 0 && n > 0; core--)
-			for (int e = 0; e < n; e++) {
-				const char *p = ents[e]->d_name;
-				if (is_core_pmu(p) == core && hwc__pmu_exists(p) &&
-				    alias_file(p, name, file, sizeof(file)))
-					memo_add(f, p, file);
-			}
-		if (n >= 0)
-			free_dir(ents, n);
-		m = memo_end(key, f);
-	}
-	return memo_answer(m, i, pmu, psize, alias, asize);
+	char query[1024];
+	snprintf(query, sizeof(query), "alias\n%s", name);
+	return pmu_query(query, true, has_alias, name, i, pmu, psize, alias, asize);
 }
 
 /* Is NAME a CPU's own PMU?  x86 calls it cpu (hybrids cpu_core, cpu_atom);
