@@ -62,11 +62,14 @@ static int open_dir(int dir, const char *name, const char *shown)
 }
 
 /* Open the directories of PATH after its first SKIP bytes (which end
- * with a '/'), one by one from DIR, made when missing: the last one's
- * descriptor or -errno.  DIR is closed either way. */
-static int open_dirs(int dir, const char *path, size_t skip)
+ * with a '/' and name FROM, a directory's descriptor, left open), one by
+ * one, made when missing: the last one's descriptor or -errno. */
+static int open_dirs(int from, const char *path, size_t skip)
 {
 	char shown[4096];
+	int dir = fcntl(from, F_DUPFD_CLOEXEC, 0);
+	if (dir < 0)
+		return hwc__fail(-errno, "%.*s: %s", (int)skip - 1, path, strerror(errno));
 	for (const char *name = path + skip, *slash; dir >= 0 && (slash = strchr(name, '/'));
 	     name = slash + 1) {
 		snprintf(shown, sizeof(shown), "%.*s", (int)(slash - path), path);
@@ -90,10 +93,8 @@ static int link_build_id(int debug, const char *file, const char *dso)
 	char path[4200], target[4200];
 	snprintf(path, sizeof(path), "%.*s.build-id/%.2s/%.*s", (int)home, file, bid,
 		 (int)bidlen - 2, bid + 2);
-	int dir = fcntl(debug, F_DUPFD_CLOEXEC, 0);
+	int dir = open_dirs(debug, path, home);
 	if (dir < 0)
-		return hwc__fail(-errno, "%s: %s", path, strerror(errno));
-	if ((dir = open_dirs(dir, path, home)) < 0)
 		return dir;
 	snprintf(target, sizeof(target), "../../%s/%.*s", dso, (int)bidlen, bid);
 	int err = 0;
@@ -133,10 +134,7 @@ int hwc__cache_save(const char *dso, const uint8_t *id, size_t len, const char *
 	close(dir);
 	if (debug < 0)
 		return debug;
-	if ((dir = fcntl(debug, F_DUPFD_CLOEXEC, 0)) < 0)
-		dir = hwc__fail(-errno, "%s: %s", shown, strerror(errno));
-	else
-		dir = open_dirs(dir, file, debug_end + 1);
+	dir = open_dirs(debug, file, debug_end + 1);
 	if (dir < 0) {
 		close(debug);
 		return dir;
