@@ -36,15 +36,13 @@ enum { CHILD_WAIT, CHILD_EXEC, CHILD_QUIT };
 struct spawn_args {
 	uint32_t go;    /* CHILD_WAIT until the caller says CHILD_EXEC or CHILD_QUIT */
 	uint32_t alive; /* 1 until the child's exec or exit: the kernel clears it
-			 * and wakes its waiter there (CLONE_CHILD_CLEARTID) */
+			 * and wakes its waiter there (CLONE_CHILD_CLEARTID) with
+			 * a shared futex wake, so no word is waited on or woken
+			 * with FUTEX_PRIVATE_FLAG, whose key would differ */
 	int err;        /* the exec's errno when it failed, else 0 */
 	pid_t parent;   /* the caller's process: the child quits once it is gone */
 	char **argv;    /* a copy: the caller's may go before the release */
 };
-
-/* Not FUTEX_PRIVATE_FLAG: the kernel's wake at CLONE_CHILD_CLEARTID is
- * a shared one, whose key differs for the same word. */
-#define futex hwc__futex_raw
 
 /* The child: it shares the caller's memory (CLONE_VM, as posix_spawn's
  * child does), so it runs on a stack of its own, calls nothing that locks
@@ -70,7 +68,7 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
 	const struct timespec tick = {0, 100 * 1000 * 1000};
 	uint32_t go;
 	while ((go = __atomic_load_n(&a->go, __ATOMIC_ACQUIRE)) == CHILD_WAIT) {
-		if (futex(&a->go, FUTEX_WAIT, CHILD_WAIT, &tick) == -ETIMEDOUT &&
+		if (hwc__futex_raw(&a->go, FUTEX_WAIT, CHILD_WAIT, &tick) == -ETIMEDOUT &&
 		    getppid() != a->parent)
 			_exit(127);
 	}
@@ -160,7 +158,7 @@ static void child_tell(struct hwc__child *ch, uint32_t what)
 {
 	struct spawn_args *a = ch->stack;
 	__atomic_store_n(&a->go, what, __ATOMIC_RELEASE);
-	futex(&a->go, FUTEX_WAKE, 1, NULL);
+	hwc__futex_raw(&a->go, FUTEX_WAKE, 1, NULL);
 }
 
 int hwc__child_release(struct hwc__child *ch)
@@ -177,7 +175,7 @@ int hwc__child_release(struct hwc__child *ch)
 	child_tell(ch, CHILD_EXEC);
 	struct spawn_args *a = ch->stack;
 	for (uint32_t alive; (alive = __atomic_load_n(&a->alive, __ATOMIC_ACQUIRE));)
-		futex(&a->alive, FUTEX_WAIT, alive, NULL);
+		hwc__futex_raw(&a->alive, FUTEX_WAIT, alive, NULL);
 	int child_errno = a->err;
 	pthread_sigmask(SIG_SETMASK, &mask, NULL);
 	errno = saved_errno;
