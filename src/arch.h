@@ -8,6 +8,8 @@
 
 #include "internal.h"
 
+#include <errno.h>
+#include <linux/sched.h> /* struct clone_args */
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -104,6 +106,62 @@ static inline long hwc__futex_raw(uint32_t *word, int op, uint32_t val,
 	/* Elsewhere errno is written, which only a timed-out wait does. */
 	long ret = syscall(SYS_futex, word, op, val, timeout, NULL, 0);
 	return ret < 0 ? -errno : ret;
+#endif
+}
+
+/* clone3(2) whose child runs FN(ARG) on the stack ARGS names, then exits
+ * with its value.  Inline assembly because the child returns from the
+ * system call on another stack, where no C frame may return.  The parent
+ * gets the child's pid or -errno; -ENOSYS where this file has no such
+ * assembly, and the caller falls back on clone(). */
+static inline long hwc__clone3_raw(struct clone_args *args, int (*fn)(void *), void *arg)
+{
+#if defined(__x86_64__)
+	/* syscall keeps every register but rax, rcx and r11: the child finds
+	 * FN and ARG in r8 and r9; its stack top is 16-byte aligned. */
+	register long r8 __asm__("r8") = (long)fn;
+	register long r9 __asm__("r9") = (long)arg;
+	long ret;
+	__asm__ __volatile__("syscall\n\t"
+			     "test %%rax, %%rax\n\t"
+			     "jnz 1f\n\t"
+			     "xor %%ebp, %%ebp\n\t" /* the child: its outermost frame */
+			     "mov %%r9, %%rdi\n\t"
+			     "call *%%r8\n\t"
+			     "mov %%eax, %%edi\n\t"
+			     "mov %[exit], %%eax\n\t"
+			     "syscall\n\t"
+			     "ud2\n"
+			     "1:"
+			     : "=a"(ret)
+			     : "a"((long)SYS_clone3), "D"(args), "S"(sizeof(*args)), "r"(r8), "r"(r9),
+			       [exit] "i"(SYS_exit)
+			     : "rcx", "r11", "memory");
+	return ret;
+#elif defined(__aarch64__)
+	/* svc keeps every register but x0. */
+	register long x8 __asm__("x8") = SYS_clone3;
+	register long x0 __asm__("x0") = (long)args;
+	register long x1 __asm__("x1") = sizeof(*args);
+	register long x2 __asm__("x2") = (long)fn;
+	register long x3 __asm__("x3") = (long)arg;
+	__asm__ __volatile__("svc 0\n\t"
+			     "cbnz x0, 1f\n\t"
+			     "mov x29, xzr\n\t" /* the child: its outermost frame */
+			     "mov x30, xzr\n\t"
+			     "mov x0, x3\n\t"
+			     "blr x2\n\t"
+			     "mov x8, %[exit]\n\t"
+			     "svc 0\n\t"
+			     "brk #0\n"
+			     "1:"
+			     : "+r"(x0)
+			     : "r"(x8), "r"(x1), "r"(x2), "r"(x3), [exit] "i"(SYS_exit)
+			     : "memory");
+	return x0;
+#else
+	(void)args, (void)fn, (void)arg;
+	return -ENOSYS;
 #endif
 }
 

@@ -627,7 +627,7 @@ HWC_EXPORT pid_t hwc_counters_pid(const hwc_counters *c)
 HWC_EXPORT int hwc_counters_wait_fd(hwc_counters *c)
 {
 	hwc__clear_error();
-	if (c->pidfd >= 0)
+	if (c->pidfd >= 0 || (c->pidfd = hwc__child_take_pidfd(&c->child)) >= 0)
 		return c->pidfd;
 	if (c->pid <= 0)
 		return hwc__fail(-EINVAL, "the counters have no process to wait for: the target is "

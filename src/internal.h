@@ -136,6 +136,7 @@ size_t hwc__group_size(const hwc_evlist *list, size_t e);
 /* target.c: what counting and sampling share about their targets. */
 struct hwc__child {          /* a COMMAND target's process */
 	pid_t pid;           /* -1: none */
+	int pidfd;           /* the child's, from clone3, until taken; or -1 */
 	bool started;        /* released to exec */
 	char name[256];      /* argv[0], for the exec error */
 	void *stack;         /* the child's until it exec'd (it shares our memory) */
@@ -145,6 +146,9 @@ void hwc__child_init(struct hwc__child *ch);
 int hwc__child_spawn(struct hwc__child *ch, char *const *argv);
 /* Let the child exec: 0, or the exec's -errno (the child is then reaped). */
 int hwc__child_release(struct hwc__child *ch);
+/* The child's pidfd, now the caller's to close, or -1 (made by clone(),
+ * or taken before): then hwc__pidfd_open() it. */
+int hwc__child_take_pidfd(struct hwc__child *ch);
 /* Wait for the child; STATUS (may be NULL) gets its wait status. */
 int hwc__child_reap(struct hwc__child *ch, int *status);
 /* A child never released quits and is reaped. */

@@ -239,7 +239,8 @@ static int start_target(hwc_sampler *s, const struct hwc_target *t)
 				return err;
 		}
 		s->pid = s->tgid = s->child.pid;
-		s->pidfd = hwc__pidfd_open(s->pid, false);
+		if ((s->pidfd = hwc__child_take_pidfd(&s->child)) < 0)
+			s->pidfd = hwc__pidfd_open(s->pid, false);
 		return 0;
 	}
 	return hwc__fail(-EINVAL, "unknown target kind %d", (int)t->kind);

@@ -24,6 +24,7 @@
 void hwc__child_init(struct hwc__child *ch)
 {
 	ch->pid = -1;
+	ch->pidfd = -1;
 	ch->started = false;
 	ch->stack = NULL;
 }
@@ -40,6 +41,9 @@ struct spawn_args {
 			 * a shared futex wake, so no word is waited on or woken
 			 * with FUTEX_PRIVATE_FLAG, whose key would differ */
 	int err;        /* the exec's errno when it failed, else 0 */
+	bool reset_handlers; /* clone() made the child: it resets the caller's
+			      * handlers itself (clone3's CLONE_CLEAR_SIGHAND
+			      * has the kernel do it, without ~60 sigactions) */
 	pid_t parent;   /* the caller's process: the child quits once it is gone */
 	char **argv;    /* a copy: the caller's may go before the release */
 };
@@ -47,8 +51,8 @@ struct spawn_args {
 /* The child: it shares the caller's memory (CLONE_VM, as posix_spawn's
  * child does), so it runs on a stack of its own, calls nothing that locks
  * or allocates, and no handler of the caller's may run in it: it starts
- * with every signal blocked, and each handled signal becomes the default
- * before the mask opens.  Its errno is the caller's thread's, which
+ * with every signal blocked, and each handled signal is the default before
+ * the mask opens (made so by clone3, or here after clone()).  Its errno is the caller's thread's, which
  * hwc__child_release expects.  No instrumentation: ASan's per-thread state
  * is the caller's too. */
 __attribute__((no_sanitize("address", "undefined"))) static int child_main(void *arg)
@@ -56,7 +60,7 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
 	struct spawn_args *a = arg;
 	/* Meanwhile the caller opens the events. */
 	struct sigaction dfl = {.sa_handler = SIG_DFL}, old;
-	for (int sig = 1; sig < NSIG; sig++) {
+	for (int sig = 1; a->reset_handlers && sig < NSIG; sig++) {
 		if (sig == SIGKILL || sig == SIGSTOP || (sig > SIGSYS && sig < SIGRTMIN))
 			continue; /* not to be changed, or glibc's own */
 		if (sigaction(sig, NULL, &old) == 0 && old.sa_handler != SIG_DFL &&
@@ -115,22 +119,49 @@ int hwc__child_spawn(struct hwc__child *ch, char *const *argv)
 	/* Not a fork: copying the caller's page tables, faulting its pages
 	 * copied on write and dropping the copy at the exec cost hwc stat
 	 * ~0.15 ms of CPU (issue 13).  Every signal is blocked until the
-	 * child has made the caller's handlers the default. */
+	 * exec, and the child starts with the caller's handlers made the
+	 * default.  clone3 also gives the pidfd that hwc_counters_wait_fd()
+	 * and the sampler wait on, saving a pidfd_open. */
 	sigset_t all, mask;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &mask);
-	pid_t pid = clone(child_main, stack + size, CLONE_VM | CLONE_CHILD_CLEARTID | SIGCHLD, a,
-			  NULL, NULL, &a->alive);
-	int err = pid < 0 ? -errno : 0;
+	struct clone_args args = {
+		.flags = CLONE_VM | CLONE_CHILD_CLEARTID | CLONE_CLEAR_SIGHAND | CLONE_PIDFD,
+		.pidfd = (uintptr_t)&ch->pidfd,
+		.child_tid = (uintptr_t)&a->alive,
+		.exit_signal = SIGCHLD,
+		.stack = (uintptr_t)stack,
+		.stack_size = size,
+	};
+	a->reset_handlers = false;
+	long pid = hwc__clone3_raw(&args, child_main, a);
+	/* Before Linux 5.5 (no clone3, or no CLONE_CLEAR_SIGHAND), or a
+	 * sandbox that forbids clone3: clone(), as before. */
+	if (pid == -ENOSYS || pid == -EINVAL || pid == -EPERM) {
+		ch->pidfd = -1;
+		a->reset_handlers = true;
+		pid = clone(child_main, stack + size, CLONE_VM | CLONE_CHILD_CLEARTID | SIGCHLD, a,
+			    NULL, NULL, &a->alive);
+		if (pid < 0)
+			pid = -errno;
+	}
 	pthread_sigmask(SIG_SETMASK, &mask, NULL);
 	if (pid < 0) {
+		ch->pidfd = -1;
 		free(stack);
-		return hwc__fail(err, "cannot start a process: %s", strerror(-err));
+		return hwc__fail((int)pid, "cannot start a process: %s", strerror((int)-pid));
 	}
 	snprintf(ch->name, sizeof(ch->name), "%s", argv[0]);
-	ch->pid = pid;
+	ch->pid = (pid_t)pid;
 	ch->stack = stack;
 	return 0;
+}
+
+int hwc__child_take_pidfd(struct hwc__child *ch)
+{
+	int fd = ch->pidfd;
+	ch->pidfd = -1;
+	return fd;
 }
 
 /* The child's stack, once it exec'd or ended. */
@@ -150,6 +181,9 @@ int hwc__child_reap(struct hwc__child *ch, int *status)
 	if (status)
 		*status = st;
 	ch->pid = -1;
+	if (ch->pidfd >= 0)
+		close(ch->pidfd);
+	ch->pidfd = -1;
 	return r < 0 ? -ECHILD : 0;
 }
 
@@ -196,6 +230,9 @@ void hwc__child_discard(struct hwc__child *ch)
 		hwc__child_reap(ch, NULL);
 		free_stack(ch);
 	}
+	if (ch->pidfd >= 0)
+		close(ch->pidfd);
+	ch->pidfd = -1;
 }
 
 #ifndef PIDFD_THREAD

@@ -13,7 +13,11 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -144,6 +148,12 @@ static void test_command(void)
 	hwc_counters_read(c);
 	CHECK_U64(value(c, 0), ==, 0); /* nothing before exec */
 	CHECK_OK(hwc_counters_start(c));
+	/* Its pidfd: from the clone3 that made it, or pidfd_open. */
+	int fd = hwc_counters_wait_fd(c);
+	CHECK(fd >= 0);
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	CHECK_INT(poll(&pfd, 1, 10000), ==, 1);
+	CHECK_INT(hwc_counters_wait_fd(c), ==, fd);
 	int status;
 	CHECK_INT(waitpid(pid, &status, 0), ==, pid);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -207,6 +217,7 @@ static void test_command_is_its_own(void)
 	CHECK_INT(WEXITSTATUS(status), ==, 7);
 	hwc_counters_close(c);
 
+	usr1_seen = 0;
 	struct sigaction sa = {.sa_handler = on_usr1}, old;
 	sigaction(SIGUSR1, &sa, &old);
 	char *true_argv[] = {"true", NULL};
@@ -259,6 +270,37 @@ static void test_command_outlives_no_caller(void)
 	CHECK_INT(r, ==, command);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 127);
 	prctl(PR_SET_CHILD_SUBREAPER, 0);
+}
+
+/* Where clone3 is refused (before Linux 5.5, or a seccomp profile that
+ * answers ENOSYS, as Docker's default does), the command starts through
+ * clone(), resets the caller's handlers itself and is watched through
+ * pidfd_open: the command tests pass again in a process whose filter
+ * refuses clone3. */
+static void test_command_without_clone3(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct sock_filter filter[] = {
+			BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		};
+		struct sock_fprog prog = {.len = sizeof(filter) / sizeof(filter[0]), .filter = filter};
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+			_exit(2);
+		if (syscall(SYS_clone3, NULL, (size_t)0) != -1 || errno != ENOSYS)
+			_exit(3); /* the filter does not hold */
+		test_command();
+		test_command_is_its_own();
+		test_command_not_found();
+		_exit(check_failures ? 1 : 0);
+	}
+	int status;
+	CHECK_INT(waitpid(pid, &status, 0), ==, pid);
+	CHECK(WIFEXITED(status));
+	CHECK_INT(WEXITSTATUS(status), ==, 0);
 }
 
 /* A child that, on each byte from the parent, starts a new thread that
@@ -780,6 +822,7 @@ int main(void)
 	RUN(test_command_not_found);
 	RUN(test_command_is_its_own);
 	RUN(test_command_outlives_no_caller);
+	RUN(test_command_without_clone3);
 	RUN(test_attach_pid_new_thread);
 	RUN(test_attach_existing_threads);
 	RUN(test_inherit);
