@@ -194,8 +194,18 @@ HWC_LIBS := -L$(BUILD)/lib -lhwc $(HWC_TOOL_LIBS) -lm
 # library and bound its calls, ~0.15 ms of each hwc stat's start (issue
 # 13).  Still only the public API: the tool's objects see <hwc/hwc.h>, and
 # libhwc.so stays the library of every other program.
+# The objects `hwc stat` runs are linked first, libhwc's among them (the
+# archive then has no reason to take those members): the kernel maps an
+# executable's pages 16 at a time around each page fault, and kept
+# together they cost hwc stat 5 page faults fewer (127 to 122, the
+# command's included) and 0.5-1.3% of its time (issue 13).  A list that
+# falls behind the code costs only that.
+HWC_FIRST := $(addprefix $(BUILD)/obj/,$(addsuffix .o,tools/hwc/main tools/hwc/cli \
+	tools/hwc/stat tools/hwc/stat_print tools/common/out src/counter src/event \
+	src/target src/cgroup src/error src/event_table src/metric src/pmu src/sys))
 $(BUILD)/bin/hwc: $(HWC_OBJS) $(BUILD)/lib/libhwc.a
-	$(CC) $(LDFLAGS) -o $@ $(HWC_OBJS) $(BUILD)/lib/libhwc.a $(HWC_TOOL_LIBS) $(LDLIBS_HWC)
+	$(CC) $(LDFLAGS) -o $@ $(HWC_FIRST) $(filter-out $(HWC_FIRST),$(HWC_OBJS)) \
+		$(BUILD)/lib/libhwc.a $(HWC_TOOL_LIBS) $(LDLIBS_HWC)
 
 # hwc-serve: libyaml (its web configuration) is static as json-c is;
 # libmicrohttpd (HTTP, and HTTPS through GnuTLS) and libcrypt (bcrypt) are
