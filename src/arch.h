@@ -10,6 +10,9 @@
 
 #include <errno.h>
 #include <linux/sched.h> /* struct clone_args */
+#ifndef CLONE_CLEAR_SIGHAND /* headers before Linux 5.5, whose kernels refuse it */
+#define CLONE_CLEAR_SIGHAND 0x100000000ULL
+#endif
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>

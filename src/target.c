@@ -131,7 +131,9 @@ int hwc__child_spawn(struct hwc__child *ch, char *const *argv)
 		.child_tid = (uintptr_t)&a->alive,
 		.exit_signal = SIGCHLD,
 		.stack = (uintptr_t)stack,
-		.stack_size = size,
+		/* the top 16-byte aligned, as the ABI wants at the child's call,
+		 * whatever malloc's alignment */
+		.stack_size = (((uintptr_t)stack + size) & ~(uintptr_t)15) - (uintptr_t)stack,
 	};
 	a->reset_handlers = false;
 	long pid = hwc__clone3_raw(&args, child_main, a);

@@ -281,6 +281,7 @@ static void test_command_without_clone3(void)
 {
 	pid_t pid = fork();
 	if (pid == 0) {
+		check_failures = 0; /* this process's own */
 		struct sock_filter filter[] = {
 			BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
 			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1),
@@ -289,7 +290,7 @@ static void test_command_without_clone3(void)
 		};
 		struct sock_fprog prog = {.len = sizeof(filter) / sizeof(filter[0]), .filter = filter};
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
-			_exit(2);
+			_exit(77); /* no seccomp here */
 		if (syscall(SYS_clone3, NULL, (size_t)0) != -1 || errno != ENOSYS)
 			_exit(3); /* the filter does not hold */
 		test_command();
@@ -300,6 +301,10 @@ static void test_command_without_clone3(void)
 	int status;
 	CHECK_INT(waitpid(pid, &status, 0), ==, pid);
 	CHECK(WIFEXITED(status));
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
+		SKIP_SUB("no seccomp filter can be installed here (CONFIG_SECCOMP_FILTER off?)");
+		return;
+	}
 	CHECK_INT(WEXITSTATUS(status), ==, 0);
 }
 
