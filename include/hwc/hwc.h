@@ -230,9 +230,9 @@ pid_t hwc_counters_pid(const hwc_counters *c);
 /* A descriptor that polls readable once the command, process or thread of
  * C ends (a pidfd, owned by C: the one a command was started with, else
  * opened on the first call).  -ESRCH: it ended and was reaped before a
- * first call had a descriptor to give; -EOPNOTSUPP: before Linux 6.9, a thread that does not
- * lead its process cannot be watched (look for it now and then); -EINVAL:
- * there is no process (SELF, CPUS without argv). */
+ * first call had a descriptor to give; -EOPNOTSUPP: before Linux 6.9, a
+ * thread that does not lead its process cannot be watched (look for it
+ * now and then); -EINVAL: there is no process (SELF, CPUS without argv). */
 int hwc_counters_wait_fd(hwc_counters *c);
 
 /* Instances: one per CPU for HWC_TARGET_CPUS, one per thread otherwise. */
