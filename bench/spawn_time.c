@@ -1,6 +1,9 @@
 /* spawn_time N CMD [ARGS] [-- CMD2 [ARGS] ...]: run each command N times,
- * interleaved (CMD, CMD2, ..., CMD, CMD2, ...) so that a loaded machine
- * slows them alike, their output discarded.  One line per command: the
+ * interleaved, one round of all of them after another, so that a loaded
+ * machine slows them alike, their output discarded.  Each round runs them
+ * in a new order (a fixed pseudo-random sequence): a command that always
+ * followed the same one would inherit that one's effect on the caches
+ * (after perf, any command starts slower).  One line per command: the
  * median wall time in ms, the median peak RSS in KiB of the command's own
  * process (wait4's ru_maxrss; children not included), and, given two or
  * more commands, the quartiles (25%, 50%, 75%) over the N rounds of its
@@ -57,8 +60,18 @@ int main(int argc, char **argv)
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	int order[16];
+	for (int c = 0; c < ncmd; c++)
+		order[c] = c;
+	srand(1);
 	for (int i = 0; i < n; i++) {
-		for (int c = 0; c < ncmd; c++) {
+		for (int k = ncmd - 1; k > 0; k--) { /* Fisher-Yates */
+			int j = rand() % (k + 1), t = order[k];
+			order[k] = order[j];
+			order[j] = t;
+		}
+		for (int k = 0; k < ncmd; k++) {
+			int c = order[k];
 			struct timespec t0, t1;
 			pid_t pid;
 			clock_gettime(CLOCK_MONOTONIC, &t0);
