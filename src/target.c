@@ -52,9 +52,9 @@ struct spawn_args {
  * child does), so it runs on a stack of its own, calls nothing that locks
  * or allocates, and no handler of the caller's may run in it: it starts
  * with every signal blocked, and each handled signal is the default before
- * the mask opens (made so by clone3, or here after clone()).  Its errno is the caller's thread's, which
- * hwc__child_release expects.  No instrumentation: ASan's per-thread state
- * is the caller's too. */
+ * the mask opens (made so by clone3, or here after clone()).  Its errno is
+ * the caller's thread's, which hwc__child_release expects.  No
+ * instrumentation: ASan's per-thread state is the caller's too. */
 __attribute__((no_sanitize("address", "undefined"))) static int child_main(void *arg)
 {
 	struct spawn_args *a = arg;
@@ -166,6 +166,14 @@ int hwc__child_take_pidfd(struct hwc__child *ch)
 	return fd;
 }
 
+/* A pidfd nobody took. */
+static void close_pidfd(struct hwc__child *ch)
+{
+	if (ch->pidfd >= 0)
+		close(ch->pidfd);
+	ch->pidfd = -1;
+}
+
 /* The child's stack, once it exec'd or ended. */
 static void free_stack(struct hwc__child *ch)
 {
@@ -183,9 +191,7 @@ int hwc__child_reap(struct hwc__child *ch, int *status)
 	if (status)
 		*status = st;
 	ch->pid = -1;
-	if (ch->pidfd >= 0)
-		close(ch->pidfd);
-	ch->pidfd = -1;
+	close_pidfd(ch);
 	return r < 0 ? -ECHILD : 0;
 }
 
@@ -232,9 +238,7 @@ void hwc__child_discard(struct hwc__child *ch)
 		hwc__child_reap(ch, NULL);
 		free_stack(ch);
 	}
-	if (ch->pidfd >= 0)
-		close(ch->pidfd);
-	ch->pidfd = -1;
+	close_pidfd(ch);
 }
 
 #ifndef PIDFD_THREAD
