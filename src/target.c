@@ -48,6 +48,34 @@ struct spawn_args {
 	char **argv;    /* a copy: the caller's may go before the release */
 };
 
+/* The first DIR/FILE along PATH that this process may execute (access(2)
+ * X_OK), as execvp(3) tries them; NULL when FILE has a slash, when none
+ * is found, or at a candidate longer than BUF: execvp then searches
+ * itself.  A directory or a script without #! passes access() but not
+ * execve(), and execvp's search after it gives the same result as ever. */
+__attribute__((no_sanitize("address", "undefined"))) static const char *
+find_in_path(const char *file, char *buf, size_t size)
+{
+	const char *dirs = getenv("PATH");
+	if (!dirs || !*file || strchr(file, '/'))
+		return NULL;
+	size_t flen = strlen(file);
+	for (const char *d = dirs;; d++) {
+		size_t dlen = strcspn(d, ":");
+		if (dlen + 1 + flen >= size)
+			return NULL;
+		/* an empty entry is the current directory, as for execvp */
+		memcpy(buf, d, dlen);
+		buf[dlen] = '/';
+		memcpy(buf + (dlen ? dlen + 1 : 0), file, flen + 1);
+		if (faccessat(AT_FDCWD, buf, X_OK, AT_EACCESS) == 0)
+			return buf;
+		d += dlen;
+		if (!*d)
+			return NULL;
+	}
+}
+
 /* The child: it shares the caller's memory (CLONE_VM, as posix_spawn's
  * child does), so it runs on a stack of its own, calls nothing that locks
  * or allocates, and no handler of the caller's may run in it: it starts
@@ -67,6 +95,11 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
 		    old.sa_handler != SIG_IGN)
 			sigaction(sig, &dfl, NULL);
 	}
+	/* While the caller opens the events: where execvp will find the
+	 * command, so that the release costs one execve rather than one per
+	 * directory of PATH before the command's (issue 13). */
+	char found[4096];
+	const char *path = find_in_path(a->argv[0], found, sizeof(found));
 	/* A caller killed before its release never says: the child looks
 	 * every 0.1 s whether it still has its parent. */
 	const struct timespec tick = {0, 100 * 1000 * 1000};
@@ -81,7 +114,9 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	execvp(a->argv[0], a->argv);
+	if (path)
+		execve(path, a->argv, environ);
+	execvp(a->argv[0], a->argv); /* its own search, errors and scripts */
 	a->err = errno; /* read by the caller once the exit cleared a->alive */
 	_exit(127);
 }

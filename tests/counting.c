@@ -17,6 +17,7 @@
 #include <linux/seccomp.h>
 #include <stddef.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -196,6 +197,86 @@ static void on_usr1(int sig)
  * fork): what it runs is a copy of argv, taken at open, and no handler of
  * the caller's runs in it; a signal sent to it before its exec acts as on
  * the command. */
+/* The command run as PATH finds it: the exit status of COMMAND, started
+ * through the library (whose child looks along PATH while the events
+ * open), or -1. */
+static int exit_status_of(char *command)
+{
+	hwc_evlist *l = check_evlist("task-clock");
+	char *argv[] = {command, NULL};
+	struct hwc_target t = {.kind = HWC_TARGET_COMMAND, .argv = argv};
+	hwc_counters *c = open_or_die(l, &t);
+	pid_t pid = hwc_counters_pid(c);
+	int status = -1;
+	if (hwc_counters_start(c) == 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status))
+		status = WEXITSTATUS(status);
+	hwc_counters_close(c);
+	hwc_evlist_free(l);
+	return status;
+}
+
+static void write_file(const char *path, const char *text, mode_t mode)
+{
+	FILE *f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fputs(text, f);
+	CHECK_INT(fclose(f), ==, 0);
+	CHECK_INT(chmod(path, mode), ==, 0);
+}
+
+/* The command found as execvp(3) finds it, whatever the child found first:
+ * past a directory and a file it may not execute of the same name, a
+ * script without #! run by /bin/sh, the current directory for an empty
+ * PATH entry, execvp's default path without PATH. */
+static void test_command_found_as_execvp_would(void)
+{
+	char dir[] = "/tmp/hwc-path-XXXXXX", path[256], sub[200];
+	CHECK(mkdtemp(dir) != NULL);
+	const char *saved = getenv("PATH");
+	char *old_path = saved ? strdup(saved) : NULL;
+	for (int i = 0; i < 4; i++) {
+		snprintf(sub, sizeof(sub), "%s/%c", dir, 'a' + i);
+		CHECK_INT(mkdir(sub, 0700), ==, 0);
+	}
+	snprintf(path, sizeof(path), "%s/a/hwc-probe", dir);
+	CHECK_INT(mkdir(path, 0700), ==, 0); /* access(X_OK) passes, execve fails */
+	snprintf(path, sizeof(path), "%s/b/hwc-probe", dir);
+	write_file(path, "#!/bin/sh\nexit 3\n", 0600); /* not executable */
+	snprintf(path, sizeof(path), "%s/c/hwc-probe", dir);
+	write_file(path, "#!/bin/sh\nexit 7\n", 0700);
+	snprintf(path, sizeof(path), "%s/d/hwc-noexec", dir);
+	write_file(path, "exit 5\n", 0700); /* ENOEXEC: execvp runs /bin/sh */
+
+	snprintf(path, sizeof(path), "%s/a:%s/b:%s/c:%s/d", dir, dir, dir, dir);
+	CHECK_INT(setenv("PATH", path, 1), ==, 0);
+	CHECK_INT(exit_status_of("hwc-probe"), ==, 7);
+	CHECK_INT(exit_status_of("hwc-noexec"), ==, 5);
+
+	char cwd[4096];
+	CHECK(getcwd(cwd, sizeof(cwd)) != NULL);
+	snprintf(sub, sizeof(sub), "%s/c", dir);
+	CHECK_INT(chdir(sub), ==, 0);
+	snprintf(path, sizeof(path), "%s/a:", dir); /* "": the current directory */
+	CHECK_INT(setenv("PATH", path, 1), ==, 0);
+	CHECK_INT(exit_status_of("hwc-probe"), ==, 7);
+	CHECK_INT(chdir(cwd), ==, 0);
+
+	CHECK_INT(unsetenv("PATH"), ==, 0); /* execvp's default: /bin:/usr/bin */
+	CHECK_INT(exit_status_of("true"), ==, 0);
+	if (old_path)
+		setenv("PATH", old_path, 1);
+	free(old_path);
+
+	const char *names[] = {"a/hwc-probe", "b/hwc-probe", "c/hwc-probe", "d/hwc-noexec",
+			       "a", "b", "c", "d", ""};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		CHECK_INT(remove(path), ==, 0);
+	}
+}
+
 static void test_command_is_its_own(void)
 {
 	hwc_evlist *l = check_evlist("task-clock");
@@ -825,6 +906,7 @@ int main(void)
 	RUN(test_start_stop_reset);
 	RUN(test_command);
 	RUN(test_command_not_found);
+	RUN(test_command_found_as_execvp_would);
 	RUN(test_command_is_its_own);
 	RUN(test_command_outlives_no_caller);
 	RUN(test_command_without_clone3);
