@@ -83,28 +83,40 @@ static inline uint64_t hwc__rdtsc_insn(void)
 }
 #endif
 
-/* futex(2) without errno: a CLONE_VM child (src/target.c) shares its
- * caller's thread pointer, hence errno, which glibc's syscall() would set
- * behind the running caller's back.  Returns -errno. */
-static inline long hwc__futex_raw(uint32_t *word, int op, uint32_t val,
-				  const struct timespec *timeout)
+/* A system call without errno: a CLONE_VM child (src/target.c) shares
+ * its caller's thread pointer, hence errno, which glibc's wrappers would
+ * set behind the running caller's back.  Returns -errno; -ENOSYS where
+ * this file has no such assembly. */
+static inline long hwc__syscall4_raw(long nr, long a, long b, long c, long d)
 {
 #if defined(__x86_64__)
-	register long r10 __asm__("r10") = (long)timeout;
+	register long r10 __asm__("r10") = d;
 	long ret;
 	__asm__ __volatile__("syscall"
 			     : "=a"(ret)
-			     : "a"((long)SYS_futex), "D"(word), "S"((long)op), "d"((long)val), "r"(r10)
+			     : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10)
 			     : "rcx", "r11", "memory");
 	return ret;
 #elif defined(__aarch64__)
-	register long x8 __asm__("x8") = SYS_futex;
-	register long x0 __asm__("x0") = (long)word;
-	register long x1 __asm__("x1") = op;
-	register long x2 __asm__("x2") = val;
-	register long x3 __asm__("x3") = (long)timeout;
+	register long x8 __asm__("x8") = nr;
+	register long x0 __asm__("x0") = a;
+	register long x1 __asm__("x1") = b;
+	register long x2 __asm__("x2") = c;
+	register long x3 __asm__("x3") = d;
 	__asm__ __volatile__("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3) : "memory");
 	return x0;
+#else
+	(void)nr, (void)a, (void)b, (void)c, (void)d;
+	return -ENOSYS;
+#endif
+}
+
+/* futex(2) without errno (above).  Returns -errno. */
+static inline long hwc__futex_raw(uint32_t *word, int op, uint32_t val,
+				  const struct timespec *timeout)
+{
+#if defined(__x86_64__) || defined(__aarch64__)
+	return hwc__syscall4_raw(SYS_futex, (long)word, op, (long)val, (long)timeout);
 #else
 	/* Elsewhere errno is written, which only a timed-out wait does. */
 	long ret = syscall(SYS_futex, word, op, val, timeout, NULL, 0);

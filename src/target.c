@@ -48,11 +48,17 @@ struct spawn_args {
 	char **argv;    /* a copy: the caller's may go before the release */
 };
 
+#ifndef SYS_faccessat2
+#define SYS_faccessat2 439 /* Linux 5.8, numbered alike on x86-64 and arm64 */
+#endif
+
 /* The first DIR/FILE along PATH that this process may execute (access(2)
  * X_OK), as execvp(3) tries them; NULL when FILE has a slash, when none
- * is found, or at a candidate longer than BUF: execvp then searches
- * itself.  A directory or a script without #! passes access() but not
- * execve(), and execvp's search after it gives the same result as ever. */
+ * is found, or at a candidate longer than BUF or an error on which execvp
+ * would stop (ELOOP, EIO...): execvp then searches itself.  A directory or
+ * a script without #! passes access() but not execve(), and execvp's
+ * search after it gives the same result as ever.  Without errno, which is
+ * the running caller's (hwc__syscall4_raw). */
 __attribute__((no_sanitize("address", "undefined"))) static const char *
 find_in_path(const char *file, char *buf, size_t size)
 {
@@ -68,8 +74,13 @@ find_in_path(const char *file, char *buf, size_t size)
 		memcpy(buf, d, dlen);
 		buf[dlen] = '/';
 		memcpy(buf + (dlen ? dlen + 1 : 0), file, flen + 1);
-		if (faccessat(AT_FDCWD, buf, X_OK, AT_EACCESS) == 0)
+		long err = hwc__syscall4_raw(SYS_faccessat2, AT_FDCWD, (long)buf, X_OK, AT_EACCESS);
+		if (err == 0)
 			return buf;
+		/* those on which execvp goes on to the next directory */
+		if (err != -EACCES && err != -ENOENT && err != -ESTALE && err != -ENOTDIR &&
+		    err != -ENODEV && err != -ETIMEDOUT)
+			return NULL; /* ELOOP, EIO..., or no faccessat2 (before Linux 5.8) */
 		d += dlen;
 		if (!*d)
 			return NULL;
