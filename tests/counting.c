@@ -199,7 +199,7 @@ static void on_usr1(int sig)
  * the command. */
 /* The command run as PATH finds it: the exit status of COMMAND, started
  * through the library (whose child looks along PATH while the events
- * open), or -1. */
+ * open), or -1000 + the start's -errno when it could not execute. */
 static int exit_status_of(char *command)
 {
 	hwc_evlist *l = check_evlist("task-clock");
@@ -207,8 +207,10 @@ static int exit_status_of(char *command)
 	struct hwc_target t = {.kind = HWC_TARGET_COMMAND, .argv = argv};
 	hwc_counters *c = open_or_die(l, &t);
 	pid_t pid = hwc_counters_pid(c);
-	int status = -1;
-	if (hwc_counters_start(c) == 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status))
+	int status = -1, err = hwc_counters_start(c);
+	if (err)
+		status = -1000 + err;
+	else if (waitpid(pid, &status, 0) == pid && WIFEXITED(status))
 		status = WEXITSTATUS(status);
 	hwc_counters_close(c);
 	hwc_evlist_free(l);
@@ -228,15 +230,16 @@ static void write_file(const char *path, const char *text, mode_t mode)
 
 /* The command found as execvp(3) finds it, whatever the child found first:
  * past a directory and a file it may not execute of the same name, a
- * script without #! run by /bin/sh, the current directory for an empty
- * PATH entry, execvp's default path without PATH. */
+ * script without #! run by /bin/sh, not past a symbolic link loop (execvp
+ * stops there), the current directory for an empty PATH entry, execvp's
+ * default path without PATH. */
 static void test_command_found_as_execvp_would(void)
 {
 	char dir[] = "/tmp/hwc-path-XXXXXX", path[256], sub[200];
 	CHECK(mkdtemp(dir) != NULL);
 	const char *saved = getenv("PATH");
 	char *old_path = saved ? strdup(saved) : NULL;
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 5; i++) {
 		snprintf(sub, sizeof(sub), "%s/%c", dir, 'a' + i);
 		CHECK_INT(mkdir(sub, 0700), ==, 0);
 	}
@@ -248,11 +251,18 @@ static void test_command_found_as_execvp_would(void)
 	write_file(path, "#!/bin/sh\nexit 7\n", 0700);
 	snprintf(path, sizeof(path), "%s/d/hwc-noexec", dir);
 	write_file(path, "exit 5\n", 0700); /* ENOEXEC: execvp runs /bin/sh */
+	snprintf(path, sizeof(path), "%s/c/hwc-loop", dir);
+	write_file(path, "#!/bin/sh\nexit 9\n", 0700);
+	snprintf(path, sizeof(path), "%s/e/hwc-loop", dir);
+	CHECK_INT(symlink("hwc-loop", path), ==, 0);
 
 	snprintf(path, sizeof(path), "%s/a:%s/b:%s/c:%s/d", dir, dir, dir, dir);
 	CHECK_INT(setenv("PATH", path, 1), ==, 0);
 	CHECK_INT(exit_status_of("hwc-probe"), ==, 7);
 	CHECK_INT(exit_status_of("hwc-noexec"), ==, 5);
+	snprintf(path, sizeof(path), "%s/e:%s/c", dir, dir);
+	CHECK_INT(setenv("PATH", path, 1), ==, 0);
+	CHECK_INT(exit_status_of("hwc-loop"), ==, -1000 - ELOOP);
 
 	char cwd[4096];
 	CHECK(getcwd(cwd, sizeof(cwd)) != NULL);
@@ -269,8 +279,8 @@ static void test_command_found_as_execvp_would(void)
 		setenv("PATH", old_path, 1);
 	free(old_path);
 
-	const char *names[] = {"a/hwc-probe", "b/hwc-probe", "c/hwc-probe", "d/hwc-noexec",
-			       "a", "b", "c", "d", ""};
+	const char *names[] = {"a/hwc-probe", "b/hwc-probe", "c/hwc-probe", "c/hwc-loop",
+			       "d/hwc-noexec", "e/hwc-loop", "a", "b", "c", "d", "e", ""};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		CHECK_INT(remove(path), ==, 0);
