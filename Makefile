@@ -212,9 +212,11 @@ HWC_FIRST := $(filter $(HWC_OBJS) $(LIBHWC_OBJS),$(addprefix $(BUILD)/obj/,$(add
 	src/pmu src/sys)))
 # Packed relative relocations (DT_RELR, glibc 2.36), where the toolchain
 # has them: 34 KiB of relocations that ld.so reads at every start become
-# 0.4 KiB.
-HWC_RELR := $(shell echo 'int main(void){return 0;}' | \
-	$(CC) -x c - -Wl,-z,pack-relative-relocs -o /dev/null 2>/dev/null && echo -Wl,-z,pack-relative-relocs)
+# 0.4 KiB.  Probed with the linker LDFLAGS pick, whose warning that it
+# ignores the option (binutils' for arm64, lld 14) counts as a no.
+HWC_RELR := $(shell echo 'int main(void){return 0;}' | $(CC) $(LDFLAGS) -x c - \
+	-Wl,--fatal-warnings -Wl,-z,pack-relative-relocs -o /dev/null 2>/dev/null && \
+	echo -Wl,-z,pack-relative-relocs)
 $(BUILD)/bin/hwc: $(HWC_OBJS) $(HWC_FIRST) $(BUILD)/lib/libhwc.a
 	$(CC) $(LDFLAGS) $(HWC_RELR) -o $@ $(HWC_FIRST) $(filter-out $(HWC_FIRST),$(HWC_OBJS)) \
 		$(BUILD)/lib/libhwc.a $(HWC_TOOL_LIBS) $(LDLIBS_HWC)
