@@ -155,7 +155,8 @@ enum hwc_target_kind {
 struct hwc_target {
 	enum hwc_target_kind kind;
 	pid_t pid;            /* PROCESS, THREAD */
-	char *const *argv;    /* COMMAND: argv[0] is looked up in PATH; CPUS: also run this
+	char *const *argv;    /* COMMAND: argv[0] is looked up in PATH, at the open that
+			       * makes the process (as posix_spawnp); CPUS: also run this
 			       * command, started once the CPUs count (perf stat -a -- CMD) */
 	const int *cpus;      /* CPUS: the CPUs to count on; NULL means all online */
 	size_t ncpus;
