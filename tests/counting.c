@@ -197,21 +197,46 @@ static void on_usr1(int sig)
  * fork): what it runs is a copy of argv, taken at open, and no handler of
  * the caller's runs in it; a signal sent to it before its exec acts as on
  * the command. */
+/* A counter of the execve calls PID makes from now on, or -1 where the
+ * tracepoint cannot be opened. */
+static int execve_counter(pid_t pid)
+{
+	static const char *const ids[] = {"/sys/kernel/tracing/events/syscalls/sys_enter_execve/id",
+					  "/sys/kernel/debug/tracing/events/syscalls/sys_enter_execve/id"};
+	unsigned long long id = 0;
+	for (size_t i = 0; i < 2 && !id; i++) {
+		FILE *f = fopen(ids[i], "r");
+		if (f && fscanf(f, "%llu", &id) != 1)
+			id = 0;
+		if (f)
+			fclose(f);
+	}
+	struct perf_event_attr a = {.type = PERF_TYPE_TRACEPOINT, .size = sizeof(a), .config = id};
+	return id ? (int)syscall(SYS_perf_event_open, &a, pid, -1, -1, PERF_FLAG_FD_CLOEXEC) : -1;
+}
+
 /* The command run as PATH finds it: the exit status of COMMAND, started
  * through the library (whose child looks along PATH while the events
- * open), or -1000 + the start's -errno when it could not execute. */
-static int exit_status_of(char *command)
+ * open), or -1000 + the start's -errno when it could not execute.  *EXECS:
+ * the execve calls of its start, or -1 where they cannot be counted. */
+static int exit_status_of(char *command, long long *execs)
 {
 	hwc_evlist *l = check_evlist("task-clock");
 	char *argv[] = {command, NULL};
 	struct hwc_target t = {.kind = HWC_TARGET_COMMAND, .argv = argv};
 	hwc_counters *c = open_or_die(l, &t);
 	pid_t pid = hwc_counters_pid(c);
+	int fd = execve_counter(pid);
 	int status = -1, err = hwc_counters_start(c);
 	if (err)
 		status = -1000 + err;
 	else if (waitpid(pid, &status, 0) == pid && WIFEXITED(status))
 		status = WEXITSTATUS(status);
+	*execs = -1;
+	if (fd >= 0 && read(fd, execs, sizeof(*execs)) != sizeof(*execs))
+		*execs = -1;
+	if (fd >= 0)
+		close(fd);
 	hwc_counters_close(c);
 	hwc_evlist_free(l);
 	return status;
@@ -228,59 +253,78 @@ static void write_file(const char *path, const char *text, mode_t mode)
 	CHECK_INT(chmod(path, mode), ==, 0);
 }
 
-/* The command found as execvp(3) finds it, whatever the child found first:
- * past a directory and a file it may not execute of the same name, a
- * script without #! run by /bin/sh, not past a symbolic link loop (execvp
- * stops there), the current directory for an empty PATH entry, execvp's
- * default path without PATH. */
+/* The command found as execvp(3) finds it, with one execve where the
+ * child's own look along PATH found it: past a file it may not execute and
+ * a directory without it; the current directory for an empty PATH entry.
+ * Where the child's look and execve disagree, as execvp would have it: a
+ * directory of the command's name, a script without #! run by /bin/sh, a
+ * symbolic link loop (execvp stops there).  And execvp's default path
+ * without PATH. */
 static void test_command_found_as_execvp_would(void)
 {
 	char dir[] = "/tmp/hwc-path-XXXXXX", path[256], sub[200];
 	CHECK(mkdtemp(dir) != NULL);
 	const char *saved = getenv("PATH");
 	char *old_path = saved ? strdup(saved) : NULL;
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < 6; i++) {
 		snprintf(sub, sizeof(sub), "%s/%c", dir, 'a' + i);
 		CHECK_INT(mkdir(sub, 0700), ==, 0);
 	}
+	static const struct {
+		const char *name, *text;
+		mode_t mode;
+	} files[] = {
+		{"b/hwc-probe", "#!/bin/sh\nexit 3\n", 0600}, /* not executable */
+		{"c/hwc-probe", "#!/bin/sh\nexit 7\n", 0700},
+		{"f/hwc-probe", "#!/bin/sh\nexit 8\n", 0700},
+		{"d/hwc-noexec", "exit 5\n", 0700}, /* ENOEXEC: execvp runs /bin/sh */
+		{"c/hwc-loop", "#!/bin/sh\nexit 9\n", 0700},
+	};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i].name);
+		write_file(path, files[i].text, files[i].mode);
+	}
 	snprintf(path, sizeof(path), "%s/a/hwc-probe", dir);
 	CHECK_INT(mkdir(path, 0700), ==, 0); /* access(X_OK) passes, execve fails */
-	snprintf(path, sizeof(path), "%s/b/hwc-probe", dir);
-	write_file(path, "#!/bin/sh\nexit 3\n", 0600); /* not executable */
-	snprintf(path, sizeof(path), "%s/c/hwc-probe", dir);
-	write_file(path, "#!/bin/sh\nexit 7\n", 0700);
-	snprintf(path, sizeof(path), "%s/d/hwc-noexec", dir);
-	write_file(path, "exit 5\n", 0700); /* ENOEXEC: execvp runs /bin/sh */
-	snprintf(path, sizeof(path), "%s/c/hwc-loop", dir);
-	write_file(path, "#!/bin/sh\nexit 9\n", 0700);
 	snprintf(path, sizeof(path), "%s/e/hwc-loop", dir);
 	CHECK_INT(symlink("hwc-loop", path), ==, 0);
 
+	long long execs;
+	snprintf(path, sizeof(path), "%s/b:%s/d:%s/c", dir, dir, dir);
+	CHECK_INT(setenv("PATH", path, 1), ==, 0);
+	CHECK_INT(exit_status_of("hwc-probe", &execs), ==, 7);
+	if (execs < 0)
+		printf("  (not counting execve calls: no syscalls:sys_enter_execve tracepoint here)\n");
+	else
+		CHECK_INT(execs, ==, 1); /* execvp alone makes 3 */
+
 	snprintf(path, sizeof(path), "%s/a:%s/b:%s/c:%s/d", dir, dir, dir, dir);
 	CHECK_INT(setenv("PATH", path, 1), ==, 0);
-	CHECK_INT(exit_status_of("hwc-probe"), ==, 7);
-	CHECK_INT(exit_status_of("hwc-noexec"), ==, 5);
+	CHECK_INT(exit_status_of("hwc-probe", &execs), ==, 7);
+	CHECK_INT(exit_status_of("hwc-noexec", &execs), ==, 5);
 	snprintf(path, sizeof(path), "%s/e:%s/c", dir, dir);
 	CHECK_INT(setenv("PATH", path, 1), ==, 0);
-	CHECK_INT(exit_status_of("hwc-loop"), ==, -1000 - ELOOP);
+	CHECK_INT(exit_status_of("hwc-loop", &execs), ==, -1000 - ELOOP);
 
 	char cwd[4096];
 	CHECK(getcwd(cwd, sizeof(cwd)) != NULL);
 	snprintf(sub, sizeof(sub), "%s/c", dir);
 	CHECK_INT(chdir(sub), ==, 0);
-	snprintf(path, sizeof(path), "%s/a:", dir); /* "": the current directory */
+	snprintf(path, sizeof(path), ":%s/f", dir); /* "": the current directory, first */
 	CHECK_INT(setenv("PATH", path, 1), ==, 0);
-	CHECK_INT(exit_status_of("hwc-probe"), ==, 7);
+	CHECK_INT(exit_status_of("hwc-probe", &execs), ==, 7);
+	if (execs >= 0)
+		CHECK_INT(execs, ==, 1);
 	CHECK_INT(chdir(cwd), ==, 0);
 
 	CHECK_INT(unsetenv("PATH"), ==, 0); /* execvp's default: /bin:/usr/bin */
-	CHECK_INT(exit_status_of("true"), ==, 0);
+	CHECK_INT(exit_status_of("true", &execs), ==, 0);
 	if (old_path)
 		setenv("PATH", old_path, 1);
 	free(old_path);
 
-	const char *names[] = {"a/hwc-probe", "b/hwc-probe", "c/hwc-probe", "c/hwc-loop",
-			       "d/hwc-noexec", "e/hwc-loop", "a", "b", "c", "d", "e", ""};
+	const char *names[] = {"a/hwc-probe", "b/hwc-probe", "c/hwc-probe", "f/hwc-probe",
+			       "d/hwc-noexec", "c/hwc-loop", "e/hwc-loop", "a", "b", "c", "d", "e", "f", ""};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		CHECK_INT(remove(path), ==, 0);
