@@ -77,6 +77,7 @@ static int add_map(hwc_symbols *s, uint32_t pid, uint64_t start, uint64_t len, u
 struct thread_comm {
 	uint64_t time;
 	const char *comm;
+	bool exec; /* from an exec's COMM */
 };
 
 /* A thread's names over time, and where it came from: until it names
@@ -117,11 +118,13 @@ static int set_comm(hwc_symbols *s, uint32_t tid, const char *comm, uint64_t tim
 		t->cap = cap;
 	}
 	/* A name read earlier in the file but stamped after this exec (perf
-	 * synthesizes the workload's pre-exec name) only applies before it. */
+	 * synthesizes the workload's pre-exec name) only applies before it;
+	 * not a later exec's, which the file can hold first (its CPU's buffer
+	 * written before this one's). */
 	for (size_t i = 0; exec && i < t->n; i++)
-		if (t->v[i].time > time)
+		if (t->v[i].time > time && !t->v[i].exec)
 			t->v[i].time = 0;
-	t->v[t->n++] = (struct thread_comm){time, hwc__intern(s, comm)};
+	t->v[t->n++] = (struct thread_comm){time, hwc__intern(s, comm), exec};
 	return 0;
 }
 

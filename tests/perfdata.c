@@ -532,6 +532,22 @@ static void test_comm_out_of_order(void)
 	} idle = {{PERF_RECORD_COMM, 0, sizeof(idle)}, 0, 0, "idle0"};
 	CHECK_OK(hwc_symbols_record(s, &idle.h, &attr));
 	CHECK_STR_EQ(hwc_symbols_comm(s, 0, 90), "idle0");
+
+	/* One process exec'ing twice, the second exec's COMM first in the
+	 * file (its CPU's buffer written first): each name from its exec on. */
+	struct perf_event_attr timed = {.size = sizeof(timed), .sample_type = PERF_SAMPLE_TIME,
+					.sample_id_all = 1};
+	struct {
+		struct perf_event_header h;
+		uint32_t pid, tid;
+		char comm[16];
+		uint64_t time; /* sample_id_all's */
+	} second = {{PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, sizeof(second)}, 400, 400, "two", 2000},
+	  first = {{PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, sizeof(first)}, 400, 400, "one", 1000};
+	CHECK_OK(hwc_symbols_record(s, &second.h, &timed));
+	CHECK_OK(hwc_symbols_record(s, &first.h, &timed));
+	CHECK_STR_EQ(hwc_symbols_comm(s, 400, 1500), "one");
+	CHECK_STR_EQ(hwc_symbols_comm(s, 400, 2500), "two");
 	hwc_symbols_free(s);
 }
 
