@@ -431,6 +431,31 @@ class Naming(unittest.TestCase):
                    if e["dso"] == "libmcalls" and not e["known"]]
         self.assertEqual(unknown, [])
 
+    def test_plt_stub_breakpoints_named_as_perf(self):
+        # The same names without sampling's luck: an execute breakpoint on
+        # each stub (perf's mem:ADDR:x) puts every sample in it.  Its
+        # address is fixed by running libmcalls without address
+        # randomization (setarch -R), where every PIE program loads at one
+        # base, read off cat's own maps.
+        if not shutil.which("objdump") or not shutil.which("setarch"):
+            self.skipTest("needs objdump and setarch")
+        prog = os.path.join(BUILD, "workloads", "libmcalls")
+        maps = run(["setarch", "-R", "cat", "/proc/self/maps"]).stdout
+        base = int(maps.split("-", 1)[0], 16)
+        stubs = dict((m.group(2), int(m.group(1), 16)) for m in re.finditer(
+            r"^([0-9a-f]+) <(fabs@plt|sin@plt)>:", run(["objdump", "-d", prog]).stdout, re.M))
+        self.assertEqual(set(stubs), {"fabs@plt", "sin@plt"}, stubs)
+        for name, offset in sorted(stubs.items()):
+            path = os.path.join(self.tmp, "bp-%s.data" % name)
+            p = run(["perf", "record", "-q", "-e", "mem:0x%x:x" % (base + offset), "-c", "100",
+                     "-o", path, "--", "setarch", "-R", prog, "1"], check=False)
+            if p.returncode != 0:
+                self.skipTest("perf record cannot set an execute breakpoint here: " + p.stderr)
+            theirs = perf_top(path)
+            self.assertEqual(theirs[:1], [(name, 100.0)], theirs)
+            ours = self_shares(report_json(path, "--sort", "symbol", "--no-children"))
+            self.assertEqual(ours, {name: 100.0}, ours)
+
     def test_idle_task_is_swapper(self):
         # A system-wide recording holds the idle task's samples (pid 0),
         # which perf calls swapper; a fully busy machine may have none
