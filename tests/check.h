@@ -4,6 +4,7 @@
 #define HWC_TEST_CHECK_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <glob.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -277,6 +279,24 @@ static inline const char *stderr_captured(void)
 	fclose(stderr_file);
 	fputs(buf, stderr); /* still shown in the test's log */
 	return buf;
+}
+
+/* Write TEXT to PATH, made (with MODE) or emptied, never through a
+ * symbolic link there.  A step that fails is a failed check; returns 0 or
+ * -1. */
+static inline int check_write_file(const char *path, const char *text, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
+	size_t len = strlen(text);
+	bool ok = fd >= 0 && write(fd, text, len) == (ssize_t)len && fchmod(fd, mode) == 0;
+	int err = errno;
+	if (fd >= 0 && close(fd) != 0 && ok)
+		ok = false, err = errno;
+	if (!ok) {
+		fprintf(stderr, "cannot write %s: %s\n", path, strerror(err));
+		check_failures++;
+	}
+	return ok ? 0 : -1;
 }
 
 /* Remove DIR and what it holds (a test's temporary directory). */

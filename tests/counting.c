@@ -242,17 +242,6 @@ static int exit_status_of(char *command, long long *execs)
 	return status;
 }
 
-static void write_file(const char *path, const char *text, mode_t mode)
-{
-	FILE *f = fopen(path, "w");
-	CHECK(f != NULL);
-	if (!f)
-		return;
-	fputs(text, f);
-	CHECK_INT(fclose(f), ==, 0);
-	CHECK_INT(chmod(path, mode), ==, 0);
-}
-
 /* The command found as execvp(3) finds it, with one execve where the
  * child's own look along PATH found it: past a file it may not execute and
  * a directory without it; the current directory for an empty PATH entry.
@@ -282,7 +271,7 @@ static void test_command_found_as_execvp_would(void)
 	};
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, files[i].name);
-		write_file(path, files[i].text, files[i].mode);
+		check_write_file(path, files[i].text, files[i].mode);
 	}
 	snprintf(path, sizeof(path), "%s/a/hwc-probe", dir);
 	CHECK_INT(mkdir(path, 0700), ==, 0); /* access(X_OK) passes, execve fails */

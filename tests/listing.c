@@ -455,15 +455,6 @@ static void test_pmus_walk(void)
 /* A core PMU this VM does not have, as a fake sysfs tree: a test double for
  * what this kernel cannot show.  Runs in a child so the environment change
  * and libhwc's caches stay there. */
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	if (!f || fputs(text, f) < 0 || fclose(f)) {
-		perror(path);
-		exit(1);
-	}
-}
-
 static int fake_cpu_event(const struct hwc_event_info *ev, void *arg)
 {
 	int *seen = arg;
@@ -515,7 +506,8 @@ static void test_fake_core_pmu(void)
 	};
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		snprintf(path, sizeof(path), "%s/bus/event_source/devices/cpu/%s", root, files[i][0]);
-		write_file(path, files[i][1]);
+		if (check_write_file(path, files[i][1], 0644))
+			exit(1);
 	}
 	pid_t pid = fork();
 	if (pid == 0) {

@@ -30,16 +30,6 @@ static const char *at(const char *name)
 	return path[k];
 }
 
-static void put(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	CHECK(f != NULL);
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-}
-
 static const char *get(const char *path)
 {
 	static char buf[256];
@@ -110,7 +100,7 @@ static void test_private_and_descriptor(void)
 static void test_replace_and_keep_old(void)
 {
 	const char *path = at("r.txt"), *old = at("r.txt.old");
-	put(path, "first");
+	check_write_file(path, "first", 0644);
 	hwc_output *o;
 	/* Without the flag, the previous file is replaced, not kept. */
 	CHECK_INT(hwc_output_create(&o, path, 0), ==, 0);
@@ -130,7 +120,7 @@ static void test_replace_and_keep_old(void)
 static void test_discard(void)
 {
 	const char *path = at("d.txt");
-	put(path, "kept");
+	check_write_file(path, "kept", 0644);
 	hwc_output *o;
 	CHECK_INT(hwc_output_create(&o, path, HWC_OUTPUT_KEEP_OLD), ==, 0);
 	fputs("lost", hwc_output_stream(o));
@@ -145,7 +135,7 @@ static void test_discard(void)
 static void test_refused(void)
 {
 	hwc_output *o = (hwc_output *)1;
-	put(at("victim"), "victim");
+	check_write_file(at("victim"), "victim", 0644);
 	CHECK_INT(symlink(at("victim"), at("link")), ==, 0);
 	CHECK_INT(hwc_output_create(&o, at("link"), 0), ==, -ELOOP);
 	CHECK(o == NULL);
@@ -211,7 +201,7 @@ static void test_name_taken_meanwhile(void)
 static void test_write_error(void)
 {
 	const char *path = at("w.txt");
-	put(path, "previous");
+	check_write_file(path, "previous", 0644);
 	struct rlimit saved, small = {4096, 0};
 	getrlimit(RLIMIT_FSIZE, &saved);
 	small.rlim_max = saved.rlim_max;
@@ -234,7 +224,7 @@ static void test_write_error(void)
 static void test_recording(void)
 {
 	const char *path = at("rec.data"), *old = at("rec.data.old");
-	put(path, "an earlier recording");
+	check_write_file(path, "an earlier recording", 0644);
 	hwc_recording *rec;
 	CHECK_INT(hwc_recording_create_flags(&rec, path, HWC_OUTPUT_KEEP_OLD), ==, 0);
 	if (!rec)
@@ -313,7 +303,7 @@ static void test_at_no_replace(void)
 		return;
 	}
 	fputs("ours", hwc_output_stream(o));
-	put(at("c/kallsyms"), "theirs");
+	check_write_file(at("c/kallsyms"), "theirs", 0644);
 	CHECK_INT(hwc__output_commit(o), ==, -EEXIST);
 	CHECK_STR_CONTAINS(hwc_errdetail(), "left as it is");
 	CHECK_STR_EQ(get(at("c/kallsyms")), "theirs");

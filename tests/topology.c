@@ -23,12 +23,9 @@ static void put(const char *path, const char *text)
 		mkdir(full, 0755);
 		*p = '/';
 	}
-	FILE *f = fopen(full, "w");
-	CHECK(f != NULL);
-	if (f) {
-		fprintf(f, "%s\n", text);
-		fclose(f);
-	}
+	char line[4096];
+	snprintf(line, sizeof(line), "%s\n", text);
+	check_write_file(full, line, 0644);
 }
 
 static void test_fake_tree(void)
