@@ -429,7 +429,7 @@ PMU_BINS   := $(patsubst tests/pmu/%.c,$(BUILD)/tests/pmu/%,$(PMU_SRCS))
 PMU_SUITE  := $(BUILD)/pmu-suite
 # The native tests that run there; those that cannot, with why: tests/pmu/run.
 PMU_NATIVE := output sample_parse fastread userpage perfdata stat_print golden machine \
-              listing counting overflow cpc_enable cpc_set_create cpc_generic_events \
+              listing counting spawn overflow cpc_enable cpc_set_create cpc_generic_events \
               cpc_bind_curlwp cpc_buf_create cpc_open cpc_seterrhndlr cpc_terminate \
               pctx_capture pctx_set_events pmc_counting pmc_errors pmc_pie pmc_pipe \
               pmc_sigio pmc_tunables cpc_npic pmc_pmu

@@ -224,6 +224,25 @@ static inline hwc_evlist *check_evlist(const char *spec)
 	}
 	return l;
 }
+
+/* LIST opened on TARGET, or exit(1) with the detail. */
+static inline hwc_counters *check_counters_open(hwc_evlist *l, const struct hwc_target *t)
+{
+	hwc_counters *c;
+	if (hwc_counters_open(&c, l, t)) {
+		fprintf(stderr, "open failed: %s\n", hwc_errdetail());
+		exit(1);
+	}
+	return c;
+}
+
+/* Event EV's raw count, summed over the instances. */
+static inline uint64_t check_value(hwc_counters *c, size_t ev)
+{
+	struct hwc_value v;
+	CHECK_OK(hwc_counters_value(c, HWC_ALL, ev, &v));
+	return v.raw;
+}
 #endif
 
 /* Does the kernel expose a core hardware PMU?  x86's cpu (cpu_core on
