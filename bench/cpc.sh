@@ -19,31 +19,34 @@ printf 'cpc_set_sample / PAPI_read:  1 event %s, 4 events %s, 8 events %s\n' \
 	"$(ratio "$(get 'cpc_set_sample, 8 events')" "$(get 'PAPI_read, 8 events')")"
 echo
 
-echo "== cputrack vs perf stat: $RUNS runs each, medians"
-printf '%-52s %10s %14s\n' "" "wall ms" "peak RSS KiB"
-row() { # label command...
-	local label=$1; shift
-	read -r ms kb < <("$B/spawn_time" "$RUNS" "$@")
-	printf '%-52s %10s %14s\n' "$label" "$ms" "$kb"
-	echo "$ms $kb" >"$tmp/$(echo "$label" | tr -c 'a-z0-9' _)"
-}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-row "cputrack -c task-clock,page-faults true" "$HWC_BUILD/bin/cputrack" -c task-clock,page-faults true
-row "perf stat -e task-clock,page-faults true" perf stat -e task-clock,page-faults true
+echo "== cputrack vs perf stat: $RUNS rounds, each running every command once in a new order, medians"
 # family exits 7 on purpose; the shell makes the status 0 for spawn_time.
 fam="$W/family 300; true"
-row "cputrack -fe -c task-clock,page-faults family 300" \
-	"$HWC_BUILD/bin/cputrack" -fe -c task-clock,page-faults /bin/sh -c "$fam"
-row "perf stat -e task-clock,page-faults family 300" perf stat -e task-clock,page-faults /bin/sh -c "$fam"
-row "family 300 alone" /bin/sh -c "$fam"
-f() { cut -d' ' -f"$2" "$tmp/$(echo "$1" | tr -c 'a-z0-9' _)"; }
+labels=(
+	"cputrack -c task-clock,page-faults true"
+	"perf stat -e task-clock,page-faults true"
+	"cputrack -fe -c task-clock,page-faults family 300"
+	"perf stat -e task-clock,page-faults family 300"
+	"family 300 alone"
+)
+# One spawn_time run interleaves them, so that the load of a shared
+# machine falls on all alike; its lines are in the order given.
+mapfile -t out < <("$B/spawn_time" "$RUNS" \
+	"$HWC_BUILD/bin/cputrack" -c task-clock,page-faults true -- \
+	perf stat -e task-clock,page-faults true -- \
+	"$HWC_BUILD/bin/cputrack" -fe -c task-clock,page-faults /bin/sh -c "$fam" -- \
+	perf stat -e task-clock,page-faults /bin/sh -c "$fam" -- \
+	/bin/sh -c "$fam")
+printf '%-52s %10s %14s\n' "" "wall ms" "peak RSS KiB"
+for i in "${!labels[@]}"; do
+	read -r ms kb _ <<<"${out[i]}"
+	printf '%-52s %10s %14s\n' "${labels[i]}" "$ms" "$kb"
+done
+f() { cut -d' ' -f"$2" <<<"${out[$1]}"; } # line (0-based), field
 printf 'cputrack / perf stat, true: wall %s, RSS %s\n' \
-	"$(ratio "$(f "cputrack -c task-clock,page-faults true" 1)" "$(f "perf stat -e task-clock,page-faults true" 1)")" \
-	"$(ratio "$(f "cputrack -c task-clock,page-faults true" 2)" "$(f "perf stat -e task-clock,page-faults true" 2)")"
+	"$(ratio "$(f 0 1)" "$(f 1 1)")" "$(ratio "$(f 0 2)" "$(f 1 2)")"
 printf 'cputrack -fe / perf stat, family (fork, exec, thread): wall %s\n' \
-	"$(ratio "$(f "cputrack -fe -c task-clock,page-faults family 300" 1)" \
-		"$(f "perf stat -e task-clock,page-faults family 300" 1)")"
+	"$(ratio "$(f 2 1)" "$(f 3 1)")"
 echo "(cputrack counts each LWP and process separately and follows them with ptrace,"
 echo " with one controlling process per followed process, as on illumos; perf stat"
 echo " counts the whole family as one, with inherited counters.)"
