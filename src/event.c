@@ -387,6 +387,10 @@ static int unknown_event(const char *token, const char *spec)
 		for (size_t i = 0; i < 3 && s.best[i].name[0]; i++)
 			hwc__fail_append("%s '%s'", i ? "," : "", s.best[i].name);
 		hwc__fail_append("?");
+	} else if (strcasecmp(model, "perf") == 0 || strcasecmp(model, "perf_raw") == 0) {
+		/* not listed (pfm.c): perf's names for the same events are */
+		hwc__fail_append("; `hwc list generic`, `cache`, `software` and `tracepoint` "
+				 "show the events it names");
 	} else if (model[0]) {
 		hwc__fail_append("; `hwc list --pmu %s` shows its events", model);
 	} else {
@@ -565,6 +569,10 @@ static int resolve_one(const char *token, const char *spec, struct hwc__ev *ev, 
 		if (err != HWC__NOT_MINE)
 			return err == 0 && colon ? hwc__modify(ev, colon + 1, token) : err;
 		err = hwc__resolve_pfm(token, ev);
+		/* libpfm4's perf table also named the tracepoints; hwc starts
+		 * libpfm4 without it (pfm.c) and has its own. */
+		if (err == HWC__NOT_MINE && strcasecmp(buf, "perf") == 0)
+			err = hwc__resolve_tracepoint(rest, ev);
 		return err == HWC__NOT_MINE ? unknown_event(token, spec) : err;
 	}
 

@@ -313,6 +313,12 @@ static int unknown_pmu(const char *pmu)
 		consider(&c, categories[i]);
 	hwc__pfm_models_walk(consider_model, &c);
 	hwc__pmus_walk(consider_pmu, &c);
+	if (hwc__pfm_model_known(pmu))
+		return hwc__fail(-ENOENT, "libpfm4's '%s' table is not listed: hwc starts libpfm4 "
+					  "without it, as its setup reads every tracepoint; its names "
+					  "still encode as %s::NAME (hwc-events(7)), and hwc's own are "
+					  "`hwc list generic`, `cache`, `software` and `tracepoint`",
+				 pmu, pmu);
 	hwc__fail(-ENOENT, "unknown PMU or libpfm4 model '%s'", pmu);
 	if (c.best[0]) {
 		hwc__fail_append("; did you mean '%s'?", c.best);

@@ -59,15 +59,33 @@ static void pfm_setup(void)
 		return;
 	}
 	/* model::EVENT must encode for models absent from this host; libpfm4
-	 * only reads this switch at initialisation (documented in libhwc(3)).
-	 * Unset again after: the commands we count inherit the environment, and
+	 * only reads these switches at initialisation (documented in libhwc(3)).
+	 * Restored after: the commands we count inherit the environment, and
 	 * one more variable changes what their loader and libc execute. */
 	bool set = !getenv("LIBPFM_ENCODE_INACTIVE");
 	if (set)
 		setenv("LIBPFM_ENCODE_INACTIVE", "1", 0);
+	/* Without libpfm4's copy of perf's generic events (is_generic_table):
+	 * setting it up reads the id file of every tracepoint, ~2300 files and
+	 * ~20 ms here, at every start that needs a native name.  perf::NAME
+	 * still encodes, as the events of inactive models do; the tracepoints
+	 * are hwc's own (hwc-events(7)). */
+	const char *env = getenv("LIBPFM_DISABLED_PMUS");
+	char *user = env ? strdup(env) : NULL, *disabled = NULL;
+	if ((!env || user) &&
+	    asprintf(&disabled, "%s%sperf,perf_raw", user ? user : "", user && *user ? "," : "") < 0)
+		disabled = NULL;
+	if (disabled)
+		setenv("LIBPFM_DISABLED_PMUS", disabled, 1);
 	pfm_status = pfm_initialize();
 	if (set)
 		unsetenv("LIBPFM_ENCODE_INACTIVE");
+	if (disabled && user)
+		setenv("LIBPFM_DISABLED_PMUS", user, 1);
+	else if (disabled)
+		unsetenv("LIBPFM_DISABLED_PMUS");
+	free(disabled);
+	free(user);
 }
 
 /* Is libpfm4 loaded and initialised?  Quietly: callers that only look
@@ -102,10 +120,11 @@ static bool pmu_info(int pmu, pfm_pmu_info_t *info)
 /* libpfm4's "perf" and "perf_raw" tables restate perf's generic events
  * under other spellings (CYCLES, PERF_COUNT_HW_CPU_CYCLES, r0x1c2); hwc has
  * one spelling for those, so a bare name never resolves through them.
- * perf::NAME still does, as in PAPI. */
+ * perf::NAME still does, as in PAPI.  libpfm4 starts without them
+ * (pfm_setup): they are neither listed nor walked. */
 static bool is_generic_table(const char *pmu)
 {
-	return strcmp(pmu, "perf") == 0 || strcmp(pmu, "perf_raw") == 0;
+	return strcasecmp(pmu, "perf") == 0 || strcasecmp(pmu, "perf_raw") == 0;
 }
 
 const char *hwc__pfm_host_model(int *ncounters, int *nfixed)
@@ -258,6 +277,9 @@ int hwc__resolve_pfm(const char *spec, struct hwc__ev *ev)
 			return HWC__NOT_MINE;
 		}
 		snprintf(ev->pmu, sizeof(ev->pmu), "%s", pinfo.name);
+	} else if (fstr && strstr(fstr, "::")) {
+		/* a table libpfm4 encodes but did not start (perf, perf_raw) */
+		snprintf(ev->pmu, sizeof(ev->pmu), "%.*s", (int)(strstr(fstr, "::") - fstr), fstr);
 	}
 	snprintf(ev->origin, sizeof(ev->origin), "libpfm4 %s", fstr ? fstr : spec);
 	free(fstr);
@@ -338,6 +360,8 @@ bool hwc__pfm_model_known(const char *model)
 {
 	if (!pfm_ready())
 		return false;
+	if (is_generic_table(model))
+		return true; /* not started, but encoded (pfm_setup) */
 	pfm_pmu_info_t pinfo;
 	int pmu;
 	pfm_for_all_pmus(pmu)

@@ -5,6 +5,7 @@ and a library that cannot be loaded is a clear error naming it, never a
 crash.  The missing library is real: in a private mount namespace,
 /dev/null is bind-mounted over the library's file."""
 import ctypes
+import json
 import os
 import shutil
 import subprocess
@@ -54,6 +55,77 @@ class LazyLibs(unittest.TestCase):
         self.assertTrue(any(os.path.basename(f) == "hwc" for f in files), p.stdout)
         loaded = sorted(f for f in files if any(lib in os.path.basename(f) for lib in LAZY))
         self.assertEqual(loaded, [], "hwc stat -e task-clock mapped them")
+
+
+def encoding(spec):
+    """What SPEC opens, as hwc list -v --json resolves it."""
+    p = run([HWC, "list", "-v", "--json", spec])
+    if p.returncode != 0:
+        raise AssertionError(f"{spec}: {p.stderr}")
+    return json.loads(p.stdout)["events"][0]["encoding"]
+
+
+class Libpfm4Start(unittest.TestCase):
+    """libpfm4 starts without its copy of perf's generic events, "perf" and
+    "perf_raw" (src/pfm.c): setting that copy up reads the id file of every
+    tracepoint, at each start of anything that needs a native name."""
+
+    def test_native_name_reads_no_tracepoint(self):
+        root = "/sys/kernel/tracing/events"
+        if not os.access(root, os.R_OK):
+            self.skipTest(root + " is not readable: libpfm4 would read no tracepoint either")
+        ids = sum(1 for _, _, files in os.walk(root) for f in files if f == "id")
+        if ids < 500:
+            self.skipTest(f"only {ids} tracepoints: too few to tell the two starts apart")
+        # hwc counts the opens of an inner hwc that needs libpfm4.
+        p = run([HWC, "stat", "-x,", "-e", "syscalls:sys_enter_openat", "--",
+                 HWC, "stat", "-e", "perf::TASK-CLOCK", "true"])
+        if p.returncode != 0 and "syscalls:sys_enter_openat" in p.stderr:
+            self.skipTest("no syscalls tracepoints here: " + p.stderr.strip())
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("perf::TASK-CLOCK", p.stderr)  # the inner hwc counted
+        opens = int(p.stderr.strip().splitlines()[-1].split(",")[0])
+        self.assertLess(opens, 200, f"{opens} openat calls, with {ids} tracepoints here")
+
+    def test_perf_names_still_encode(self):
+        clock = encoding("perf::TASK-CLOCK")
+        self.assertEqual((clock["type"], clock["config"], clock["pmu"]), (1, "0x1", "perf"))
+        raw = encoding("perf_raw::r01c2")
+        self.assertEqual((raw["type"], raw["config"], raw["pmu"]), (4, "0x1c2", "perf_raw"))
+        root = "/sys/kernel/tracing/events/sched/sched_switch"
+        if not os.access(root, os.R_OK):
+            self.skipTest(root + " is not readable")
+        # libpfm4's table named the tracepoints too: now they are hwc's own.
+        tp, ours = encoding("perf::sched:sched_switch"), encoding("sched:sched_switch")
+        self.assertEqual((tp["type"], tp["config"]), (ours["type"], ours["config"]))
+        p = run([HWC, "stat", "-e", "perf::sched:no_such_event", "true"])
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("unknown tracepoint 'sched:no_such_event'", p.stderr)
+
+    def test_environment_is_the_users(self):
+        # LIBPFM_DISABLED_PMUS is set only while libpfm4 starts: the counted
+        # command sees what the user set, or nothing.
+        show = ["sh", "-c", 'printf %s "${LIBPFM_DISABLED_PMUS-unset}"']
+        for value, seen in ((None, "unset"), ("amd64", "amd64")):
+            env = dict(os.environ)
+            env.pop("LIBPFM_DISABLED_PMUS", None)
+            if value:
+                env["LIBPFM_DISABLED_PMUS"] = value
+            p = run([HWC, "stat", "-e", "perf::TASK-CLOCK", "--"] + show, env=env)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(p.stdout, seen)
+        # The user's own list still applies.
+        p = run([HWC, "stat", "-e", "skl::INST_RETIRED:ANY_P", "true"],
+                env=dict(os.environ, LIBPFM_DISABLED_PMUS="skl"))
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("unknown model 'skl'", p.stderr)
+
+    def test_listing_the_copy_says_why(self):
+        for table in ("perf", "perf_raw"):
+            p = run([HWC, "list", "--pmu", table])
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn(f"libpfm4's '{table}' table is not listed", p.stderr)
+            self.assertIn("hwc list generic", p.stderr)
 
 
 class MissingLibrary(unittest.TestCase):
