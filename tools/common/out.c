@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -67,11 +68,22 @@ void out_failed(FILE *f, int err)
 static int finish(FILE *f, int close_it)
 {
 	int err = remembered(f);
-	/* Failed since the last out_flush(): errno is still the failure's
-	 * unless a call since then failed too. */
-	if (!err && ferror(f))
-		err = errno ? errno : -1;
 	forget(f);
+	/* Failed since the last out_flush().  errno may be a later call's by
+	 * now (hwc list reads sysfs between its writes), so where output is
+	 * still buffered the file is asked again: that meets the same failure.
+	 * Otherwise the failing write was the last thing written, and errno is
+	 * still its own unless a call since then failed too. */
+	if (!err && ferror(f)) {
+		int stale = errno;
+		if (__fpending(f) > 0) {
+			clearerr(f);
+			errno = 0;
+			if (fflush(f) != 0 && errno)
+				stale = errno;
+		}
+		err = stale ? stale : -1;
+	}
 	errno = 0;
 	if (fflush(f) != 0 && !err)
 		err = errno ? errno : -1;
