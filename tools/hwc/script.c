@@ -524,7 +524,8 @@ static size_t record_size(const struct script *sc, const struct pending *p)
  * order, keep the others. */
 static int flush(struct script *sc, uint64_t limit)
 {
-	qsort(sc->pend, sc->npend, sizeof(*sc->pend), by_time);
+	if (sc->npend) /* pend is NULL before the first sample: qsort's pointer must not be */
+		qsort(sc->pend, sc->npend, sizeof(*sc->pend), by_time);
 	size_t k = 0;
 	while (k < sc->npend && sc->pend[k].time <= limit) {
 		if (emit(sc, &sc->pend[k]))
