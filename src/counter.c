@@ -132,7 +132,7 @@ static int open_group(hwc_counters *c, size_t i, size_t leader)
 	const struct instance *in = &c->inst[i];
 	size_t n = c->evs.e[leader].group_size;
 	pid_t pid = hwc__cpu_wide(c->kind) ? -1 : in->tid;
-	for (size_t e = leader; e < leader + n; e++) {
+	for (size_t e = leader; e != HWC__NO_EVENT; e = c->evs.e[e].next) {
 		struct perf_event_attr attr = c->evs.e[e].ev->pub.attr;
 		attr.size = sizeof(attr);
 		attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
@@ -154,7 +154,7 @@ static int open_group(hwc_counters *c, size_t i, size_t leader)
 		else if ((err = hwc__apply_filter(fd, c->evs.e[e].ev)))
 			close(fd);
 		if (err) {
-			for (size_t k = leader; k < e; k++) {
+			for (size_t k = leader; k != e; k = c->evs.e[k].next) {
 				close(c->fd[SLOT(c, i, k)]);
 				c->fd[SLOT(c, i, k)] = -1;
 			}
@@ -168,8 +168,8 @@ static int open_group(hwc_counters *c, size_t i, size_t leader)
 /* Open every group on instance I.  -ESRCH means the task is gone. */
 static int open_instance(hwc_counters *c, size_t i)
 {
-	for (size_t g = 0; g < c->nev; g += c->evs.e[g].group_size) {
-		if (c->evs.e[g].status)
+	for (size_t g = 0; g < c->nev; g++) {
+		if (!c->evs.e[g].group_size || c->evs.e[g].status)
 			continue;
 		/* A hybrid's core PMU counts on its own CPUs only, an uncore PMU
 		 * on its cpumask's: elsewhere the group stays unopened and counts 0. */
@@ -180,7 +180,7 @@ static int open_instance(hwc_counters *c, size_t i)
 		if (!err)
 			continue;
 		if (skippable(c, err) && i == 0) {
-			for (size_t k = g; k < g + c->evs.e[g].group_size; k++) {
+			for (size_t k = g; k != HWC__NO_EVENT; k = c->evs.e[k].next) {
 				c->evs.e[k].status = err;
 				snprintf(c->evs.e[k].error, sizeof(c->evs.e[k].error), "%s", hwc_errdetail());
 			}
@@ -438,24 +438,18 @@ HWC_EXPORT int hwc_counters_read(hwc_counters *c)
 {
 	hwc__clear_error();
 	for (size_t i = 0; i < c->ninst; i++) {
-		for (size_t g = 0; g < c->nev; g += c->evs.e[g].group_size) {
-			if (c->fd[SLOT(c, i, g)] < 0)
+		for (size_t g = 0; g < c->nev; g++) {
+			if (!c->evs.e[g].group_size || c->fd[SLOT(c, i, g)] < 0)
 				continue;
 			int err = read_group(c, i, g, g);
 			if (err)
 				return err;
-			size_t n = c->evs.e[g].group_size;
-			struct snap *s = &c->cur[SLOT(c, i, g)];
-			if (n == 1) {
-				s->raw = c->buf[0];
+			bool one = c->evs.e[g].group_size == 1;
+			for (size_t k = g; k != HWC__NO_EVENT; k = c->evs.e[k].next) {
+				struct snap *s = &c->cur[SLOT(c, i, k)];
+				s->raw = c->buf[one ? 0 : 3 + c->evs.e[k].pos];
 				s->enabled = c->buf[1];
 				s->running = c->buf[2];
-				continue;
-			}
-			for (size_t k = 0; k < n; k++) {
-				s[k].raw = c->buf[3 + k];
-				s[k].enabled = c->buf[1];
-				s[k].running = c->buf[2];
 			}
 		}
 	}
@@ -495,7 +489,7 @@ HWC_EXPORT int hwc_counters_read_fast(hwc_counters *c, size_t inst, size_t ev,
 		int err = read_group(c, inst, g, ev);
 		if (err)
 			return err;
-		now.raw = c->buf[c->evs.e[g].group_size > 1 ? 3 + ev - g : 0];
+		now.raw = c->buf[c->evs.e[g].group_size > 1 ? 3 + c->evs.e[ev].pos : 0];
 		now.enabled = c->buf[1];
 		now.running = c->buf[2];
 	}
@@ -512,25 +506,27 @@ HWC_EXPORT int hwc_counters_read_fast(hwc_counters *c, size_t inst, size_t ev,
 int hwc__counters_read_raw(hwc_counters *c, uint64_t *raw)
 {
 	bool mine = c->user_read && pthread_equal(c->owner, pthread_self());
-	for (size_t g = 0; g < c->nev; g += c->evs.e[g].group_size) {
-		size_t n = c->evs.e[g].group_size, k = 0;
+	for (size_t g = 0; g < c->nev; g++) {
+		size_t n = c->evs.e[g].group_size, k = g;
+		if (!n)
+			continue;
 		if (c->evs.e[g].status) {
-			memset(&raw[g], 0, n * sizeof(*raw));
+			for (; k != HWC__NO_EVENT; k = c->evs.e[k].next)
+				raw[k] = 0;
 			continue;
 		}
 		uint64_t ena, run;
 		if (HWC__HAVE_RDPMC && mine)
-			for (; k < n && c->user_read[g + k]; k++)
-				if (!hwc__userpage_read(c->page[g + k], hwc__rdpmc, NULL, &raw[g + k],
-							&ena, &run))
+			for (; k != HWC__NO_EVENT && c->user_read[k]; k = c->evs.e[k].next)
+				if (!hwc__userpage_read(c->page[k], hwc__rdpmc, NULL, &raw[k], &ena, &run))
 					break;
-		if (k == n)
+		if (k == HWC__NO_EVENT)
 			continue;
 		int err = read_group(c, 0, g, g);
 		if (err)
 			return err;
-		for (k = 0; k < n; k++)
-			raw[g + k] = c->buf[n > 1 ? 3 + k : 0];
+		for (k = g; k != HWC__NO_EVENT; k = c->evs.e[k].next)
+			raw[k] = c->buf[n > 1 ? 3 + c->evs.e[k].pos : 0];
 	}
 	return 0;
 }
@@ -699,7 +695,7 @@ static int read_raw(const hwc_counters *c, size_t i, size_t ev, uint64_t *raw)
 	if (r != (ssize_t)(words * sizeof(uint64_t)))
 		return hwc__fail_text(r < 0 ? -errno : -EIO, "cannot read the counter to arm its "
 							    "overflow notification");
-	*raw = n > 1 ? buf[3 + (ev - leader)] : buf[0];
+	*raw = n > 1 ? buf[3 + c->evs.e[ev].pos] : buf[0];
 	return 0;
 }
 

@@ -172,6 +172,12 @@ struct hwc__opened {
 	struct hwc__ev *ev;   /* a private copy: the attr as opened */
 	size_t leader;        /* index of its group's leader; a leader's own */
 	size_t group_size;    /* a leader: events in its group (1 alone); a member: 0 */
+	/* A group is opened and read in one order: its leader, then its members
+	 * by index.  Walk NEXT, read at 3 + POS: do not count on the members
+	 * following their leader. */
+	size_t next;          /* the group's next event in that order, HWC__NO_EVENT after
+			       * its last */
+	size_t pos;           /* its place in that order: 0 the leader */
 	bool user_only;       /* kernel counting was denied: switched to user space */
 	bool ungrouped;       /* its weak group was refused: opened on its own */
 	int cgroup_fd;        /* its cgroup's directory (PERF_FLAG_PID_CGROUP), or -1 */
@@ -187,6 +193,7 @@ struct hwc__events {
 	struct hwc__opened *e;
 	size_t n, cap;
 };
+#define HWC__NO_EVENT SIZE_MAX
 /* The largest group counting and sampling open: its values are read into
  * buffers on the stack (a signal handler may read them). */
 #define HWC__MAX_GROUP 64
@@ -197,6 +204,8 @@ int hwc__events_add(struct hwc__events *s, const struct hwc_event *pub, size_t l
 /* Append every event of LIST with its groups: 0 or -errno with detail. */
 int hwc__events_add_list(struct hwc__events *s, const hwc_evlist *list);
 void hwc__events_free(struct hwc__events *s);
+/* Is the group led by G laid out as written: its members right after it? */
+bool hwc__group_in_place(const struct hwc__events *s, size_t g);
 /* Open event E of S with ATTR (a copy of its attr the caller adjusted):
  * 0 with *FD, -errno (no detail: the caller explains the open),
  * HWC__RETRY_USER_ONLY when kernel counting was denied, the event may fall

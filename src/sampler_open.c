@@ -120,50 +120,60 @@ static void close_task(hwc_sampler *s, size_t t)
 		}
 }
 
-/* Open every event of thread T (or of the CPUs) on every CPU.  Returns 0,
- * HWC__RETRY_USER_ONLY or HWC__RETRY_UNGROUPED (the caller starts over:
- * see hwc__open_event), or -errno. */
-static int open_task(hwc_sampler *s, size_t t)
+/* Open event E of thread T (or of the CPUs) on CPU C: 0, HWC__RETRY_USER_ONLY
+ * or HWC__RETRY_UNGROUPED, or -errno (the caller closes T's events). */
+static int open_one(hwc_sampler *s, size_t t, size_t c, size_t e)
 {
 	pid_t pid = s->tids[t];
+	const struct hwc__opened *m = &s->evs.e[e];
+	bool leads = m->group_size > 0;
+	struct perf_event_attr attr = m->ev->pub.attr;
+	attr.disabled = leads;
+	attr.enable_on_exec = leads && s->kind == HWC_TARGET_COMMAND;
+	attr.inherit = hwc__sampler_task_target(s) && !(s->tflags & HWC_NO_INHERIT);
+	attr.inherit_thread = attr.inherit && (s->tflags & HWC_THREADS_ONLY);
+	if (!attr.inherit)
+		attr.inherit_stat = 0;
+	int group_fd = leads ? -1 : s->fd[HWC__SLOT(s, t, c, m->leader)];
+	int fd;
+	int err = hwc__open_event(&s->evs, e, &attr, pid, s->cpus[c], group_fd, s->tflags, &fd);
+	if (err) {
+		if (hwc__open_again(err) || (err == -ESRCH && t > 0))
+			return err; /* start over, or a thread that exited meanwhile */
+		return hwc__sampler_explain(s, err, e, &attr, pid, s->cpus[c]);
+	}
+	s->fd[HWC__SLOT(s, t, c, e)] = fd;
+	err = hwc__apply_filter(fd, s->evs.e[e].ev);
+	if (!err)
+		err = hwc__sampler_add_id(s, e, fd);
+	if (!err && s->ring[c].fd < 0)
+		err = map_ring(s, c, fd);
+	else if (!err && ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->ring[c].fd) < 0)
+		err = hwc__fail(-errno, "cannot send '%s' to the CPU %d buffer: %s",
+				s->evs.e[e].ev->name, s->cpus[c], strerror(errno));
+	return err;
+}
+
+/* Open every event of thread T (or of the CPUs) on every CPU, a group's
+ * leader before its members.  Returns 0, HWC__RETRY_USER_ONLY or
+ * HWC__RETRY_UNGROUPED (the caller starts over: see hwc__open_event), or
+ * -errno. */
+static int open_task(hwc_sampler *s, size_t t)
+{
 	for (size_t c = 0; c < s->ncpus; c++) {
-		for (size_t e = 0; e < s->evs.n; e++) {
-			const struct hwc__opened *m = &s->evs.e[e];
-			bool leads = m->group_size > 0;
+		for (size_t g = 0; g < s->evs.n; g++) {
+			if (!s->evs.e[g].group_size)
+				continue;
 			/* A hybrid's core PMU samples on its own CPUs only (its group's PMU). */
 			if (s->cpus[c] >= 0 &&
-			    !hwc__pmu_covers_cpu(s->evs.e[leads ? e : m->leader].ev->pub.pmu, s->cpus[c],
-						 s->every_cpu))
+			    !hwc__pmu_covers_cpu(s->evs.e[g].ev->pub.pmu, s->cpus[c], s->every_cpu))
 				continue;
-			struct perf_event_attr attr = s->evs.e[e].ev->pub.attr;
-			attr.disabled = leads;
-			attr.enable_on_exec = leads && s->kind == HWC_TARGET_COMMAND;
-			attr.inherit = hwc__sampler_task_target(s) && !(s->tflags & HWC_NO_INHERIT);
-			attr.inherit_thread = attr.inherit && (s->tflags & HWC_THREADS_ONLY);
-			if (!attr.inherit)
-				attr.inherit_stat = 0;
-			int group_fd = leads ? -1 : s->fd[HWC__SLOT(s, t, c, m->leader)];
-			int fd;
-			int err = hwc__open_event(&s->evs, e, &attr, pid, s->cpus[c], group_fd,
-						  s->tflags, &fd);
-			if (err) {
-				close_task(s, t);
-				if (hwc__open_again(err) || (err == -ESRCH && t > 0))
-					return err; /* start over, or a thread that exited meanwhile */
-				return hwc__sampler_explain(s, err, e, &attr, pid, s->cpus[c]);
-			}
-			s->fd[HWC__SLOT(s, t, c, e)] = fd;
-			err = hwc__apply_filter(fd, s->evs.e[e].ev);
-			if (!err)
-				err = hwc__sampler_add_id(s, e, fd);
-			if (!err && s->ring[c].fd < 0)
-				err = map_ring(s, c, fd);
-			else if (!err && ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->ring[c].fd) < 0)
-				err = hwc__fail(-errno, "cannot send '%s' to the CPU %d buffer: %s",
-						s->evs.e[e].ev->name, s->cpus[c], strerror(errno));
-			if (err) {
-				close_task(s, t);
-				return err;
+			for (size_t e = g; e != HWC__NO_EVENT; e = s->evs.e[e].next) {
+				int err = open_one(s, t, c, e);
+				if (err) {
+					close_task(s, t);
+					return err;
+				}
 			}
 		}
 	}

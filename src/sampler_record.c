@@ -87,7 +87,13 @@ HWC_EXPORT int hwc_recording_add_sampler(hwc_recording *rec, const hwc_sampler *
 	int base = (int)hwc_recording_nevents(rec);
 	for (size_t e = 0; e < s->evs.n; e++) {
 		const struct hwc__opened *m = &s->evs.e[e];
-		int leader = m->group_size == 1 ? -1 : base + (int)m->leader; /* -1: alone */
+		/* -1: alone; or in a group perf.data cannot describe, as its
+		 * members do not follow the leader (a refused weak group's
+		 * topdown events, kept together): its samples need none */
+		int leader = s->evs.e[m->leader].group_size == 1 ||
+					     !hwc__group_in_place(&s->evs, m->leader)
+				     ? -1
+				     : base + (int)m->leader;
 		int idx = hwc__recording_add_event(rec, &s->evs.e[e].ev->pub.attr, s->evs.e[e].ev->name, leader);
 		if (idx < 0)
 			return idx;

@@ -451,8 +451,15 @@ int hwc__events_add(struct hwc__events *s, const struct hwc_event *pub, size_t l
 	struct hwc__ev *ev = hwc__ev_dup(pub);
 	if (!ev)
 		return hwc__fail(-ENOMEM, "out of memory");
+	size_t pos = 0;
+	if (!group_size) { /* a member: last in its group's order */
+		size_t *link = &s->e[leader].next;
+		for (pos = 1; *link != HWC__NO_EVENT; pos++)
+			link = &s->e[*link].next;
+		*link = s->n;
+	}
 	s->e[s->n++] = (struct hwc__opened){.ev = ev, .leader = leader, .group_size = group_size,
-					    .cgroup_fd = -1};
+					    .next = HWC__NO_EVENT, .pos = pos, .cgroup_fd = -1};
 	return 0;
 }
 
@@ -482,6 +489,14 @@ void hwc__events_free(struct hwc__events *s)
 	*s = (struct hwc__events){0};
 }
 
+bool hwc__group_in_place(const struct hwc__events *s, size_t g)
+{
+	for (size_t k = g; k != HWC__NO_EVENT; k = s->e[k].next)
+		if (k != g + s->e[k].pos)
+			return false;
+	return true;
+}
+
 /* May an open that failed with ERR be retried counting user space only? */
 static bool fallback_allowed(const struct hwc_event *ev, unsigned flags, int err)
 {
@@ -504,10 +519,12 @@ int hwc__open_event(struct hwc__events *s, size_t e, struct perf_event_attr *att
 		/* perf's rule: a member the kernel refuses into its weak group
 		 * (more events than counters, or attributes a member may not
 		 * have) makes every event of the group a group of its own. */
-		size_t leader = s->e[e].leader, n = s->e[leader].group_size;
-		for (size_t k = leader; k < leader + n; k++) {
+		for (size_t k = s->e[e].leader, next; k != HWC__NO_EVENT; k = next) {
+			next = s->e[k].next;
 			s->e[k].leader = k;
 			s->e[k].group_size = 1;
+			s->e[k].next = HWC__NO_EVENT;
+			s->e[k].pos = 0;
 			s->e[k].ungrouped = true;
 		}
 		return HWC__RETRY_UNGROUPED;
