@@ -173,13 +173,16 @@ struct hwc__opened {
 	size_t leader;        /* index of its group's leader; a leader's own */
 	size_t group_size;    /* a leader: events in its group (1 alone); a member: 0 */
 	/* A group is opened and read in one order: its leader, then its members
-	 * by index.  Walk NEXT, read at 3 + POS: do not count on the members
-	 * following their leader. */
+	 * by index.  Its members follow the leader, but after a refused weak
+	 * group (hwc__split_weak_group) those kept together need not be next to
+	 * each other, nor after their leader: walk NEXT, read at 3 + POS. */
 	size_t next;          /* the group's next event in that order, HWC__NO_EVENT after
 			       * its last */
 	size_t pos;           /* its place in that order: 0 the leader */
 	bool user_only;       /* kernel counting was denied: switched to user space */
 	bool ungrouped;       /* its weak group was refused: opened on its own */
+	bool refused;         /* its weak group was refused once: what is left of it
+			       * (events that must be in a group) is not split again */
 	int cgroup_fd;        /* its cgroup's directory (PERF_FLAG_PID_CGROUP), or -1 */
 	/* counting: an event HWC_SKIP_UNSUPPORTED left out */
 	int status;           /* 0, or the -errno that left it out */
@@ -206,13 +209,31 @@ int hwc__events_add_list(struct hwc__events *s, const hwc_evlist *list);
 void hwc__events_free(struct hwc__events *s);
 /* Is the group led by G laid out as written: its members right after it? */
 bool hwc__group_in_place(const struct hwc__events *s, size_t g);
+/* Does this system have Intel's perf metrics (Ice Lake on): does its core
+ * PMU, cpu or a hybrid's cpu_core, name a slots event in sysfs
+ * (HWC_SYSFS_ROOT)?  Then the topdown-* events open only in a group led
+ * by slots. */
+bool hwc__perf_metrics(void);
+/* perf's rule (x86's arch_evsel__must_be_in_group, perf 6.6 and later):
+ * must EV stay in a group when its weak group is refused?  Only with perf
+ * metrics (PERF_METRICS, hwc__perf_metrics()), for an event of the core
+ * PMU (type PERF_TYPE_RAW) whose name holds "topdown" or "slots" in any
+ * case, but not "uops_retired.slots". */
+bool hwc__must_stay_grouped(const struct hwc_event *ev, bool perf_metrics);
+/* The kernel refused a member into the weak group led by LEADER: make
+ * each event of the group a group of its own (ungrouped), but for those
+ * that must stay in a group (hwc__must_stay_grouped), which stay together,
+ * in their order, led by the first of them named slots (perf sorts it
+ * first), else by the first of them; all are marked refused.  No system
+ * call: tests drive it with made-up events. */
+void hwc__split_weak_group(struct hwc__events *s, size_t leader, bool perf_metrics);
 /* Open event E of S with ATTR (a copy of its attr the caller adjusted):
  * 0 with *FD, -errno (no detail: the caller explains the open),
  * HWC__RETRY_USER_ONLY when kernel counting was denied, the event may fall
  * back (FLAGS: the target's) and every event that did not choose its
  * privilege levels was switched to user space only, or HWC__RETRY_UNGROUPED
- * when the kernel refused E into its weak group, whose events were made
- * groups of their own (as perf's evlist__reset_weak_group does). */
+ * when the kernel refused E into its weak group, which was split
+ * (hwc__split_weak_group, as perf's evlist__reset_weak_group does). */
 int hwc__open_event(struct hwc__events *s, size_t e, struct perf_event_attr *attr, pid_t pid,
 		    int cpu, int group_fd, unsigned flags, int *fd);
 /* Is ERR, of hwc__open_event, one that wants everything closed and opened again? */

@@ -995,6 +995,19 @@ const char *hwc__pmu_lacks_arm_event(const struct perf_event_attr *attr)
 	return !a || a->unknown || (a->listed >> attr->config & 1) ? NULL : name;
 }
 
+bool hwc__perf_metrics(void)
+{
+	/* Not remembered: asked only when a weak group was refused (and tests
+	 * change HWC_SYSFS_ROOT between calls). */
+	const char *core = hwc__core_pmu(NULL);
+	char path[1024];
+	struct stat st;
+	if (!core || (strcmp(core, "cpu") && strcmp(core, "cpu_core")))
+		return false;
+	pmu_path(path, sizeof(path), core, "events", "slots");
+	return stat(path, &st) == 0;
+}
+
 const char *hwc__core_pmu_label(void)
 {
 	const char *core = hwc__core_pmu(NULL);

@@ -497,6 +497,56 @@ bool hwc__group_in_place(const struct hwc__events *s, size_t g)
 	return true;
 }
 
+/* The slots event that leads a topdown group (not uops_retired.slots)? */
+static bool names_slots(const char *name)
+{
+	return strcasestr(name, "slots") && !strcasestr(name, "uops_retired.slots");
+}
+
+bool hwc__must_stay_grouped(const struct hwc_event *ev, bool perf_metrics)
+{
+	return perf_metrics && ev->attr.type == PERF_TYPE_RAW &&
+	       (strcasestr(ev->name, "topdown") || names_slots(ev->name));
+}
+
+void hwc__split_weak_group(struct hwc__events *s, size_t leader, bool perf_metrics)
+{
+	size_t keep[HWC__MAX_GROUP], nkeep = 0, lead = HWC__NO_EVENT;
+	for (size_t k = leader, next; k != HWC__NO_EVENT; k = next) {
+		struct hwc__opened *m = &s->e[k];
+		next = m->next;
+		m->leader = k;
+		m->group_size = 1;
+		m->next = HWC__NO_EVENT;
+		m->pos = 0;
+		m->ungrouped = m->refused = true;
+		if (hwc__must_stay_grouped(&m->ev->pub, perf_metrics)) {
+			keep[nkeep++] = k;
+			if (lead == HWC__NO_EVENT && names_slots(m->ev->pub.name))
+				lead = k;
+		}
+	}
+	if (nkeep < 2)
+		return;
+	/* keep[] is in group order, which is index order: the group was as
+	 * written (it is split once) */
+	if (lead == HWC__NO_EVENT)
+		lead = keep[0];
+	s->e[lead].group_size = nkeep;
+	size_t *link = &s->e[lead].next, pos = 1;
+	for (size_t i = 0; i < nkeep; i++) {
+		struct hwc__opened *m = &s->e[keep[i]];
+		m->ungrouped = false;
+		if (keep[i] == lead)
+			continue;
+		m->leader = lead;
+		m->group_size = 0;
+		m->pos = pos++;
+		*link = keep[i];
+		link = &m->next;
+	}
+}
+
 /* May an open that failed with ERR be retried counting user space only? */
 static bool fallback_allowed(const struct hwc_event *ev, unsigned flags, int err)
 {
@@ -515,18 +565,14 @@ int hwc__open_event(struct hwc__events *s, size_t e, struct perf_event_attr *att
 	*fd = hwc__perf_event_open(attr, pid, cpu, group_fd, how);
 	if (*fd >= 0)
 		return 0;
-	if ((*fd == -EINVAL || *fd == -EBADF) && group_fd >= 0 && s->e[e].ev->pub.weak) {
+	if ((*fd == -EINVAL || *fd == -EBADF) && group_fd >= 0 && s->e[e].ev->pub.weak &&
+	    !s->e[e].refused) {
 		/* perf's rule: a member the kernel refuses into its weak group
 		 * (more events than counters, or attributes a member may not
-		 * have) makes every event of the group a group of its own. */
-		for (size_t k = s->e[e].leader, next; k != HWC__NO_EVENT; k = next) {
-			next = s->e[k].next;
-			s->e[k].leader = k;
-			s->e[k].group_size = 1;
-			s->e[k].next = HWC__NO_EVENT;
-			s->e[k].pos = 0;
-			s->e[k].ungrouped = true;
-		}
+		 * have) makes every event of the group a group of its own, but
+		 * for those that must be in a group.  What is left of the group
+		 * is not split again: a second refusal is the error. */
+		hwc__split_weak_group(s, s->e[e].leader, hwc__perf_metrics());
 		return HWC__RETRY_UNGROUPED;
 	}
 	if (!fallback_allowed(&s->e[e].ev->pub, flags, *fd))

@@ -1,11 +1,14 @@
 /* Live tests of the counting core with software events: self, group read,
  * start/stop/reset, attach to a pid (and a thread created after attaching),
  * inherit on/off, per-CPU (with a command), tracepoint filters, and the
- * error paths.  Starting a command: tests/spawn.c. */
+ * error paths.  Starting a command: tests/spawn.c.  And, through src/ and
+ * libhwc.a, which events of a refused weak group stay grouped: a rule for
+ * Intel's PMU, which these machines lack. */
 #include <hwc/hwc.h>
 #include <hwc/sample.h>
 
 #include "check.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -624,6 +627,189 @@ static void test_weak_group_fallback(void)
 	hwc_evlist_free(l);
 }
 
+/* Test double: no Intel PMU with perf metrics here (no PMU at all), so the
+ * kernel never refuses a topdown event into a weak group for real.  What
+ * hwc does then is a pure function, hwc__split_weak_group(), driven here
+ * with made-up events (their names and types as an Ice Lake's resolve,
+ * never opened) and the "this system has perf metrics" flag given. */
+static void fake_event(struct hwc__events *s, const char *name, uint32_t type, size_t leader,
+		       size_t group_size)
+{
+	struct hwc_event pub = {.name = name, .pmu = "", .origin = "", .unit = "",
+				.attr = {.type = type, .size = sizeof(pub.attr)}, .weak = true,
+				.leader = group_size > 0};
+	CHECK_OK(hwc__events_add(s, &pub, leader, group_size));
+}
+
+/* The group's events from its leader G, as opened and read: "a,b,c". */
+static const char *group_order(const struct hwc__events *s, size_t g)
+{
+	static char out[512];
+	size_t len = 0, pos = 0;
+	out[0] = '\0';
+	for (size_t k = g; k != HWC__NO_EVENT; k = s->e[k].next, pos++) {
+		CHECK_INT(s->e[k].leader, ==, g);
+		CHECK_INT(s->e[k].pos, ==, pos);
+		len += (size_t)snprintf(out + len, sizeof(out) - len, "%s%s", k == g ? "" : ",",
+					s->e[k].ev->name);
+	}
+	CHECK_INT(s->e[g].group_size, ==, pos);
+	return out;
+}
+
+static void test_weak_group_keeps_topdown_rule(void)
+{
+	const struct {
+		const char *name;
+		uint32_t type;
+		bool grouped;
+	} cases[] = {
+		{"slots", PERF_TYPE_RAW, true},
+		{"cpu/slots/", PERF_TYPE_RAW, true},
+		{"TOPDOWN.SLOTS", PERF_TYPE_RAW, true},
+		{"cpu_core/topdown-retiring/", PERF_TYPE_RAW, true},
+		{"topdown-be-bound", PERF_TYPE_RAW, true},
+		{"UOPS_RETIRED.SLOTS", PERF_TYPE_RAW, false}, /* not the topdown slots */
+		{"cpu/uops_retired.slots/", PERF_TYPE_RAW, false},
+		{"topdown-retiring", PERF_TYPE_SOFTWARE, false}, /* not the core PMU */
+		{"topdown-retiring", 10, false},                 /* a hybrid's cpu_atom */
+		{"instructions", PERF_TYPE_HARDWARE, false},
+		{"inst_retired.any", PERF_TYPE_RAW, false},
+	};
+	for (size_t i = 0; i < HWC_ARRAY_SIZE(cases); i++) {
+		struct hwc_event ev = {.name = cases[i].name, .attr = {.type = cases[i].type}};
+		if (hwc__must_stay_grouped(&ev, true) != cases[i].grouped) {
+			fprintf(stderr, "  %s (type %u): must stay grouped should be %d\n",
+				cases[i].name, cases[i].type, cases[i].grouped);
+			check_failures++;
+		}
+		CHECK(!hwc__must_stay_grouped(&ev, false)); /* no perf metrics: none */
+	}
+}
+
+static void test_weak_group_keeps_topdown(void)
+{
+	/* {instructions,topdown-retiring,slots,cpu/topdown-bad-spec/,
+	 *  uops_retired.slots,cycles}:W, then {TOPDOWN.SLOTS,topdown-fe-bound}:W */
+	struct hwc__events s = {0};
+	fake_event(&s, "instructions", PERF_TYPE_HARDWARE, 0, 6);
+	fake_event(&s, "topdown-retiring", PERF_TYPE_RAW, 0, 0);
+	fake_event(&s, "slots", PERF_TYPE_RAW, 0, 0);
+	fake_event(&s, "cpu/topdown-bad-spec/", PERF_TYPE_RAW, 0, 0);
+	fake_event(&s, "uops_retired.slots", PERF_TYPE_RAW, 0, 0);
+	fake_event(&s, "cycles", PERF_TYPE_HARDWARE, 0, 0);
+	fake_event(&s, "TOPDOWN.SLOTS", PERF_TYPE_RAW, 6, 2);
+	fake_event(&s, "topdown-fe-bound", PERF_TYPE_RAW, 6, 0);
+	CHECK_STR_EQ(group_order(&s, 0), "instructions,topdown-retiring,slots,"
+					 "cpu/topdown-bad-spec/,uops_retired.slots,cycles");
+	CHECK(hwc__group_in_place(&s, 0));
+
+	hwc__split_weak_group(&s, 0, true);
+	/* slots leads the topdown events, which stay in their order; the
+	 * others are alone; the events keep their places (the user's order) */
+	CHECK_STR_EQ(group_order(&s, 2), "slots,topdown-retiring,cpu/topdown-bad-spec/");
+	CHECK(!hwc__group_in_place(&s, 2));
+	const size_t alone[] = {0, 4, 5};
+	for (size_t i = 0; i < HWC_ARRAY_SIZE(alone); i++)
+		CHECK_STR_EQ(group_order(&s, alone[i]), s.e[alone[i]].ev->name);
+	for (size_t e = 0; e < 6; e++) {
+		CHECK(s.e[e].refused);
+		CHECK_INT(s.e[e].ungrouped, ==, (e == 0 || e == 4 || e == 5));
+	}
+	/* the next group is not touched */
+	CHECK_STR_EQ(group_order(&s, 6), "TOPDOWN.SLOTS,topdown-fe-bound");
+	CHECK(hwc__group_in_place(&s, 6) && !s.e[6].refused && !s.e[7].refused);
+	hwc__events_free(&s);
+
+	/* Without perf metrics every event of the group is alone, as before. */
+	fake_event(&s, "slots", PERF_TYPE_RAW, 0, 3);
+	fake_event(&s, "topdown-retiring", PERF_TYPE_RAW, 0, 0);
+	fake_event(&s, "topdown-fe-bound", PERF_TYPE_RAW, 0, 0);
+	hwc__split_weak_group(&s, 0, false);
+	for (size_t e = 0; e < 3; e++) {
+		CHECK_STR_EQ(group_order(&s, e), s.e[e].ev->name);
+		CHECK(s.e[e].ungrouped && s.e[e].refused);
+	}
+	hwc__events_free(&s);
+
+	/* No slots among them: the first topdown event leads; a lone one is
+	 * alone (a group of one). */
+	fake_event(&s, "cycles", PERF_TYPE_HARDWARE, 0, 4);
+	fake_event(&s, "topdown-fe-bound", PERF_TYPE_RAW, 0, 0);
+	fake_event(&s, "instructions", PERF_TYPE_HARDWARE, 0, 0);
+	fake_event(&s, "topdown-be-bound", PERF_TYPE_RAW, 0, 0);
+	fake_event(&s, "cycles", PERF_TYPE_HARDWARE, 4, 2);
+	fake_event(&s, "TOPDOWN.SLOTS", PERF_TYPE_RAW, 4, 0);
+	hwc__split_weak_group(&s, 0, true);
+	CHECK_STR_EQ(group_order(&s, 1), "topdown-fe-bound,topdown-be-bound");
+	CHECK(!s.e[1].ungrouped && !s.e[3].ungrouped && s.e[0].ungrouped && s.e[2].ungrouped);
+	hwc__split_weak_group(&s, 4, true);
+	CHECK_STR_EQ(group_order(&s, 5), "TOPDOWN.SLOTS");
+	CHECK(s.e[5].ungrouped && s.e[4].ungrouped);
+	hwc__events_free(&s);
+}
+
+/* The flag from sysfs trees written here (HWC_SYSFS_ROOT), as tests/topology.c
+ * writes its own: perf metrics when the core PMU, cpu or a hybrid's
+ * cpu_core, names a slots event. */
+static void put_sysfs(const char *root, const char *path, const char *text)
+{
+	char full[1024];
+	snprintf(full, sizeof(full), "%s/bus/event_source/devices/%s", root, path);
+	for (char *p = full + 1; (p = strchr(p, '/')); p++) { /* ROOT too */
+		*p = '\0';
+		mkdir(full, 0755);
+		*p = '/';
+	}
+	char line[256];
+	snprintf(line, sizeof(line), "%s\n", text);
+	check_write_file(full, line, 0644);
+}
+
+static void test_perf_metrics_from_sysfs(void)
+{
+	const char *trees[] = {"icelake", "skylake", "hybrid", "uncore_slots", "arm", "none"};
+	char root[] = "/tmp/hwc-perf-metrics-XXXXXX", dir[256];
+	if (!mkdtemp(root)) {
+		perror("mkdtemp");
+		check_failures++;
+		return;
+	}
+	snprintf(dir, sizeof(dir), "%s/icelake", root);
+	put_sysfs(dir, "cpu/type", "4");
+	put_sysfs(dir, "cpu/events/slots", "event=0x00,umask=0x4");
+	put_sysfs(dir, "cpu/events/topdown-retiring", "event=0x00,umask=0x80");
+	snprintf(dir, sizeof(dir), "%s/skylake", root); /* topdown-* but no slots */
+	put_sysfs(dir, "cpu/type", "4");
+	put_sysfs(dir, "cpu/events/topdown-total-slots", "event=0x3c,umask=0x0,any=1");
+	snprintf(dir, sizeof(dir), "%s/hybrid", root);
+	put_sysfs(dir, "cpu_atom/type", "10");
+	put_sysfs(dir, "cpu_atom/events/topdown-retiring", "event=0xc2,umask=0x2");
+	put_sysfs(dir, "cpu_core/type", "4");
+	put_sysfs(dir, "cpu_core/events/slots", "event=0x00,umask=0x4");
+	snprintf(dir, sizeof(dir), "%s/uncore_slots", root); /* slots, not the core PMU's */
+	put_sysfs(dir, "cpu/type", "4");
+	put_sysfs(dir, "uncore_foo/type", "12");
+	put_sysfs(dir, "uncore_foo/events/slots", "event=0x1");
+	snprintf(dir, sizeof(dir), "%s/arm", root);
+	put_sysfs(dir, "armv8_pmuv3_0/type", "8");
+	put_sysfs(dir, "armv8_pmuv3_0/cpus", "0-3");
+	put_sysfs(dir, "armv8_pmuv3_0/events/slots", "event=0x003f"); /* STALL_SLOT-like */
+	snprintf(dir, sizeof(dir), "%s/none", root); /* sysfs without PMUs */
+	put_sysfs(dir, "README", "");
+	for (size_t i = 0; i < HWC_ARRAY_SIZE(trees); i++) {
+		snprintf(dir, sizeof(dir), "%s/%s", root, trees[i]);
+		setenv("HWC_SYSFS_ROOT", dir, 1);
+		bool want = i == 0 || i == 2;
+		if (hwc__perf_metrics() != want) {
+			fprintf(stderr, "  %s: perf metrics should be %d\n", trees[i], want);
+			check_failures++;
+		}
+	}
+	unsetenv("HWC_SYSFS_ROOT");
+	remove_tree(root);
+}
+
 int main(void)
 {
 	RUN(test_self);
@@ -642,5 +828,8 @@ int main(void)
 	RUN(test_group_cap);
 	RUN(test_weak_group_modifiers);
 	RUN(test_weak_group_fallback);
+	RUN(test_weak_group_keeps_topdown_rule);
+	RUN(test_weak_group_keeps_topdown);
+	RUN(test_perf_metrics_from_sysfs);
 	return check_exit();
 }
