@@ -894,16 +894,30 @@ static int describe(struct stat_run *s, hwc_counters *c)
 	}
 	for (size_t e = 0; e < nlist; e++) {
 		const struct hwc_event *ev = hwc_evlist_event(s->list, e);
-		size_t n = 1;
+		size_t n = 1, apart = 0;
 		while (e + n < nlist && !hwc_evlist_event(s->list, e + n)->leader)
 			n++;
-		if (!ev->leader || !hwc_counters_ungrouped(c, e))
+		for (size_t k = e; ev->leader && k < e + n; k++)
+			apart += hwc_counters_ungrouped(c, k);
+		if (!apart)
 			continue;
-		snprintf(note, sizeof(note),
-			 "the kernel refused the weak group led by '%s' (%zu events) as one group: "
-			 "its events count apart (multiplexed when the PMU cannot hold them "
-			 "all at once)",
-			 ev->name, n);
+		size_t len = (size_t)snprintf(
+			note, sizeof(note),
+			"the kernel refused the weak group led by '%s' (%zu events) as one group: "
+			"its events count apart (multiplexed when the PMU cannot hold them all at "
+			"once)",
+			ev->name, n);
+		/* but those that must be in a group (Intel's slots and topdown-*) */
+		for (size_t k = e, first = 1; apart < n && k < e + n && len < sizeof(note); k++)
+			if (!hwc_counters_ungrouped(c, k)) {
+				len += (size_t)snprintf(note + len, sizeof(note) - len, "%s%s",
+							first ? ", but for " : ", ",
+							hwc_evlist_event(s->list, k)->name);
+				first = 0;
+			}
+		if (apart < n && len < sizeof(note))
+			snprintf(note + len, sizeof(note) - len, ", which must count in a group "
+								 "and count in one");
 		add_note(s, note);
 	}
 	if (user_only) {
