@@ -248,7 +248,9 @@ const char *hwc_counters_event_error(const hwc_counters *c, size_t ev);
 /* True when kernel counting was denied and the event counts user space only. */
 bool hwc_counters_user_only(const hwc_counters *c, size_t ev);
 /* True when EV's weak group ({...}:W) did not open as a group, as the kernel
- * refused it: EV counts on its own, multiplexed as the kernel schedules it. */
+ * refused it: EV counts on its own, multiplexed as the kernel schedules it.
+ * False for the events of such a group that must be in a group (Intel's
+ * slots and topdown-*, hwc-events(7)): they count in one, led by slots. */
 bool hwc_counters_ungrouped(const hwc_counters *c, size_t ev);
 
 /* The perf_event file descriptor of event EV on instance INST (-1 if skipped). */
