@@ -497,6 +497,25 @@ static double arith(enum op op, double a, double b)
 	}
 }
 
+/* perf's (long)A % (long)B, less its undefined cases: NaN when either is
+ * unknown (NaN) or past long's range (infinity too), 0 for LONG_MIN % -1;
+ * a divisor whose integer part is 0 (0.5 too, which perf's conversion
+ * makes 0) is an error. */
+static double modulo(double a, double b, int *err)
+{
+	if (isnan(a) || isnan(b))
+		return NAN;
+	if (b > -1 && b < 1) {
+		if (!*err)
+			*err = hwc__fail(-EINVAL, "metric expression: %% by zero (%g as an integer)", b);
+		return NAN;
+	}
+	if (!(a >= -0x1p63 && a < 0x1p63 && b >= -0x1p63 && b < 0x1p63))
+		return NAN;
+	long x = (long)a, y = (long)b;
+	return y == -1 ? 0 : (double)(x % y);
+}
+
 static double eval(const struct node *n, const struct hwc__mexpr_env *env, int *err)
 {
 	double a, b;
@@ -530,12 +549,7 @@ static double eval(const struct node *n, const struct hwc__mexpr_env *env, int *
 	case N_DIV:
 		return is_zero(b) ? NAN : a / b;
 	case N_MOD:
-		if (is_zero(b)) {
-			if (!*err)
-				*err = hwc__fail(-EINVAL, "metric expression: %% by zero");
-			return NAN;
-		}
-		return (double)((long)a % (long)b);
+		return modulo(a, b, err);
 	case N_D_RATIO:
 		return is_zero(b) ? 0 : a / b;
 	case N_MIN:
@@ -639,13 +653,10 @@ static double collect(const struct node *n, const struct hwc__mexpr_env *env, st
 			return NAN;
 		}
 		return ka && kb ? a / b : NAN;
-	case N_MOD:
-		if (is_zero(b)) {
-			if (!l->err)
-				l->err = hwc__fail(-EINVAL, "metric expression: %% by zero");
-			return NAN;
-		}
-		return ka && kb ? (double)((long)a % (long)b) : NAN;
+	case N_MOD: /* a constant divisor of integer part 0 is an error, whatever A is */
+		if (kb && b > -1 && b < 1)
+			return modulo(0, b, &l->err);
+		return ka && kb ? modulo(a, b, &l->err) : NAN;
 	case N_D_RATIO:
 		if (is_zero(b)) {
 			l->n = mark;

@@ -250,6 +250,14 @@ static void test_perf_expressions(void)
 	EXPR("cycles if 1 else cycles\\-t", SMT, 1000, "cycles");
 	EXPR("min(2, 3) + max(2, 3)", SMT, 5, "");
 	EXPR("ifx + maxed", SMT, NAN, "ifx maxed"); /* keywords only as whole words */
+	/* % on the integer parts, as perf's (long)A % (long)B, less its
+	 * undefined conversions (found by tests/fuzz.sh) */
+	EXPR("7.9 % 4 + -7 % 4", SMT, 0, "");
+	EXPR("no_such_event % 3", SMT, NAN, "no_such_event");
+	EXPR("1 / 0 % 3 + 3 % (1 / 0)", SMT, NAN, "");
+	EXPR("1e19 % 7 + 7 % -1e19", SMT, NAN, "");       /* past long's range: unknown */
+	EXPR("-9223372036854775808 % -1", SMT, 0, "");     /* LONG_MIN % -1 */
+	EXPR("cycles % 1e300", SMT, NAN, "cycles");
 	CHECK_INT(failures, ==, 0);
 }
 
@@ -277,6 +285,12 @@ static void test_errors(void)
 	CHECK_OK(hwc__mexpr_parse("cycles % 0", 0, &e));
 	CHECK_INT(hwc__mexpr_eval(e, &env, &v), ==, -EINVAL);
 	CHECK_STR_CONTAINS(hwc_errdetail(), "% by zero");
+	hwc__mexpr_free(e);
+	/* A divisor whose integer part is 0: perf's conversion divides by 0. */
+	CHECK_OK(hwc__mexpr_parse("cycles % 0.5", 0, &e));
+	CHECK_INT(hwc__mexpr_eval(e, &env, &v), ==, -EINVAL);
+	CHECK_STR_CONTAINS(hwc_errdetail(), "% by zero (0.5 as an integer)");
+	CHECK_INT(hwc__mexpr_ids(e, &env, add_id, (char[1024]){""}), ==, -EINVAL);
 	hwc__mexpr_free(e);
 	CHECK_OK(hwc__mexpr_parse("cycles / #slots", 0, &e));
 	CHECK_INT(hwc__mexpr_eval(e, &env, &v), ==, -EINVAL);
