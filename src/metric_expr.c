@@ -21,8 +21,16 @@ enum op {
 	N_MIN, N_MAX, N_D_RATIO, N_IF,
 };
 
+/* Bounds on the recursion of the parser and of the walks of the tree:
+ * parentheses, function calls, unary minuses and else-ifs nested (perf's
+ * metrics nest 8 deep), and the tree's depth, operators chained included
+ * (theirs chain some 60). */
+#define MAX_NESTING 64
+#define MAX_DEPTH 256
+
 struct node {
 	enum op op;
+	int depth;           /* of the tree under it, itself included */
 	double num;          /* N_NUM */
 	char *str;           /* identifiers and literals */
 	struct node *a, *b;  /* operands; N_IF: a if b else c */
@@ -58,14 +66,44 @@ struct parser {
 	char *str;        /* T_ID, T_LITERAL: owned until taken */
 	const char *at;   /* where the token starts */
 	int err;
+	int nesting;      /* levels entered (enter()) and not left */
 };
 
 static int fail_at(struct parser *ps, const char *what)
 {
-	if (!ps->err)
-		ps->err = hwc__fail(-EINVAL, "metric expression \"%s\": %s at column %d", ps->text,
-				    what, (int)(ps->at - ps->text) + 1);
+	if (ps->err)
+		return ps->err;
+	/* A long text (perf's go past 1000 characters) cut to the part about
+	 * the column, so that the detail keeps what is wrong. */
+	size_t len = strlen(ps->text), col = (size_t)(ps->at - ps->text);
+	size_t from = len > 160 && col > 40 ? col - 40 : 0;
+	size_t n = len - from > 160 ? 120 : len - from;
+	ps->err = hwc__fail(-EINVAL, "metric expression \"%s%.*s%s\": %s at column %zu",
+			    from ? "..." : "", (int)n, ps->text + from, from + n < len ? "..." : "",
+			    what, col + 1);
 	return ps->err;
+}
+
+static int too_deep(struct parser *ps)
+{
+	char what[128];
+	snprintf(what, sizeof(what), "more than %d operators chained, or values nested", MAX_DEPTH);
+	return fail_at(ps, what);
+}
+
+/* Going one level deeper (into primary(), or an else-if): false with the
+ * error past MAX_NESTING. */
+static bool enter(struct parser *ps)
+{
+	if (ps->nesting < MAX_NESTING) {
+		ps->nesting++;
+		return true;
+	}
+	char what[128];
+	snprintf(what, sizeof(what), "nested more than %d deep (parentheses, function calls, "
+		 "unary minuses, else-ifs)", MAX_NESTING);
+	fail_at(ps, what);
+	return false;
 }
 
 static bool is_sym_char(char c)
@@ -210,19 +248,36 @@ static void node_free(struct node *n)
 	free(n);
 }
 
-static struct node *node_new(struct parser *ps, enum op op, struct node *a, struct node *b)
+static int depth_of(const struct node *n)
 {
-	struct node *n = calloc(1, sizeof(*n));
+	return n ? n->depth : 0;
+}
+
+/* A node over A and B (and C), or NULL with the error set. */
+static struct node *node_new3(struct parser *ps, enum op op, struct node *a, struct node *b,
+			      struct node *c)
+{
+	int depth = 1 + (depth_of(a) > depth_of(b) ? depth_of(a) : depth_of(b));
+	if (depth_of(c) >= depth)
+		depth = depth_of(c) + 1;
+	struct node *n = depth > MAX_DEPTH ? NULL : calloc(1, sizeof(*n));
 	if (!n) {
-		ps->err = hwc__fail(-ENOMEM, "out of memory");
+		if (depth > MAX_DEPTH)
+			too_deep(ps);
+		else
+			ps->err = hwc__fail(-ENOMEM, "out of memory");
 		node_free(a);
 		node_free(b);
+		node_free(c);
 		return NULL;
 	}
-	n->op = op;
-	n->a = a;
-	n->b = b;
+	*n = (struct node){ .op = op, .depth = depth, .a = a, .b = b, .c = c };
 	return n;
+}
+
+static struct node *node_new(struct parser *ps, enum op op, struct node *a, struct node *b)
+{
+	return node_new3(ps, op, a, b, NULL);
 }
 
 static bool is_char(const struct parser *ps, char c)
@@ -242,6 +297,7 @@ static int expect_char(struct parser *ps, char c)
 
 static struct node *if_expr(struct parser *ps);
 static struct node *binary(struct parser *ps, int level);
+static struct node *primary(struct parser *ps);
 
 /* NAME '(' ID ')': the functions of one event. */
 static struct node *id_function(struct parser *ps, enum op op)
@@ -280,7 +336,7 @@ static struct node *two_args(struct parser *ps, enum op op)
 	return node_new(ps, op, a, b);
 }
 
-static struct node *primary(struct parser *ps)
+static struct node *primary_in(struct parser *ps)
 {
 	struct node *n;
 	switch (ps->tok) {
@@ -342,6 +398,15 @@ static struct node *primary(struct parser *ps)
 	return n;
 }
 
+static struct node *primary(struct parser *ps)
+{
+	if (!enter(ps))
+		return NULL;
+	struct node *n = primary_in(ps);
+	ps->nesting--;
+	return n;
+}
+
 /* Binary operators, loosest first, all left-associative (perf's %left). */
 static const struct {
 	const char *chars;
@@ -389,17 +454,16 @@ static struct node *if_expr(struct parser *ps)
 		node_free(cond);
 		return NULL;
 	}
-	if (next(ps) || !(b = if_expr(ps))) {
+	if (!next(ps) && enter(ps)) {
+		b = if_expr(ps);
+		ps->nesting--;
+	}
+	if (!b) {
 		node_free(a);
 		node_free(cond);
 		return NULL;
 	}
-	struct node *n = node_new(ps, N_IF, a, cond);
-	if (!n)
-		node_free(b);
-	else
-		n->c = b;
-	return n;
+	return node_new3(ps, N_IF, a, cond, b);
 }
 
 int hwc__mexpr_parse(const char *text, int runtime, struct hwc__mexpr **out)

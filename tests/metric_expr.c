@@ -298,6 +298,62 @@ static void test_errors(void)
 	hwc__mexpr_free(e);
 }
 
+/* TIMES copies of HEAD, then MIDDLE, then TIMES copies of TAIL. */
+static char *repeated(const char *head, size_t times, const char *middle, const char *tail)
+{
+	size_t h = strlen(head), m = strlen(middle), t = strlen(tail);
+	char *s = malloc(times * (h + t) + m + 1), *p = s;
+	if (!s)
+		abort();
+	for (size_t i = 0; i < times; i++)
+		p = mempcpy(p, head, h);
+	p = mempcpy(p, middle, m);
+	for (size_t i = 0; i < times; i++)
+		p = mempcpy(p, tail, t);
+	*p = 0;
+	return s;
+}
+
+/* Nesting and chains past what the recursion may take are refused, with
+ * detail, not a stack overflow (found by tests/fuzz.sh); what perf's
+ * metrics use (8 levels of parentheses, some 60 operators) parses. */
+static void test_depth(void)
+{
+	static const struct {
+		const char *head, *middle, *tail;
+		size_t ok, bad;
+		const char *why;
+	} cases[] = {
+		{ "(", "x", ")", 60, 1000000, "nested more than 64 deep" },
+		{ "-", "x", "", 60, 1000000, "nested more than 64 deep" },
+		{ "min(1, ", "x", ")", 60, 1000000, "nested more than 64 deep" },
+		{ "1 if x else ", "2", "", 60, 1000000, "nested more than 64 deep" },
+		{ "x + ", "1", "", 250, 1000000, "more than 256 operators chained" },
+		{ "x * (", "1", ")", 60, 1000000, "nested more than 64 deep" },
+	};
+	struct fixed f = SMT;
+	struct hwc__mexpr_env env = { fixed_id, fixed_literal, fixed_has_event, fixed_cpuid, &f };
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *ok = repeated(cases[i].head, cases[i].ok, cases[i].middle, cases[i].tail);
+		char *bad = repeated(cases[i].head, cases[i].bad, cases[i].middle, cases[i].tail);
+		struct hwc__mexpr *e = NULL;
+		double v;
+		CHECK_OK(hwc__mexpr_parse(ok, 0, &e));
+		if (e) {
+			CHECK_OK(hwc__mexpr_eval(e, &env, &v));
+			CHECK_OK(hwc__mexpr_ids(e, &env, add_id, (char[1024]){""}));
+		}
+		hwc__mexpr_free(e);
+		e = NULL;
+		CHECK_INT(hwc__mexpr_parse(bad, 0, &e), ==, -EINVAL);
+		CHECK(e == NULL);
+		CHECK_STR_CONTAINS(hwc_errdetail(), cases[i].why);
+		hwc__mexpr_free(e);
+		free(ok);
+		free(bad);
+	}
+}
+
 /* ------------------------------------------------------------ the whole tree */
 
 /* Every name in TEXT as a plain scan sees it: runs between operators,
@@ -508,6 +564,7 @@ int main(void)
 {
 	RUN(test_perf_expressions);
 	RUN(test_errors);
+	RUN(test_depth);
 	RUN(test_whole_tree);
 	return check_exit();
 }
