@@ -282,7 +282,10 @@ struct table {
 	struct hwc__pe_table pub;
 	struct table *next;
 };
-static struct table *tables; /* loaded ones, never freed */
+static struct table *tables; /* loaded ones, freed only by hwc__pe_forget() */
+/* This CPU's table, once found for a root: mapfile.csv is not read again. */
+static struct table *host_table;
+static char host_root[4096];
 
 struct builder {
 	struct hwc__pe_record *rec;
@@ -489,6 +492,36 @@ static int add_file(struct builder *b, const char *dir, const char *file,
 	return err;
 }
 
+static void records_free(const struct hwc__pe_record *rec, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = 0; k < rec[i].nfields; k++) {
+			free((char *)rec[i].fields[k].key);
+			free((char *)rec[i].fields[k].value);
+		}
+		free((void *)rec[i].fields);
+		free((char *)rec[i].file);
+	}
+	free((void *)rec);
+}
+
+void hwc__pe_forget(void)
+{
+	pthread_mutex_lock(&lock);
+	while (tables) {
+		struct table *t = tables;
+		tables = t->next;
+		records_free(t->pub.rec, t->pub.n);
+		free((char *)t->pub.arch);
+		free((char *)t->pub.model);
+		free((char *)t->pub.dir);
+		free(t);
+	}
+	host_table = NULL;
+	host_root[0] = '\0';
+	pthread_mutex_unlock(&lock);
+}
+
 static int load_table(const char *root, const char *arch, const char *model,
 		      struct table **out)
 {
@@ -529,15 +562,7 @@ static int load_table(const char *root, const char *arch, const char *model,
 		err = hwc__fail(-ENOMEM, "out of memory");
 	}
 	if (err) {
-		for (size_t i = 0; i < b.n; i++) {
-			for (size_t k = 0; k < b.rec[i].nfields; k++) {
-				free((char *)b.rec[i].fields[k].key);
-				free((char *)b.rec[i].fields[k].value);
-			}
-			free((void *)b.rec[i].fields);
-			free((char *)b.rec[i].file);
-		}
-		free(b.rec);
+		records_free(b.rec, b.n);
 		return err;
 	}
 	t->pub = (struct hwc__pe_table){.arch = a, .model = m, .dir = d, .n = b.n, .rec = b.rec};
@@ -630,9 +655,6 @@ int hwc__pe_table(const char *model, const struct hwc__pe_table **out)
 {
 	bool host_lookup = !model;
 	char root[4096], id[128];
-	/* This CPU's table, once found for a root: mapfile.csv is not read again. */
-	static struct table *host_table;
-	static char host_root[4096];
 	pthread_mutex_lock(&lock);
 	int err = 0;
 	const char *arch = NULL;

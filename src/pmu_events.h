@@ -17,8 +17,8 @@
  * read whatever key they need with hwc__pe_get().
  *
  * Tables are loaded once per process (on first use: json-c is loaded then,
- * with dlopen) and never freed: the pointers stay valid for the process's
- * life.  Thread-safe. */
+ * with dlopen) and never freed (but by hwc__pe_forget(), for tests): the
+ * pointers stay valid for the process's life.  Thread-safe. */
 #ifndef HWC_PMU_EVENTS_H
 #define HWC_PMU_EVENTS_H
 
@@ -56,6 +56,11 @@ const char *hwc__pe_root(void);
  * perf compares them).  0 with *OUT, or -errno with detail: -ENOENT when
  * there is no tree, no such model or no model for this CPU. */
 int hwc__pe_table(const char *model, const struct hwc__pe_table **out);
+
+/* Drop every table loaded so far: the next call reads the tree again.
+ * For tests and the fuzzer, which rewrite a tree between loads; no pointer
+ * into a table may be held (nor another thread be using one). */
+void hwc__pe_forget(void);
 
 /* The records of ARCH's own top-level *.json files ("arm64": the
  * standard events of common-and-microarch.json and recommended.json, and

@@ -246,6 +246,34 @@ static void errors(void)
 	setenv("HWC_EVENTS_DIR", EVENTS_TREE, 1);
 }
 
+/* A table is read once, until hwc__pe_forget() (the JSON fuzzer rewrites
+ * its tree between loads). */
+static void forget(void)
+{
+	char tmp[] = "/tmp/pe-XXXXXX", dir[256], file[300], cmd[300];
+	const struct hwc__pe_table *t;
+	CHECK(mkdtemp(tmp) != NULL);
+	snprintf(dir, sizeof(dir), "%s/x86", tmp);
+	mkdir(dir, 0700);
+	strcat(dir, "/fz");
+	mkdir(dir, 0700);
+	snprintf(file, sizeof(file), "%s/events.json", dir);
+	CHECK_OK(hwc_set_events_dir(tmp));
+	CHECK_OK(check_write_file(file, "[{\"EventName\": \"ONE\", \"EventCode\": \"0x1\"}]", 0600));
+	CHECK_OK(hwc__pe_table("fz", &t));
+	CHECK(t->n == 1 && hwc__pe_find(t, "ONE", false));
+	CHECK_OK(check_write_file(file, "[{\"EventName\": \"TWO\", \"EventCode\": \"0x2\"}]", 0600));
+	CHECK_OK(hwc__pe_table("fz", &t));
+	CHECK(hwc__pe_find(t, "ONE", false) != NULL); /* loaded once */
+	hwc__pe_forget();
+	CHECK_OK(hwc__pe_table("fz", &t));
+	CHECK(t->n == 1 && hwc__pe_find(t, "TWO", false) && !hwc__pe_find(t, "ONE", false));
+	hwc__pe_forget();
+	CHECK_OK(hwc_set_events_dir(NULL));
+	snprintf(cmd, sizeof(cmd), "rm -r '%s'", tmp);
+	CHECK_INT(system(cmd), ==, 0);
+}
+
 int main(void)
 {
 	USE_EVENTS_TREE();
@@ -256,5 +284,6 @@ int main(void)
 	RUN(arm64_topdown);
 	RUN(arm64_events_read_once);
 	RUN(errors);
+	RUN(forget);
 	return check_failures ? 1 : 0;
 }
