@@ -17,7 +17,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#define MAX_DEPTH 32 /* metrics referring to metrics: deeper is a loop */
+#define MAX_DEPTH 32 /* metrics referring to metrics, a chain as long: deeper is a loop */
 #define TOOL ((size_t)-1)
 
 struct mevent {
@@ -30,6 +30,7 @@ struct mref {
 	struct hwc__mexpr *expr;
 	double value;
 	int state; /* 0 not computed, 1 computing, 2 done */
+	int height; /* the longest chain of references from it, itself included */
 };
 
 struct metric {
@@ -284,6 +285,7 @@ struct resolve {
 	bool threshold;                        /* resolving the root's threshold */
 	int depth;
 	const char *chain[MAX_DEPTH];          /* the metrics being resolved */
+	int below;                             /* the highest ref met at this depth */
 	int err;                               /* resolve_literal()'s, which returns a value */
 };
 
@@ -303,9 +305,19 @@ static int add_id(void *arg, const char *id)
 		if (loop)
 			return hwc__fail(-EINVAL, "metric %s: the metrics it refers to refer back to "
 					 "themselves (through %s)", m->rec->name, ref->name);
-		for (size_t i = 0; i < m->nref; i++)
-			if (m->ref[i].rec == ref)
-				return 0;
+		for (size_t i = 0; i < m->nref; i++) {
+			if (m->ref[i].rec != ref)
+				continue;
+			/* Resolved already, from elsewhere: evaluating it from here
+			 * recurses as deep as its chain goes on from here. */
+			if (rs->depth + m->ref[i].height >= MAX_DEPTH)
+				return hwc__fail(-EINVAL, "metric %s: the metrics it refers to refer to "
+						 "others more than %d deep (through %s)",
+						 m->rec->name, MAX_DEPTH, ref->name);
+			if (m->ref[i].height > rs->below)
+				rs->below = m->ref[i].height;
+			return 0;
+		}
 		if (hwc__reserve(&m->ref, &m->refcap, m->nref + 1, sizeof(*m->ref)))
 			return -ENOMEM;
 		struct mref *r = &m->ref[m->nref];
@@ -315,11 +327,14 @@ static int add_id(void *arg, const char *id)
 			hwc__fail_append(" (in metric %s, which %s refers to)", ref->name, m->rec->name);
 			return err;
 		}
-		m->nref++;
-		struct hwc__mexpr *sub = r->expr; /* m->ref may move while resolving */
+		size_t at = m->nref++; /* m->ref may move while resolving */
+		int below = rs->below;
+		rs->below = 0;
 		rs->chain[rs->depth++] = ref->name;
-		err = resolve_expr(rs, sub);
+		err = resolve_expr(rs, m->ref[at].expr);
 		rs->depth--;
+		m->ref[at].height = rs->below + 1;
+		rs->below = below > m->ref[at].height ? below : m->ref[at].height;
 		return err;
 	}
 	for (size_t i = 0; i < m->nev; i++)

@@ -33,7 +33,13 @@ METRICS = [
     {"MetricName": "loop_b", "MetricExpr": "loop_a * 2"},
     {"MetricName": "bad_syntax", "MetricExpr": "page\\-faults / (task\\-clock"},
     {"MetricName": "faults_per_switch", "MetricExpr": "page\\-faults / context\\-switches"},
-]
+    # chain_0 refers to chain_1, ..., chain_100 to page-faults: chain_deep
+    # enters it where each step resolves fewer than 32 deep, but evaluating
+    # chain_0 recurses through all 101; chain_ok's go 26 deep
+    {"MetricName": "chain_deep", "MetricExpr": "chain_90 + chain_60 + chain_30 + chain_0"},
+    {"MetricName": "chain_ok", "MetricExpr": "chain_80 + chain_75"},
+] + [{"MetricName": "chain_%d" % i, "MetricExpr": "chain_%d + 1" % (i + 1)} for i in range(100)] + [
+    {"MetricName": "chain_100", "MetricExpr": "page\\-faults"}]
 
 
 class Tree(unittest.TestCase):
@@ -195,6 +201,7 @@ class Metrics(Tree):
             (["-M", "nonesuch"], 1, "no metric or metric group 'nonesuch'"),
             (["-M", "needs_missing"], 1, "needs no_such_event_xyz, which this machine lacks"),
             (["-M", "loop_a"], 1, "refer back"),
+            (["-M", "chain_deep"], 1, "refer to others more than 32 deep"),
             (["-M", "bad_syntax"], 1, "metric expression"),
             (["-M", "pf_rate", "--topdown"], 2, "cannot be combined"),
             (["--metric-only"], 2, "need -M or --topdown"),
@@ -202,6 +209,11 @@ class Metrics(Tree):
             r = self.hwc("stat", *args, "true")
             self.assertEqual(r.returncode, code, (args, r.stderr))
             self.assertIn(text, r.stderr, args)
+
+    def test_chain(self):
+        """Metrics that refer to metrics 26 deep are computed."""
+        doc, counts, m = self.stat_json("-M", "chain_ok")
+        self.assertEqual(m["chain_ok"]["value"], 2 * counts["page-faults"] + 20 + 25)
 
     def test_no_tree(self):
         r = run([HWC, "stat", "-M", "pf_rate", "true"],
