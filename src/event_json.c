@@ -408,7 +408,9 @@ int hwc__resolve_json(const char *model, const char *spec, struct hwc__ev *ev)
 	if (!model && !hwc__pe_root())
 		return HWC__NOT_MINE;
 	int err = hwc__pe_table(model, &t);
-	if (err && model)
+	/* This CPU's table is there but cannot be read (not JSON, an I/O
+	 * error): say so, rather than call the name unknown. */
+	if (err && (model || err == -EINVAL || err == -EIO))
 		return err;
 	hwc__clear_error(); /* no table for this CPU: the name may be a system event */
 	const char *mods = event[len] ? event + len + 1 : NULL;

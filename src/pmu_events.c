@@ -304,13 +304,26 @@ static json_object *read_json(const char *path)
 	}
 	struct hwc__buf b = {0};
 	char chunk[65536];
-	ssize_t got;
-	while ((got = read(fd, chunk, sizeof(chunk))) > 0)
+	ssize_t got = 0;
+	size_t off = 0;
+	const char *nul = NULL;
+	while ((got = read(fd, chunk, sizeof(chunk))) > 0) {
+		/* JSON text has no NUL byte; past one, "%.*s" would drop the rest */
+		nul = memchr(chunk, '\0', (size_t)got);
+		if (nul) {
+			off += (size_t)(nul - chunk);
+			break;
+		}
 		hwc__buf_printf(&b, "%.*s", (int)got, chunk);
+		off += (size_t)got;
+	}
 	close(fd);
-	if (got < 0) {
+	if (nul || got < 0) {
 		free(b.s);
-		hwc__fail(-EIO, "cannot read %s", path);
+		if (nul)
+			hwc__fail(-EINVAL, "%s is not JSON: a NUL byte at offset %zu", path, off);
+		else
+			hwc__fail(-EIO, "cannot read %s", path);
 		return NULL;
 	}
 	enum json_tokener_error jerr = json_tokener_success;

@@ -132,6 +132,23 @@ def fake_tree(tree, events):
         json.dump(events, f)
 
 
+class CorruptTables(unittest.TestCase):
+    @unittest.skipUnless(os.uname().machine.startswith("x86"), "the fake tree is x86's")
+    def test_nul_byte_is_refused(self):
+        # A valid array, then a NUL byte and more: JSON text has no NUL, and
+        # reading up to it would silently take the file's first part.
+        with tempfile.TemporaryDirectory() as tree:
+            fake_tree(tree, [{"EventName": "FAKE_A", "EventCode": "0x1"}])
+            path = os.path.join(tree, "x86/fake/events.json")
+            with open(path, "ab") as f:
+                f.write(b"\0 [{\"EventName\": \"FAKE_B\"}]")
+            size = os.path.getsize(path)
+            r = hwc("list", "-v", "FAKE_A", env={"HWC_EVENTS_DIR": tree})
+            self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+            offset = size - len(b"\0 [{\"EventName\": \"FAKE_B\"}]")
+            self.assertIn(f"{path} is not JSON: a NUL byte at offset {offset}", r.stderr)
+
+
 class HostAndListing(unittest.TestCase):
     @unittest.skipUnless(os.uname().machine.startswith("x86"), "the fake tree is x86's")
     def test_uncore_instance_alias(self):
