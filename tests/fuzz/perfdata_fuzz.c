@@ -2,7 +2,7 @@
  * recording, walk every record, decode samples and sample_id trailers with
  * their attr, and feed the address-space records to the symbolizer (no
  * look-ups: those would open files the input names).  Built and run by
- * tests/fuzz.sh over the seed corpus of real recordings in tests/fuzz/corpus. */
+ * tests/fuzz.sh over the seed corpus of real recordings in tests/fuzz/corpus/perfdata. */
 #include <hwc/perfdata.h>
 #include <hwc/symbol.h>
 
