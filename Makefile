@@ -291,6 +291,8 @@ $(BUILD)/bin/pctr: $(PCTR_TOOL_OBJS) $(BUILD)/lib/libpctr.so
 TEST_LIBS := -lhwc
 $(BUILD)/tests/pctr_%: TEST_LIBS := -lpctr -lhwc
 $(BUILD)/tests/perfmon_%: TEST_LIBS := -lperfmon -lhwc
+# libpfm4 loaded before libhwc, as a PAPI program has it.
+$(BUILD)/tests/pfm_shared: TEST_LIBS := -lpfm -lhwc
 $(BUILD)/tests/%: tests/%.c tests/check.h $(BUILD)/lib/libhwc.so $(COMPAT_LIBS) $(COMPAT_HDRS)
 	$(CC) $(CPPFLAGS) $(COMPAT_CPPFLAGS) $(CFLAGS) -o $@ $< -L$(BUILD)/lib $(TEST_LIBS) \
 		-lpthread -lm $(RPATH)

@@ -1,6 +1,7 @@
 /* libpfm4: native event names for any CPU model it knows. */
 #include "internal.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <perfmon/pfmlib_perf_event.h>
 #include <pthread.h>
@@ -54,6 +55,11 @@ static bool pfm_load(void)
 
 static void pfm_setup(void)
 {
+	/* Loaded before us: another part of this process (PAPI, say) uses
+	 * libpfm4, whose tables are one per process: it keeps them all. */
+	void *theirs = dlopen("libpfm.so.4", RTLD_LAZY | RTLD_NOLOAD);
+	if (theirs)
+		dlclose(theirs);
 	if (!pfm_load()) {
 		pfm_status = PFM_ERR_NOINIT;
 		return;
@@ -69,10 +75,11 @@ static void pfm_setup(void)
 	 * setting it up reads the id file of every tracepoint, ~2300 files and
 	 * ~20 ms here, at every start that needs a native name.  perf::NAME
 	 * still encodes, as the events of inactive models do; the tracepoints
-	 * are hwc's own (hwc-events(7)). */
+	 * are hwc's own (hwc-events(7)).  Not where libpfm4 was loaded before
+	 * us: PAPI's perf_event component needs that table. */
 	const char *env = getenv("LIBPFM_DISABLED_PMUS");
 	char *user = env ? strdup(env) : NULL, *disabled = NULL;
-	if ((!env || user) &&
+	if (!theirs && (!env || user) &&
 	    asprintf(&disabled, "%s%sperf,perf_raw", user ? user : "", user && *user ? "," : "") < 0)
 		disabled = NULL;
 	if (disabled)
