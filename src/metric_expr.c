@@ -10,6 +10,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,10 +70,17 @@ struct parser {
 	int nesting;      /* levels entered (enter()) and not left */
 };
 
-static int fail_at(struct parser *ps, const char *what)
+/* The parse error at the current token: WHAT, a printf format. */
+static int fail_at(struct parser *ps, const char *what, ...) __attribute__((format(printf, 2, 3)));
+static int fail_at(struct parser *ps, const char *what, ...)
 {
 	if (ps->err)
 		return ps->err;
+	char why[256];
+	va_list ap;
+	va_start(ap, what);
+	vsnprintf(why, sizeof(why), what, ap);
+	va_end(ap);
 	/* A long text (perf's go past 1000 characters) cut to the part about
 	 * the column, so that the detail keeps what is wrong. */
 	size_t len = strlen(ps->text), col = (size_t)(ps->at - ps->text);
@@ -80,15 +88,8 @@ static int fail_at(struct parser *ps, const char *what)
 	size_t n = len - from > 160 ? 120 : len - from;
 	ps->err = hwc__fail(-EINVAL, "metric expression \"%s%.*s%s\": %s at column %zu",
 			    from ? "..." : "", (int)n, ps->text + from, from + n < len ? "..." : "",
-			    what, col + 1);
+			    why, col + 1);
 	return ps->err;
-}
-
-static int too_deep(struct parser *ps)
-{
-	char what[128];
-	snprintf(what, sizeof(what), "more than %d operators chained, or values nested", MAX_DEPTH);
-	return fail_at(ps, what);
 }
 
 /* Going one level deeper (into primary(), or an else-if): false with the
@@ -99,10 +100,8 @@ static bool enter(struct parser *ps)
 		ps->nesting++;
 		return true;
 	}
-	char what[128];
-	snprintf(what, sizeof(what), "nested more than %d deep (parentheses, function calls, "
-		 "unary minuses, else-ifs)", MAX_NESTING);
-	fail_at(ps, what);
+	fail_at(ps, "nested more than %d deep (parentheses, function calls, unary minuses, "
+		    "else-ifs)", MAX_NESTING);
 	return false;
 }
 
@@ -263,7 +262,7 @@ static struct node *node_new3(struct parser *ps, enum op op, struct node *a, str
 	struct node *n = depth > MAX_DEPTH ? NULL : calloc(1, sizeof(*n));
 	if (!n) {
 		if (depth > MAX_DEPTH)
-			too_deep(ps);
+			fail_at(ps, "more than %d operators chained, or values nested", MAX_DEPTH);
 		else
 			ps->err = hwc__fail(-ENOMEM, "out of memory");
 		node_free(a);
@@ -287,11 +286,8 @@ static bool is_char(const struct parser *ps, char c)
 
 static int expect_char(struct parser *ps, char c)
 {
-	char what[32];
-	if (!is_char(ps, c)) {
-		snprintf(what, sizeof(what), "expected '%c'", c);
-		return fail_at(ps, what);
-	}
+	if (!is_char(ps, c))
+		return fail_at(ps, "expected '%c'", c);
 	return next(ps);
 }
 
