@@ -1000,12 +1000,9 @@ bool hwc__perf_metrics(void)
 	/* Not remembered: asked only when a weak group was refused (and tests
 	 * change HWC_SYSFS_ROOT between calls). */
 	const char *core = hwc__core_pmu(NULL);
-	char path[1024];
-	struct stat st;
-	if (!core || (strcmp(core, "cpu") && strcmp(core, "cpu_core")))
-		return false;
-	pmu_path(path, sizeof(path), core, "events", "slots");
-	return stat(path, &st) == 0;
+	char alias[16];
+	return core && (!strcmp(core, "cpu") || !strcmp(core, "cpu_core")) &&
+	       alias_file(core, "slots", alias, sizeof(alias));
 }
 
 const char *hwc__core_pmu_label(void)
