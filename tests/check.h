@@ -318,6 +318,21 @@ static inline int check_write_file(const char *path, const char *text, mode_t mo
 	return ok ? 0 : -1;
 }
 
+/* Write the line TEXT to ROOT/PATH, making ROOT and the directories of
+ * PATH first (fake sysfs trees); as check_write_file(). */
+static inline int check_put_line(const char *root, const char *path, const char *text)
+{
+	char full[8192], line[4096];
+	snprintf(full, sizeof(full), "%s/%s", root, path);
+	for (char *p = full + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		mkdir(full, 0755); /* most are there already */
+		*p = '/';
+	}
+	snprintf(line, sizeof(line), "%s\n", text);
+	return check_write_file(full, line, 0644);
+}
+
 /* Remove DIR and what it holds (a test's temporary directory). */
 static inline void remove_tree(const char *dir)
 {

@@ -754,16 +754,9 @@ static void test_weak_group_keeps_topdown(void)
  * cpu_core, names a slots event. */
 static void put_sysfs(const char *root, const char *path, const char *text)
 {
-	char full[1024];
-	snprintf(full, sizeof(full), "%s/bus/event_source/devices/%s", root, path);
-	for (char *p = full + 1; (p = strchr(p, '/')); p++) { /* ROOT too */
-		*p = '\0';
-		mkdir(full, 0755);
-		*p = '/';
-	}
-	char line[256];
-	snprintf(line, sizeof(line), "%s\n", text);
-	check_write_file(full, line, 0644);
+	char rel[1024];
+	snprintf(rel, sizeof(rel), "bus/event_source/devices/%s", path);
+	check_put_line(root, rel, text);
 }
 
 static void test_perf_metrics_from_sysfs(void)

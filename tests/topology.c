@@ -16,16 +16,9 @@ static char root[4096];
 /* Write TEXT to ROOT/devices/system/PATH, making its directories. */
 static void put(const char *path, const char *text)
 {
-	char full[8192];
-	snprintf(full, sizeof(full), "%s/devices/system/%s", root, path);
-	for (char *p = full + strlen(root) + 1; (p = strchr(p, '/')); p++) {
-		*p = '\0';
-		mkdir(full, 0755);
-		*p = '/';
-	}
-	char line[4096];
-	snprintf(line, sizeof(line), "%s\n", text);
-	check_write_file(full, line, 0644);
+	char rel[4096];
+	snprintf(rel, sizeof(rel), "devices/system/%s", path);
+	check_put_line(root, rel, text);
 }
 
 static void test_fake_tree(void)

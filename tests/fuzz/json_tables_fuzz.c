@@ -52,7 +52,7 @@ static void remove_tree(void)
 
 static void write_file(const char *name, const void *data, size_t size)
 {
-	int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 || write(fd, data, size) != (ssize_t)size || close(fd)) {
 		perror(name);
 		abort();
